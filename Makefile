@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# kmond: `make` builds build/kmond, `make test` runs every test, `make run`
+# runs the daemon on configs/kmond.yaml. V=1 shows the full commands.
+
+ARCH ?= x86
+OUT := build
+CLANG ?= clang
+CC ?= gcc
+BPFTOOL ?= bpftool
+CONFIG ?= configs/kmond.yaml
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps run test unit clean
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+
+# Every user-space source except main.c is a library object, so unit tests
+# link the same code the daemon runs.
+LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c)) $(wildcard exporters/*.c)
+LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/tests/%,$(HELPER_SRCS))
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(OUT) -Iuser -Ibpf -Iexporters
+LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Ivmlinux/$(ARCH) -Ibpf -Iuser -MMD -MP
+
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+all: $(OUT)/kmond
+
+# Installs the Debian packages the build and the tests need, only when one
+# of the tools or headers is missing.
+deps:
+	$(Q)scripts/install-deps.sh --if-missing
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | deps
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# The full syscall table of the target architecture, from the kernel's uapi
+# headers, so names never come from a hand-written list.
+$(OUT)/syscall_table.h: scripts/gen-syscall-table.sh | deps
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)scripts/gen-syscall-table.sh $(CC) > $@
+
+# Order-only on the generated headers so the first build makes them before
+# any user object; -MMD records the real dependencies after that.
+$(OUT)/%.o: %.c | deps $(SKELS) $(OUT)/syscall_table.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUT)/kmond: $(OUT)/user/main.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/tests/%: tests/helpers/%.c | deps
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+run: $(OUT)/kmond
+	$(OUT)/kmond -c $(CONFIG)
+
+test: $(OUT)/kmond $(UNIT_BINS) $(HELPER_BINS)
+	$(Q)tests/run $(OUT)
+
+clean:
+	rm -rf $(OUT)
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Syscall counters: event ABI shared by BPF and user space. */
+#ifndef KMON_SYSCALL_H
+#define KMON_SYSCALL_H
+
+#define SYSCALL_MAX_KEYS 16384
+#define SYSCALL_NR_MAX 1024 /* syscall numbers counted: 0 .. NR_MAX-1 */
+
+struct syscall_key {
+	__u32 pid; /* tgid */
+	__u32 nr;
+};
+
+enum syscall_stat {
+	SYSCALL_EVENTS,   /* syscalls counted */
+	SYSCALL_MAP_FULL, /* syscalls lost: no room for a new (pid, nr) */
+	SYSCALL_NR_STATS,
+};
+
+#endif

@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The Kafka sink: one idempotent librdkafka producer per configured
+ * exporter. Topic per record kind (<topic_prefix><kind>), key = the
+ * record's key, value = the record's JSON, headers "kind" and "node".
+ *
+ * Everything here runs on the exporter's thread: send() and flush() call
+ * rd_kafka_poll(rk, 0), which is where librdkafka runs our delivery-report
+ * and error callbacks, so the counters need no locking and nothing waits
+ * on the network.
+ *
+ * While brokers are unreachable records wait in librdkafka's queue
+ * (message.timeout.ms = 0: a record never expires while it waits, so an
+ * outage loses nothing as long as the queue can hold it). The queue is
+ * bounded by cfg->queue_messages / cfg->queue_bytes; past the bound:
+ *  - DROP_NEWEST: the new record is refused and counted failed.
+ *  - DROP_OLDEST: a record librdkafka has accepted cannot be taken back,
+ *    so librdkafka gets 1/8 of the bound and an own FIFO in front of it
+ *    the other 7/8. Records refused with QUEUE_FULL wait in the FIFO;
+ *    when it is full its oldest record is dropped and counted failed.
+ *    Once the FIFO holds anything, new records queue behind it so one
+ *    key's records stay in order. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "config.h"
+#include "kafka.h"
+#include "sink.h"
+
+/* librdkafka's own defaults, used when the config leaves a bound at 0. */
+#define KAFKA_DEFAULT_QUEUE_MESSAGES 100000ULL
+#define KAFKA_DEFAULT_QUEUE_BYTES (1024ULL * 1024 * 1024)
+/* DROP_OLDEST: librdkafka holds 1/KAFKA_OLDEST_SHARE of the bound. */
+#define KAFKA_OLDEST_SHARE 8
+/* Record kinds are a fixed set in the code (tcp, drop, bio, ...). */
+#define KAFKA_MAX_TOPICS 32
+/* One line per error code per interval, however often it happens. */
+#define KAFKA_LOG_INTERVAL_NS (10ULL * 1000000000ULL)
+#define KAFKA_LOG_SLOTS 16
+#define KAFKA_NODE_MAX 256
+/* Final flush: the wait between two checks of the FIFO. */
+#define KAFKA_FLUSH_STEP_MS 50
+/* After a purge, the bounded wait for its delivery reports. */
+#define KAFKA_PURGE_WAIT_MS 1000
+
+struct kafka_topic {
+	char kind[RECORD_KIND_MAX];
+	rd_kafka_topic_t *rkt;
+};
+
+/* A record librdkafka refused with QUEUE_FULL (DROP_OLDEST only). */
+struct backlog_entry {
+	struct backlog_entry *next;
+	int topic; /* index into sink->topics */
+	size_t klen, vlen, nlen;
+	char data[]; /* key, value, node */
+};
+
+struct ratelimit {
+	int code;
+	uint64_t last_ns;
+};
+
+struct sink {
+	rd_kafka_t *rk;
+	char *brokers;
+	char *prefix;
+	enum drop_policy drop;
+	uint64_t flush_timeout_ms; /* caps the final flush */
+	char hostname[KAFKA_NODE_MAX];
+
+	struct kafka_topic topics[KAFKA_MAX_TOPICS];
+	int ntopics;
+
+	struct backlog_entry *head, *tail;
+	uint64_t backlog_msgs, backlog_bytes;
+	uint64_t backlog_max_msgs, backlog_max_bytes;
+
+	uint64_t sent, delivered, failed, dropped;
+	struct ratelimit limits[KAFKA_LOG_SLOTS];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* True when a message about code may be logged now. */
+static bool kafka__may_log(struct sink *s, int code)
+{
+	uint64_t now = now_ns();
+	struct ratelimit *slot = NULL;
+	int i;
+
+	for (i = 0; i < KAFKA_LOG_SLOTS; i++) {
+		struct ratelimit *l = &s->limits[i];
+
+		if (l->last_ns && l->code == code) {
+			slot = l;
+			break;
+		}
+		if (!slot || l->last_ns < slot->last_ns)
+			slot = l; /* free or least recently used */
+	}
+	if (slot->last_ns && slot->code == code &&
+	    now - slot->last_ns < KAFKA_LOG_INTERVAL_NS)
+		return false;
+	slot->code = code;
+	slot->last_ns = now;
+	return true;
+}
+
+static void kafka__dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
+			 void *opaque)
+{
+	struct sink *s = opaque;
+
+	(void)rk;
+	if (!m->err) {
+		s->delivered++;
+		return;
+	}
+	s->failed++;
+	/* A purge is the final flush giving up; it reports its own total. */
+	if (m->err != RD_KAFKA_RESP_ERR__PURGE_QUEUE &&
+	    m->err != RD_KAFKA_RESP_ERR__PURGE_INFLIGHT &&
+	    kafka__may_log(s, m->err))
+		fprintf(stderr, "kmond: kafka: %s: delivery failed: %s\n",
+			s->brokers, rd_kafka_err2str(m->err));
+}
+
+static void kafka__error_cb(rd_kafka_t *rk, int err, const char *reason,
+			    void *opaque)
+{
+	struct sink *s = opaque;
+	char fatal[512];
+
+	if (err == RD_KAFKA_RESP_ERR__FATAL) {
+		/* The idempotent producer cannot go on (e.g. a sequence gap);
+		 * every further record fails and is counted. */
+		rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
+		fprintf(stderr, "kmond: kafka: %s: fatal: %s\n", s->brokers,
+			fatal);
+		return;
+	}
+	if (kafka__may_log(s, err))
+		fprintf(stderr, "kmond: kafka: %s: %s\n", s->brokers, reason);
+}
+
+/* librdkafka's log lines come from its own threads. Connection failures
+ * ("FAIL") repeat at every reconnect and error_cb already reports them,
+ * rate-limited; anything else at warning level or worse is worth a line. */
+static void kafka__log_cb(const rd_kafka_t *rk, int level, const char *fac,
+			  const char *buf)
+{
+	(void)rk;
+	if (level > LOG_WARNING || strcmp(fac, "FAIL") == 0)
+		return;
+	fprintf(stderr, "kmond: kafka: %s: %s\n", fac, buf);
+}
+
+static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val,
+		    char *err, size_t errlen)
+{
+	char errstr[512];
+
+	if (rd_kafka_conf_set(conf, key, val, errstr, sizeof(errstr)) ==
+	    RD_KAFKA_CONF_OK)
+		return 0;
+	snprintf(err, errlen, "kafka: %s: %s", key, errstr);
+	return -EINVAL;
+}
+
+static int conf_set_u64(rd_kafka_conf_t *conf, const char *key, uint64_t v,
+			char *err, size_t errlen)
+{
+	char val[32];
+
+	if (v > INT_MAX)
+		v = INT_MAX;
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
+	return conf_set(conf, key, val, err, errlen);
+}
+
+/* Splits the bound between librdkafka and the DROP_OLDEST FIFO. */
+static int kafka__set_bounds(struct sink *s, rd_kafka_conf_t *conf,
+			     const struct exporter_cfg *cfg, char *err,
+			     size_t errlen)
+{
+	uint64_t msgs = cfg->queue_messages ?: KAFKA_DEFAULT_QUEUE_MESSAGES;
+	uint64_t bytes = cfg->queue_bytes ?: KAFKA_DEFAULT_QUEUE_BYTES;
+	uint64_t lib_msgs = msgs, lib_bytes = bytes;
+	int ret;
+
+	if (s->drop == DROP_OLDEST) {
+		lib_msgs = msgs / KAFKA_OLDEST_SHARE ?: 1;
+		lib_bytes = bytes / KAFKA_OLDEST_SHARE ?: 1;
+		s->backlog_max_msgs = msgs > lib_msgs ? msgs - lib_msgs : 1;
+		s->backlog_max_bytes = bytes > lib_bytes ? bytes - lib_bytes :
+							   1;
+	}
+	ret = conf_set_u64(conf, "queue.buffering.max.messages", lib_msgs, err,
+			   errlen);
+	if (ret)
+		return ret;
+	return conf_set_u64(conf, "queue.buffering.max.kbytes",
+			    (lib_bytes + 1023) / 1024, err, errlen);
+}
+
+static int kafka__configure(struct sink *s, rd_kafka_conf_t *conf,
+			    const struct exporter_cfg *cfg, char *err,
+			    size_t errlen)
+{
+	/* message.timeout.ms 0: a record waits for as long as the outage
+	 * lasts; the queue bound, not a clock, decides what is dropped.
+	 * reconnect.backoff.max.ms: come back within 2 s of the broker,
+	 * so a long outage does not leave a full queue waiting 10 s more.
+	 * log.connection.close: idle disconnects are not news. */
+	static const char *const defaults[][2] = {
+		{ "enable.idempotence", "true" },
+		{ "acks", "all" },
+		{ "message.timeout.ms", "0" },
+		{ "reconnect.backoff.max.ms", "2000" },
+		{ "log.connection.close", "false" },
+	};
+	size_t i;
+	int ret;
+
+	ret = conf_set(conf, "bootstrap.servers", cfg->brokers, err, errlen);
+	for (i = 0; !ret && i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		ret = conf_set(conf, defaults[i][0], defaults[i][1], err,
+			       errlen);
+	if (!ret)
+		ret = kafka__set_bounds(s, conf, cfg, err, errlen);
+	/* The user's properties come last so they can override any of it. */
+	for (i = 0; !ret && i < (size_t)cfg->nprops; i++)
+		ret = conf_set(conf, cfg->props[i].key, cfg->props[i].value,
+			       err, errlen);
+	if (ret)
+		return ret;
+	rd_kafka_conf_set_opaque(conf, s);
+	rd_kafka_conf_set_dr_msg_cb(conf, kafka__dr_cb);
+	rd_kafka_conf_set_error_cb(conf, kafka__error_cb);
+	rd_kafka_conf_set_log_cb(conf, kafka__log_cb);
+	return 0;
+}
+
+static int kafka__open(struct sink **out, const struct exporter_cfg *cfg,
+		       char *err, size_t errlen)
+{
+	rd_kafka_conf_t *conf = NULL;
+	char errstr[512];
+	struct sink *s;
+	int ret;
+
+	*out = NULL;
+	if (!cfg->brokers || !*cfg->brokers) {
+		snprintf(err, errlen, "kafka: no brokers configured");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "kafka: out of memory");
+		return -ENOMEM;
+	}
+	s->drop = cfg->drop;
+	s->flush_timeout_ms = cfg->flush_timeout_ns / 1000000ULL;
+	s->brokers = strdup(cfg->brokers);
+	s->prefix = strdup(cfg->topic_prefix ? cfg->topic_prefix : "");
+	if (!s->brokers || !s->prefix) {
+		snprintf(err, errlen, "kafka: out of memory");
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	/* Only for records whose JSON carries no node (see record_node). */
+	if (gethostname(s->hostname, sizeof(s->hostname) - 1))
+		snprintf(s->hostname, sizeof(s->hostname), "unknown");
+
+	conf = rd_kafka_conf_new();
+	ret = kafka__configure(s, conf, cfg, err, errlen);
+	if (ret)
+		goto cleanup;
+	s->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+	if (!s->rk) {
+		snprintf(err, errlen, "kafka: %s", errstr);
+		ret = -EINVAL;
+		goto cleanup;
+	}
+	conf = NULL; /* now owned by s->rk */
+	*out = s;
+	return 0;
+cleanup:
+	if (conf)
+		rd_kafka_conf_destroy(conf);
+	free(s->brokers);
+	free(s->prefix);
+	free(s);
+	return ret;
+}
+
+/* The topic handle for a kind, created on first use. Returns its index
+ * or -1. */
+static int kafka__topic(struct sink *s, const char *kind)
+{
+	char name[512];
+	int i;
+
+	for (i = 0; i < s->ntopics; i++)
+		if (strcmp(s->topics[i].kind, kind) == 0)
+			return i;
+	if (s->ntopics == KAFKA_MAX_TOPICS)
+		return -1;
+	snprintf(name, sizeof(name), "%s%s", s->prefix, kind);
+	s->topics[i].rkt = rd_kafka_topic_new(s->rk, name, NULL);
+	if (!s->topics[i].rkt)
+		return -1;
+	snprintf(s->topics[i].kind, sizeof(s->topics[i].kind), "%s", kind);
+	s->ntopics++;
+	return i;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decodes the JSON string body p[0..len) (escapes as strbuf__add_json_str
+ * writes them) into buf. Returns the decoded length. */
+static size_t json_unescape(const char *p, size_t len, char *buf, size_t size)
+{
+	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+	size_t i = 0, n = 0;
+	const char *e;
+
+	while (i < len && n < size) {
+		if (p[i] != '\\' || i + 1 >= len) {
+			buf[n++] = p[i++];
+			continue;
+		}
+		e = strchr(from, p[i + 1]);
+		if (e && p[i + 1]) {
+			buf[n++] = to[e - from];
+			i += 2;
+		} else if (p[i + 1] == 'u' && i + 5 < len && p[i + 2] == '0' &&
+			   p[i + 3] == '0' && hexval(p[i + 4]) >= 0 &&
+			   hexval(p[i + 5]) >= 0) {
+			buf[n++] = hexval(p[i + 4]) << 4 | hexval(p[i + 5]);
+			i += 6;
+		} else {
+			buf[n++] = p[i++];
+		}
+	}
+	return n;
+}
+
+/* The "node" header: the node the record itself names, so header and
+ * body always agree. record__begin writes {"kind":..,"ts":..,"node":..
+ * first; ',"node":' cannot occur inside a JSON string (the quote would
+ * be escaped), so its first occurrence is that field. Falls back to the
+ * host name for a record without one. */
+static void record_node(struct sink *s, const struct record *r, char *buf,
+			size_t size, const char **node, size_t *len)
+{
+	static const char pat[] = ",\"node\":\"";
+	const char *json = r->json.buf, *p, *end;
+
+	*node = s->hostname;
+	*len = strlen(s->hostname);
+	if (!json)
+		return;
+	p = memmem(json, r->json.len, pat, sizeof(pat) - 1);
+	if (!p)
+		return;
+	p += sizeof(pat) - 1;
+	end = json + r->json.len;
+	for (const char *q = p; q < end; q++) {
+		if (*q == '\\') {
+			q++;
+			continue;
+		}
+		if (*q != '"')
+			continue;
+		if (!memchr(p, '\\', q - p)) {
+			*node = p; /* the common case: no copy */
+			*len = q - p;
+		} else {
+			*node = buf;
+			*len = json_unescape(p, q - p, buf, size);
+		}
+		return;
+	}
+}
+
+static rd_kafka_resp_err_t kafka__produce(struct sink *s, int topic,
+					  const char *key, size_t klen,
+					  const char *val, size_t vlen,
+					  const char *node, size_t nlen)
+{
+	const char *kind = s->topics[topic].kind;
+
+	/* An empty key (records about no process) lets the partitioner
+	 * spread them instead of piling them on one partition. */
+	return rd_kafka_producev(
+		s->rk, RD_KAFKA_V_RKT(s->topics[topic].rkt),
+		RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+		RD_KAFKA_V_KEY(klen ? key : NULL, klen),
+		RD_KAFKA_V_VALUE((void *)val, vlen),
+		RD_KAFKA_V_HEADER("kind", kind, strlen(kind)),
+		RD_KAFKA_V_HEADER("node", node, nlen), RD_KAFKA_V_END);
+}
+
+/* A produce error other than QUEUE_FULL: the record will never go. */
+static int kafka__fail(struct sink *s, rd_kafka_resp_err_t err)
+{
+	s->failed++;
+	if (kafka__may_log(s, err))
+		fprintf(stderr, "kmond: kafka: %s: cannot produce: %s\n",
+			s->brokers, rd_kafka_err2str(err));
+	return err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ? -EMSGSIZE : -EIO;
+}
+
+static void backlog_pop(struct sink *s)
+{
+	struct backlog_entry *e = s->head;
+
+	s->head = e->next;
+	if (!s->head)
+		s->tail = NULL;
+	s->backlog_msgs--;
+	s->backlog_bytes -= e->klen + e->vlen + e->nlen;
+	free(e);
+}
+
+/* Hands waiting records to librdkafka, oldest first, until it is full. */
+static void backlog_drain(struct sink *s)
+{
+	rd_kafka_resp_err_t err;
+
+	while (s->head) {
+		struct backlog_entry *e = s->head;
+
+		err = kafka__produce(s, e->topic, e->data, e->klen,
+				     e->data + e->klen, e->vlen,
+				     e->data + e->klen + e->vlen, e->nlen);
+		if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			return;
+		if (err)
+			kafka__fail(s, err);
+		backlog_pop(s);
+	}
+}
+
+/* DROP_OLDEST: queue r behind what already waits, dropping the oldest
+ * waiting records to stay within the bound. */
+static int backlog_push(struct sink *s, int topic, const struct record *r,
+			const char *node, size_t nlen)
+{
+	size_t klen = strlen(r->key), vlen = r->json.len;
+	size_t size = klen + vlen + nlen;
+	struct backlog_entry *e;
+
+	if (size > s->backlog_max_bytes) {
+		s->failed++;
+		s->dropped++;
+		return -ENOBUFS;
+	}
+	while (s->head && (s->backlog_msgs + 1 > s->backlog_max_msgs ||
+			   s->backlog_bytes + size > s->backlog_max_bytes)) {
+		backlog_pop(s);
+		s->failed++;
+		s->dropped++;
+	}
+	e = malloc(sizeof(*e) + size);
+	if (!e) {
+		s->failed++;
+		return -ENOMEM;
+	}
+	e->next = NULL;
+	e->topic = topic;
+	e->klen = klen;
+	e->vlen = vlen;
+	e->nlen = nlen;
+	memcpy(e->data, r->key, klen);
+	memcpy(e->data + klen, r->json.buf, vlen);
+	memcpy(e->data + klen + vlen, node, nlen);
+	if (s->tail)
+		s->tail->next = e;
+	else
+		s->head = e;
+	s->tail = e;
+	s->backlog_msgs++;
+	s->backlog_bytes += size;
+	return 0;
+}
+
+static int kafka__send(struct sink *s, const struct record *r)
+{
+	char nodebuf[KAFKA_NODE_MAX];
+	rd_kafka_resp_err_t err;
+	const char *node;
+	size_t nlen;
+	int topic;
+
+	s->sent++;
+	/* Serving delivery reports first frees queue space for r. */
+	rd_kafka_poll(s->rk, 0);
+	topic = kafka__topic(s, r->kind);
+	if (topic < 0)
+		return kafka__fail(s, RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC);
+	record_node(s, r, nodebuf, sizeof(nodebuf), &node, &nlen);
+
+	if (s->head) {
+		backlog_drain(s);
+		if (s->head)
+			return backlog_push(s, topic, r, node, nlen);
+	}
+	err = kafka__produce(s, topic, r->key, strlen(r->key), r->json.buf,
+			     r->json.len, node, nlen);
+	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+		if (s->drop == DROP_OLDEST)
+			return backlog_push(s, topic, r, node, nlen);
+		s->failed++;
+		s->dropped++;
+		return -ENOBUFS;
+	}
+	return err ? kafka__fail(s, err) : 0;
+}
+
+static uint64_t kafka__queued(const struct sink *s)
+{
+	return s->sent - s->delivered - s->failed;
+}
+
+/* Gives up on everything not delivered yet: purged messages come back
+ * as failed delivery reports, the FIFO is counted here. */
+static void kafka__abandon(struct sink *s)
+{
+	uint64_t n = kafka__queued(s);
+	uint64_t deadline = now_ns() + KAFKA_PURGE_WAIT_MS * 1000000ULL;
+
+	if (!n)
+		return;
+	while (s->head) {
+		backlog_pop(s);
+		s->failed++;
+	}
+	rd_kafka_purge(s->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT |
+				      RD_KAFKA_PURGE_F_NON_BLOCKING);
+	while (kafka__queued(s) && now_ns() < deadline)
+		rd_kafka_poll(s->rk, 10);
+	fprintf(stderr, "kmond: kafka: %s: %llu records not delivered\n",
+		s->brokers, (unsigned long long)n);
+}
+
+/* timeout_ms 0: serve callbacks and move the FIFO along, nothing more.
+ * Otherwise this is the final flush (exit, or the old sinks of a reload):
+ * wait up to timeout_ms, capped by the exporter's own flush_timeout, for
+ * every record, then give up on the rest and count it failed. */
+static void kafka__flush(struct sink *s, int timeout_ms)
+{
+	uint64_t wait_ms, deadline, now;
+
+	if (!s)
+		return;
+	rd_kafka_poll(s->rk, 0);
+	backlog_drain(s);
+	if (timeout_ms <= 0)
+		return;
+	wait_ms = (uint64_t)timeout_ms < s->flush_timeout_ms ?
+			  (uint64_t)timeout_ms :
+			  s->flush_timeout_ms;
+	deadline = now_ns() + wait_ms * 1000000ULL;
+	while (kafka__queued(s) && (now = now_ns()) < deadline) {
+		uint64_t left_ms = (deadline - now) / 1000000ULL;
+
+		rd_kafka_flush(s->rk, left_ms < KAFKA_FLUSH_STEP_MS ?
+					      (int)left_ms + 1 :
+					      KAFKA_FLUSH_STEP_MS);
+		backlog_drain(s);
+	}
+	kafka__abandon(s);
+}
+
+static void kafka__stats(struct sink *s, struct sink_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!s)
+		return;
+	rd_kafka_poll(s->rk, 0);
+	st->sent = s->sent;
+	st->delivered = s->delivered;
+	st->failed = s->failed;
+	st->queued = kafka__queued(s);
+}
+
+static void kafka__close(struct sink *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	if (s->rk) {
+		rd_kafka_poll(s->rk, 0);
+		kafka__abandon(s);
+		for (i = 0; i < s->ntopics; i++)
+			rd_kafka_topic_destroy(s->topics[i].rkt);
+		rd_kafka_destroy(s->rk);
+	}
+	free(s->brokers);
+	free(s->prefix);
+	free(s);
+}
+
+int kafka__check_property(const char *key, const char *value, char *err,
+			  size_t errlen)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	char errstr[512];
+	int ret = 0;
+
+	if (rd_kafka_conf_set(conf, key, value, errstr, sizeof(errstr)) !=
+	    RD_KAFKA_CONF_OK) {
+		snprintf(err, errlen, "%s", errstr);
+		ret = -1;
+	}
+	rd_kafka_conf_destroy(conf);
+	return ret;
+}
+
+const struct sink_ops kafka_sink_ops = {
+	.type = "kafka",
+	.open = kafka__open,
+	.send = kafka__send,
+	.flush = kafka__flush,
+	.reopen = NULL,
+	.stats = kafka__stats,
+	.close = kafka__close,
+};

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The interface every sink implements. The exporter hands each finished
+ * record to every sink; a sink must never block the caller on the network
+ * (the BPF drain loop runs on the same thread). */
+#ifndef KMON_SINK_H
+#define KMON_SINK_H
+
+#include <stdint.h>
+
+#include "../user/record.h"
+
+struct exporter_cfg;
+
+struct sink_stats {
+	uint64_t sent;      /* records accepted by send() */
+	uint64_t delivered; /* records known to have reached their sink */
+	uint64_t failed;    /* records that will never be delivered */
+	uint64_t queued;    /* records waiting for delivery right now */
+};
+
+struct sink;
+
+struct sink_ops {
+	const char *type; /* as in the config: "file", "kafka" */
+	/* Returns 0 and *out, or -errno with a message in err. */
+	int (*open)(struct sink **out, const struct exporter_cfg *cfg,
+		    char *err, size_t errlen);
+	/* Never blocks; returns 0 or -errno (the record counts as failed). */
+	int (*send)(struct sink *s, const struct record *r);
+	/* Called every interval (timeout_ms 0) and at exit (bounded wait). */
+	void (*flush)(struct sink *s, int timeout_ms);
+	/* SIGHUP: reopen files (log rotation). May be NULL. */
+	int (*reopen)(struct sink *s);
+	void (*stats)(struct sink *s, struct sink_stats *st);
+	void (*close)(struct sink *s); /* NULL-safe */
+};
+
+extern const struct sink_ops file_sink_ops;
+extern const struct sink_ops kafka_sink_ops;
+
+#endif

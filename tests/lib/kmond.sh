@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Shared by the integration tests: start kmond, stop it, clean up what a
+# test started (by pid), and assert. Sourced; $BUILD is the build dir.
+set -u
+
+BUILD=${BUILD:-build}
+KMOND=$BUILD/kmond
+RECORDS="python3 $(dirname "${BASH_SOURCE[0]}")/records.py"
+WORK=$(mktemp -d /tmp/kmond-test.XXXXXX)
+STARTED_PIDS=()
+KMOND_PID=
+
+cleanup() {
+	local pid
+	for pid in "${STARTED_PIDS[@]}" $KMOND_PID; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${STARTED_PIDS[@]}" $KMOND_PID; do
+		wait "$pid" 2>/dev/null
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	if [ -f "$WORK/kmond.err" ]; then
+		echo "--- kmond log:" >&2
+		tail -20 "$WORK/kmond.err" >&2
+	fi
+	exit 1
+}
+
+# start_kmond CONFIG [ARGS...]: records go to $WORK/out.json, the log to
+# $WORK/kmond.err; returns once kmond says it is running.
+start_kmond() {
+	local config=$1
+	shift
+	"$KMOND" -c "$config" "$@" >"$WORK/out.json" 2>"$WORK/kmond.err" &
+	KMOND_PID=$!
+	wait_for_log "running on" || fail "kmond did not start"
+}
+
+# wait_for_log TEXT [SECONDS]: waits until kmond's log holds TEXT.
+wait_for_log() {
+	local i
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		grep -q -- "$1" "$WORK/kmond.err" 2>/dev/null && return 0
+		kill -0 "$KMOND_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# stop_kmond: SIGTERM, then checks the exit code is 0.
+stop_kmond() {
+	local rc
+	kill -TERM "$KMOND_PID"
+	wait "$KMOND_PID"
+	rc=$?
+	KMOND_PID=
+	[ "$rc" -eq 0 ] || fail "kmond exited with $rc after SIGTERM"
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+	echo "ok: $1 = $3"
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Config parsing: every error names file:line:col; valid files give the
+ * expected struct. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "syscall_names.h"
+#include "unit.h"
+
+static char err[1024];
+
+/* Parses text and returns the error message, or "ok". */
+static const char *parse(const char *text, struct config *cfg)
+{
+	struct config scratch;
+
+	if (!cfg)
+		cfg = &scratch;
+	err[0] = '\0';
+	if (config__parse(cfg, "t.yaml", text, strlen(text), err, sizeof(err)))
+		return err;
+	if (cfg == &scratch)
+		config__free(cfg);
+	return "ok";
+}
+
+static void test_durations(void)
+{
+	uint64_t ns = 0;
+
+	CHECK(parse_duration("250us", &ns) == 0 && ns == 250000);
+	CHECK(parse_duration("10ms", &ns) == 0 && ns == 10000000);
+	CHECK(parse_duration("5s", &ns) == 0 && ns == 5000000000ULL);
+	CHECK(parse_duration("1m", &ns) == 0 && ns == 60000000000ULL);
+	CHECK(parse_duration("2h", &ns) == 0 && ns == 7200000000000ULL);
+	CHECK(parse_duration("7ns", &ns) == 0 && ns == 7);
+	CHECK(parse_duration("0s", &ns) == 0 && ns == 0);
+	CHECK(parse_duration("5", &ns) == -1);      /* no unit */
+	CHECK(parse_duration("s", &ns) == -1);      /* no number */
+	CHECK(parse_duration("-5s", &ns) == -1);
+	CHECK(parse_duration(" 5s", &ns) == -1);
+	CHECK(parse_duration("5 s", &ns) == -1);
+	CHECK(parse_duration("1.5s", &ns) == -1);
+	CHECK(parse_duration("5sec", &ns) == -1);
+	CHECK(parse_duration("5S", &ns) == -1);
+	CHECK(parse_duration("", &ns) == -1);
+	CHECK(parse_duration("99999999999999999999s", &ns) == -1); /* overflow */
+	CHECK(parse_duration("18446744073709551615h", &ns) == -1);
+}
+
+static void test_valid(void)
+{
+	struct config cfg;
+	const char *text =
+		"node: n1\n"
+		"interval: 250ms\n"
+		"services:\n"
+		"  - name: web\n"
+		"    match: { comm: nginx }\n"
+		"  - name: db\n"
+		"    match:\n"
+		"      pid: 1234\n"
+		"collectors:\n"
+		"  syscall: { enabled: true, syscalls: [getppid, read] }\n"
+		"exporters:\n"
+		"  - { type: file, path: \"/tmp/x.json\" }\n"
+		"  - type: kafka\n"
+		"    brokers: \"127.0.0.1:9092\"\n"
+		"    properties: { linger.ms: \"5\" }\n"
+		"    drop: newest\n";
+
+	CHECK_STR(parse(text, &cfg), "ok");
+	CHECK_STR(cfg.node, "n1");
+	CHECK(cfg.interval_ns == 250000000ULL);
+	CHECK(cfg.nservices == 2);
+	CHECK_STR(cfg.services[0].name, "web");
+	CHECK(cfg.services[0].type == SELECTOR_COMM);
+	CHECK_STR(cfg.services[0].comm, "nginx");
+	CHECK(cfg.services[1].type == SELECTOR_PID);
+	CHECK(cfg.services[1].pid == 1234);
+	CHECK(cfg.syscall.enabled);
+	CHECK(cfg.syscall.nsyscalls == 2);
+	CHECK(cfg.syscall.syscalls[0] == syscall_number("getppid"));
+	CHECK(cfg.nexporters == 2);
+	CHECK(cfg.exporters[0].type == EXPORTER_FILE);
+	CHECK_STR(cfg.exporters[0].path, "/tmp/x.json");
+	CHECK(cfg.exporters[1].type == EXPORTER_KAFKA);
+	CHECK_STR(cfg.exporters[1].topic_prefix, "kmon.");
+	CHECK(cfg.exporters[1].nprops == 1);
+	CHECK(cfg.exporters[1].drop == DROP_NEWEST);
+	config__free(&cfg);
+	config__free(&cfg); /* idempotent */
+
+	/* Defaults: 1s, every process, stdout. */
+	CHECK_STR(parse("collectors: { syscall: { enabled: false } }\n", &cfg),
+		  "ok");
+	CHECK(cfg.interval_ns == 1000000000ULL);
+	CHECK(!cfg.syscall.enabled);
+	CHECK(cfg.nexporters == 1 && strcmp(cfg.exporters[0].path, "-") == 0);
+	CHECK(cfg.node[0] != '\0');
+	config__free(&cfg);
+}
+
+static void test_errors(void)
+{
+	/* Each error path, with the exact position of the offending node. */
+	CHECK_STR(parse("", NULL), "t.yaml:1:1: empty configuration");
+	CHECK_STR(parse("- a\n", NULL),
+		  "t.yaml:1:1: configuration: expected a mapping, got a list");
+	CHECK_STR(parse("interval: 1s\nbogus: 1\n", NULL),
+		  "t.yaml:2:1: unknown key 'bogus' (node, interval, services, "
+		  "collectors, exporters)");
+	CHECK_STR(parse("interval: 1s\ninterval: 2s\n", NULL),
+		  "t.yaml:2:1: configuration: duplicate key 'interval'");
+	CHECK_STR(parse("interval: 5\n", NULL),
+		  "t.yaml:1:11: interval: '5' is not a duration (like 250us, "
+		  "10ms, 5s, 1m)");
+	CHECK_STR(parse("interval: fast\n", NULL),
+		  "t.yaml:1:11: interval: 'fast' is not a duration (like "
+		  "250us, 10ms, 5s, 1m)");
+	CHECK_STR(parse("interval: 10ms\n", NULL),
+		  "t.yaml:1:11: interval: 10ms is out of range");
+	CHECK_STR(parse("interval: [1s]\n", NULL),
+		  "t.yaml:1:11: interval: expected a scalar, got a list");
+	CHECK_STR(parse("node: {a: 1}\n", NULL),
+		  "t.yaml:1:7: node: expected a scalar, got a mapping");
+	CHECK_STR(parse("services: {}\n", NULL),
+		  "t.yaml:1:11: services: expected a list, got a mapping");
+	CHECK_STR(parse("services:\n  - match: { comm: x }\n", NULL),
+		  "t.yaml:2:5: service: missing key 'name'");
+	CHECK_STR(parse("services:\n  - name: a\n", NULL),
+		  "t.yaml:2:5: service: missing key 'match'");
+	CHECK_STR(parse("services:\n  - name: a b\n    match: {comm: x}\n", NULL),
+		  "t.yaml:2:11: name: 'a b' may hold only letters, digits, "
+		  "'_', '.' and '-'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { exe: /bin/x }\n",
+			NULL),
+		  "t.yaml:3:14: match: unknown key 'exe'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { comm: "
+			"abcdefghijklmnop }\n", NULL),
+		  "t.yaml:3:20: match.comm: longer than 15 bytes");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: 0 }\n", NULL),
+		  "t.yaml:3:19: match.pid: 0 is out of range (1 to 4194304)");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: -3 }\n", NULL),
+		  "t.yaml:3:19: match.pid: expected a whole number, got '-3'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: 12x }\n", NULL),
+		  "t.yaml:3:19: match.pid: expected a whole number, got '12x'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: 1, comm: x }\n",
+			NULL),
+		  "t.yaml:3:22: match: give one selector per service entry "
+		  "(add another entry with the same name)");
+	CHECK_STR(parse("services:\n  - name: a\n    match: {}\n", NULL),
+		  "t.yaml:3:12: match: needs a selector (comm or pid)");
+	CHECK_STR(parse("collectors:\n  tcpx: {}\n", NULL),
+		  "t.yaml:2:3: collectors: unknown collector 'tcpx'");
+	CHECK_STR(parse("collectors:\n  syscall: { enabled: yes }\n", NULL),
+		  "t.yaml:2:23: enabled: expected true or false, got 'yes'");
+	CHECK_STR(parse("collectors:\n  syscall: { typo: true }\n", NULL),
+		  "t.yaml:2:14: collectors.syscall: unknown key 'typo'");
+	CHECK_STR(parse("collectors:\n  syscall: { syscalls: [read, nosuch] }\n",
+			NULL),
+		  "t.yaml:2:31: syscalls: unknown syscall 'nosuch'");
+	CHECK_STR(parse("exporters:\n  - { path: x }\n", NULL),
+		  "t.yaml:2:5: exporter: missing key 'type'");
+	CHECK_STR(parse("exporters:\n  - { type: s3 }\n", NULL),
+		  "t.yaml:2:13: type: unknown exporter 's3' (file, kafka)");
+	CHECK_STR(parse("exporters:\n  - { type: file }\n", NULL),
+		  "t.yaml:2:5: exporter: file needs 'path' (\"-\" is stdout)");
+	CHECK_STR(parse("exporters:\n  - { type: file, path: x, brokers: y }\n",
+			NULL),
+		  "t.yaml:2:28: exporter: unknown key 'brokers' for type file");
+	CHECK_STR(parse("exporters:\n  - { type: kafka }\n", NULL),
+		  "t.yaml:2:5: exporter: kafka needs 'brokers'");
+	CHECK_STR(parse("exporters:\n  - { type: kafka, brokers: b, drop: "
+			"middle }\n", NULL),
+		  "t.yaml:2:38: drop: expected oldest or newest");
+	CHECK_STR(parse("exporters:\n  - { type: kafka, brokers: b, "
+			"queue_messages: 0 }\n", NULL),
+		  "t.yaml:2:48: queue_messages: 0 is out of range (1 to "
+		  "10000000)");
+	CHECK_STR(parse("exporters:\n  - type: kafka\n    brokers: b\n"
+			"    properties: { no.such.property: 1 }\n", NULL),
+		  "t.yaml:4:19: properties: No such configuration property: "
+		  "\"no.such.property\"");
+	/* A YAML syntax error: libyaml's own position and reason. */
+	CHECK_STR(parse("interval: 1s\nservices: [a\n", NULL),
+		  "t.yaml:3:1: while parsing a flow sequence: did not find "
+		  "expected ',' or ']'");
+	CHECK_STR(parse("a: b: c\n", NULL),
+		  "t.yaml:1:5: mapping values are not allowed in this context");
+}
+
+static void test_missing_file(void)
+{
+	struct config cfg;
+
+	CHECK(config__load(&cfg, "/nonexistent/kmond.yaml", err,
+			   sizeof(err)) == -1);
+	CHECK_STR(err, "/nonexistent/kmond.yaml:1:1: cannot open: No such "
+		       "file or directory");
+}
+
+static void test_file(void)
+{
+	char path[] = "/tmp/kmond-test-XXXXXX";
+	struct config cfg;
+	int fd = mkstemp(path);
+	const char *text = "interval: 2s\nnode: x\n";
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	CHECK(config__load(&cfg, path, err, sizeof(err)) == 0);
+	CHECK(cfg.interval_ns == 2000000000ULL);
+	CHECK_STR(cfg.file, path);
+	config__free(&cfg);
+	unlink(path);
+}
+
+int main(void)
+{
+	test_durations();
+	test_valid();
+	test_errors();
+	test_missing_file();
+	test_file();
+	return unit_done("config");
+}

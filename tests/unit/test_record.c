@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* JSON encoding: escaping of any byte string, integers kept integers. */
+#include <stdint.h>
+
+#include "record.h"
+#include "unit.h"
+
+static const char *json_of(struct strbuf *sb, const char *s, size_t len)
+{
+	strbuf__reset(sb);
+	strbuf__add_json_str(sb, s, len);
+	return sb->buf;
+}
+
+static void test_escaping(void)
+{
+	struct strbuf sb = { 0 };
+
+	CHECK_STR(json_of(&sb, "nginx", 5), "\"nginx\"");
+	CHECK_STR(json_of(&sb, "a\"b\\c", 5), "\"a\\\"b\\\\c\"");
+	CHECK_STR(json_of(&sb, "l1\nl2\tx\r", 8), "\"l1\\nl2\\tx\\r\"");
+	CHECK_STR(json_of(&sb, "\x01\x1f\x7f", 3), "\"\\u0001\\u001f\\u007f\"");
+	/* Embedded NUL: the length, not strlen, decides. */
+	CHECK_STR(json_of(&sb, "a\0b", 3), "\"a\\u0000b\"");
+	/* Valid UTF-8 passes through: é, €, 😀. */
+	CHECK_STR(json_of(&sb, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9),
+		  "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+	/* Invalid UTF-8: lone continuation, truncated sequence, overlong
+	 * '/', a surrogate, past U+10FFFF, 0xff. */
+	CHECK_STR(json_of(&sb, "\x80", 1), "\"\\u0080\"");
+	CHECK_STR(json_of(&sb, "\xe2\x82", 2), "\"\\u00e2\\u0082\"");
+	CHECK_STR(json_of(&sb, "\xc0\xaf", 2), "\"\\u00c0\\u00af\"");
+	CHECK_STR(json_of(&sb, "\xed\xa0\x80", 3), "\"\\u00ed\\u00a0\\u0080\"");
+	CHECK_STR(json_of(&sb, "\xf4\x90\x80\x80", 4),
+		  "\"\\u00f4\\u0090\\u0080\\u0080\"");
+	CHECK_STR(json_of(&sb, "x\xffy", 3), "\"x\\u00ffy\"");
+	CHECK_STR(json_of(&sb, "", 0), "\"\"");
+	strbuf__free(&sb);
+}
+
+static void test_record(void)
+{
+	struct record r;
+
+	record__init(&r);
+	record__begin(&r, "syscall", 1700000000123456789ULL, "node-1");
+	record__process(&r, 42, "a\"b", "web");
+	record__str(&r, "syscall", "getppid");
+	record__u64(&r, "count", UINT64_MAX);
+	record__i64(&r, "delta", -5);
+	record__end(&r);
+	CHECK_STR(r.json.buf,
+		  "{\"kind\":\"syscall\",\"ts\":1700000000123456789,"
+		  "\"node\":\"node-1\",\"pid\":42,\"comm\":\"a\\\"b\","
+		  "\"service\":\"web\",\"syscall\":\"getppid\","
+		  "\"count\":18446744073709551615,\"delta\":-5}");
+	CHECK_STR(r.kind, "syscall");
+	CHECK_STR(r.key, "web");
+
+	/* No service: null in JSON, the pid as the Kafka key. */
+	record__begin(&r, "offcpu", 1, "n");
+	record__process(&r, 7, "sleep", NULL);
+	record__array_begin(&r, "stack");
+	record__array_str(&r, "schedule+0x1");
+	record__array_str(&r, "do_nanosleep+0x2");
+	record__array_end(&r);
+	record__object_begin(&r, "lost");
+	record__u64(&r, "kernel", 0);
+	record__object_end(&r);
+	record__double(&r, "cpu", 0.5);
+	record__double(&r, "nan", 0.0 / 0.0);
+	record__bool(&r, "ok", true);
+	record__end(&r);
+	CHECK_STR(r.json.buf,
+		  "{\"kind\":\"offcpu\",\"ts\":1,\"node\":\"n\",\"pid\":7,"
+		  "\"comm\":\"sleep\",\"service\":null,"
+		  "\"stack\":[\"schedule+0x1\",\"do_nanosleep+0x2\"],"
+		  "\"lost\":{\"kernel\":0},\"cpu\":0.5,\"nan\":null,\"ok\":true}");
+	CHECK_STR(r.key, "7");
+
+	/* A record is reusable: begin starts afresh. */
+	record__begin(&r, "stats", 2, "n");
+	record__end(&r);
+	CHECK_STR(r.json.buf, "{\"kind\":\"stats\",\"ts\":2,\"node\":\"n\"}");
+	record__free(&r);
+}
+
+int main(void)
+{
+	test_escaping();
+	test_record();
+	return unit_done("record");
+}

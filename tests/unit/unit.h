@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* A minimal unit-test harness: each CHECK prints nothing on success and a
+ * "file:line: FAIL ..." line on failure; unit_done() prints the closing tally
+ * that tests/run parses ("unit <name>: N passed, N failed"). */
+#ifndef KMON_UNIT_H
+#define KMON_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int unit_passed, unit_failed;
+
+#define CHECK(cond)                                                           \
+	do {                                                                  \
+		if (cond) {                                                   \
+			unit_passed++;                                        \
+		} else {                                                      \
+			unit_failed++;                                        \
+			fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__,        \
+				__LINE__, #cond);                             \
+		}                                                             \
+	} while (0)
+
+#define CHECK_STR(got, want)                                                  \
+	do {                                                                  \
+		const char *g_ = (got), *w_ = (want);                         \
+		if (g_ && w_ && strcmp(g_, w_) == 0) {                        \
+			unit_passed++;                                        \
+		} else {                                                      \
+			unit_failed++;                                        \
+			fprintf(stderr, "%s:%d: FAIL %s\n  got:  %s\n  want: %s\n", \
+				__FILE__, __LINE__, #got, g_ ? g_ : "(null)", \
+				w_ ? w_ : "(null)");                          \
+		}                                                             \
+	} while (0)
+
+static inline int unit_done(const char *name)
+{
+	printf("unit %s: %d passed, %d failed\n", name, unit_passed,
+	       unit_failed);
+	return unit_failed ? 1 : 0;
+}
+
+#endif

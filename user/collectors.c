@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stddef.h>
+
+#include "collector.h"
+
+extern const struct collector_ops syscall_collector;
+
+/* Every collector kmond has: adding one is one line here. */
+const struct collector_ops *const collectors[] = {
+	&syscall_collector,
+	NULL,
+};

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* kmond's configuration: parsed from YAML with libyaml into this validated
+ * struct. A reload builds a new struct beside the running one and swaps
+ * only when the new one is valid. */
+#ifndef KMON_CONFIG_H
+#define KMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_NAME_MAX 64
+#define CONFIG_COMM_MAX 16 /* TASK_COMM_LEN */
+#define CONFIG_MAX_SERVICES 256
+#define CONFIG_MAX_EXPORTERS 8
+#define CONFIG_MAX_SYSCALLS 512
+
+enum selector_type {
+	SELECTOR_COMM,
+	SELECTOR_PID,
+};
+
+struct service_cfg {
+	char name[CONFIG_NAME_MAX];
+	enum selector_type type;
+	char comm[CONFIG_COMM_MAX];
+	uint32_t pid;
+};
+
+struct syscall_cfg {
+	bool enabled;
+	bool required; /* a failure to attach stops kmond */
+	/* Empty: every syscall. Otherwise only these numbers are counted. */
+	int syscalls[CONFIG_MAX_SYSCALLS];
+	int nsyscalls;
+};
+
+enum exporter_type {
+	EXPORTER_FILE,
+	EXPORTER_KAFKA,
+};
+
+enum drop_policy {
+	DROP_OLDEST,
+	DROP_NEWEST,
+};
+
+struct kafka_property {
+	char *key;
+	char *value;
+};
+
+struct exporter_cfg {
+	enum exporter_type type;
+	char *path; /* file: "-" is stdout */
+	/* kafka */
+	char *brokers;
+	char *topic_prefix;
+	struct kafka_property *props;
+	int nprops;
+	uint64_t queue_messages; /* bound of the outage queue */
+	uint64_t queue_bytes;
+	enum drop_policy drop;
+	uint64_t flush_timeout_ns; /* bounded flush at exit */
+};
+
+struct config {
+	char *file;
+	char node[CONFIG_NAME_MAX];
+	uint64_t interval_ns;
+	struct service_cfg services[CONFIG_MAX_SERVICES];
+	int nservices;
+	struct syscall_cfg syscall;
+	struct exporter_cfg exporters[CONFIG_MAX_EXPORTERS];
+	int nexporters;
+};
+
+/* Parses and validates path into *cfg. On error returns -1 (after freeing
+ * what it built) and writes "file:line:col: message" into err. */
+int config__load(struct config *cfg, const char *path, char *err,
+		 size_t errlen);
+/* Same, from a string; name is used in messages. */
+int config__parse(struct config *cfg, const char *name, const char *text,
+		  size_t len, char *err, size_t errlen);
+void config__free(struct config *cfg); /* NULL-safe, idempotent */
+
+/* "250us", "10ms", "5s", "1m", "1h" -> ns. Returns 0 or -1. */
+int parse_duration(const char *s, uint64_t *ns);
+
+#endif

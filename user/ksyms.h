@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Kernel symbolization from /proc/kallsyms, and a cache of already
+ * symbolized BPF stack ids so a hot stack is formatted once, not once per
+ * event. */
+#ifndef KMON_KSYMS_H
+#define KMON_KSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The kernel's own limit (KSYM_NAME_LEN, 512 since 6.1); anything longer
+ * is not a name kallsyms can produce, so the line is malformed. */
+#define KSYM_NAME_MAX 512
+
+struct ksym {
+	uint64_t addr;
+	const char *name;
+	const char *module; /* without brackets; NULL for vmlinux symbols */
+	char type;	    /* kallsyms type letter: 'T', 't', 'D', ... */
+};
+
+struct ksyms;
+
+/* Loads path (NULL = "/proc/kallsyms"). Malformed lines are skipped and
+ * counted, never fatal: one odd line must not cost all symbolization.
+ * Zero addresses (kptr_restrict, or not root) are skipped too, so an
+ * unprivileged load yields an empty table, not a wrong one; check
+ * ksyms__count(). Returns NULL with errno set if the file cannot be read
+ * or memory runs out. */
+struct ksyms *ksyms__load(const char *path);
+void ksyms__free(struct ksyms *ks);
+
+size_t ksyms__count(const struct ksyms *ks);
+size_t ksyms__bad_lines(const struct ksyms *ks);
+
+/* The symbol with the greatest start <= addr; NULL below the first symbol
+ * (or for an empty/NULL table). Among aliases at one address, the first in
+ * file order wins, so results are stable across loads. */
+const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr);
+
+/* Writes "symbol+0xoff" (lowercase hex, "+0x0" at the start) or
+ * "[unknown] 0x<addr>" into buf. Returns what snprintf returns: the full
+ * length, which is >= len when the output was truncated. */
+int ksyms__format(const struct ksyms *ks, uint64_t addr, char *buf,
+		  size_t len);
+
+/* Maps a BPF stack id to its formatted frames. BPF stack ids are reused
+ * once the stack map frees them, so the owner calls stack_cache__clear()
+ * whenever it clears (or recreates) the stack map. */
+struct stack_cache;
+
+/* size: the expected number of distinct ids, normally the stack map's
+ * max_entries. The table never grows; if it fills up it is cleared, which
+ * costs only re-symbolization. */
+struct stack_cache *stack_cache__new(size_t size);
+void stack_cache__free(struct stack_cache *c);
+
+/* Returns the frames stored for id (and their number in *n), or NULL.
+ * Valid until the next put or clear. */
+const char *const *stack_cache__get(const struct stack_cache *c, uint32_t id,
+				    size_t *n);
+
+/* Stores frames for id, replacing any previous entry. Takes ownership of
+ * frames and of each frames[i] (all from malloc) even on failure, so the
+ * caller never has to free them. Returns 0 or -EINVAL. */
+int stack_cache__put(struct stack_cache *c, uint32_t id, char **frames,
+		     size_t n);
+
+/* Forgets every entry in O(1); their memory is freed lazily as slots are
+ * reused, or by stack_cache__free(). */
+void stack_cache__clear(struct stack_cache *c);
+
+#endif

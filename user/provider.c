@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The Provider. The kernel half (bpf/provider.bpf.c) applies comm
+ * selectors at exec and inheritance at fork, so a process is monitored
+ * from its first instruction; this half scans /proc once at start-up,
+ * applies pid selectors, mirrors lifecycle events into a pid table for
+ * naming, and rewrites the control maps on reload. */
+#include <linux/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "hashmap.h"
+#include "kmond.h"
+#include "log.h"
+#include "maps.h"
+#include "proc_events.h"
+#include "provider.skel.h"
+#include "provider.h"
+
+#define MAX_ANCESTRY 64 /* how far up the tree a pid selector reaches */
+
+struct proc {
+	char comm[KMON_COMM_LEN];
+	uint32_t ppid;
+	uint32_t service; /* 0: none */
+	bool exited;
+};
+
+struct provider {
+	struct provider_bpf *skel;
+	struct hashmap *procs; /* pid -> struct proc * */
+	const struct config *cfg; /* the config applied last */
+	/* service id -> name; ids are 1-based positions of first names */
+	char (*names)[CONFIG_NAME_MAX];
+	int nnames;
+	uint64_t pid_changes;
+};
+
+const struct hook provider_hooks[] = {
+	{ "fork", { { ATTACH_TP_BTF, "fork_btf", "sched_process_fork" },
+		    { ATTACH_RAW_TP, "fork_raw", "sched_process_fork" } }, 2 },
+	{ "exec", { { ATTACH_TP_BTF, "exec_btf", "sched_process_exec" },
+		    { ATTACH_RAW_TP, "exec_raw", "sched_process_exec" } }, 2 },
+	{ "exit", { { ATTACH_TP_BTF, "exit_btf", "sched_process_exit" },
+		    { ATTACH_RAW_TP, "exit_raw", "sched_process_exit" } }, 2 },
+};
+const int provider_nhooks = sizeof(provider_hooks) / sizeof(provider_hooks[0]);
+
+static struct proc *provider__proc(struct provider *p, uint32_t pid)
+{
+	uint64_t *v = hashmap__find(p->procs, pid);
+
+	return v ? (struct proc *)(uintptr_t)*v : NULL;
+}
+
+static struct proc *provider__proc_add(struct provider *p, uint32_t pid)
+{
+	struct proc *proc = provider__proc(p, pid);
+
+	if (!proc) {
+		proc = calloc(1, sizeof(*proc));
+		if (!proc)
+			abort();
+		hashmap__set(p->procs, pid, (uintptr_t)proc);
+	}
+	/* A pid seen again after its exit is a new process. */
+	memset(proc, 0, sizeof(*proc));
+	return proc;
+}
+
+static void provider__proc_drop(struct provider *p, uint32_t pid)
+{
+	free(provider__proc(p, pid));
+	hashmap__delete(p->procs, pid);
+}
+
+/* --- selectors --- */
+
+/* Service ids are positions of the first entry with each name, so several
+ * selectors can make up one service. */
+static uint32_t service_id(const struct config *cfg, int entry)
+{
+	for (int i = 0; i < entry; i++)
+		if (strcmp(cfg->services[i].name, cfg->services[entry].name) == 0)
+			return service_id(cfg, i);
+	return entry + 1;
+}
+
+static bool is_ancestor_or_self(struct provider *p, uint32_t pid,
+				uint32_t ancestor)
+{
+	for (int depth = 0; pid && depth < MAX_ANCESTRY; depth++) {
+		struct proc *proc;
+
+		if (pid == ancestor)
+			return true;
+		proc = provider__proc(p, pid);
+		if (!proc)
+			return false;
+		pid = proc->ppid;
+	}
+	return false;
+}
+
+/* The first selector matching pid decides its service. */
+static struct kmon_svc resolve(struct provider *p, uint32_t pid,
+			       const struct proc *proc)
+{
+	const struct config *cfg = p->cfg;
+
+	for (int i = 0; i < cfg->nservices; i++) {
+		const struct service_cfg *s = &cfg->services[i];
+
+		if (s->type == SELECTOR_PID && is_ancestor_or_self(p, pid, s->pid))
+			return (struct kmon_svc){ service_id(cfg, i),
+						  KMON_SVC_STICKY };
+		if (s->type == SELECTOR_COMM && strcmp(s->comm, proc->comm) == 0)
+			return (struct kmon_svc){ service_id(cfg, i), 0 };
+	}
+	return (struct kmon_svc){ 0, 0 };
+}
+
+static void publish(struct provider *p, uint32_t pid, struct proc *proc,
+		    struct kmon_svc svc)
+{
+	int fd = bpf_map__fd(p->skel->maps.pid_service);
+
+	if (svc.id)
+		bpf_map_update_elem(fd, &pid, &svc, BPF_ANY);
+	else
+		bpf_map_delete_elem(fd, &pid);
+	if (proc->service != svc.id) {
+		log_debug("pid %u (%s): service %s -> %s", pid, proc->comm,
+			  proc->service ? p->names[proc->service - 1] : "none",
+			  svc.id ? p->names[svc.id - 1] : "none");
+		p->pid_changes++;
+	}
+	proc->service = svc.id;
+}
+
+static void provider__set_names(struct provider *p, const struct config *cfg)
+{
+	free(p->names);
+	p->nnames = cfg->nservices;
+	p->names = calloc(cfg->nservices + 1, sizeof(*p->names));
+	if (!p->names)
+		abort();
+	for (int i = 0; i < cfg->nservices; i++)
+		memcpy(p->names[i], cfg->services[i].name, CONFIG_NAME_MAX);
+}
+
+static void provider__write_comms(struct provider *p, const struct config *cfg)
+{
+	int fd = bpf_map__fd(p->skel->maps.comm_service);
+	char key[KMON_COMM_LEN], next[KMON_COMM_LEN];
+	bool more;
+
+	/* Delete what the new config no longer names, then (re)insert. */
+	more = bpf_map_get_next_key(fd, NULL, next) == 0;
+	while (more) {
+		bool keep = false;
+
+		memcpy(key, next, sizeof(key));
+		more = bpf_map_get_next_key(fd, key, next) == 0;
+		for (int i = 0; i < cfg->nservices; i++)
+			if (cfg->services[i].type == SELECTOR_COMM &&
+			    strncmp(cfg->services[i].comm, key, sizeof(key)) == 0)
+				keep = true;
+		if (!keep)
+			bpf_map_delete_elem(fd, key);
+	}
+	for (int i = cfg->nservices - 1; i >= 0; i--) {
+		__u32 id = service_id(cfg, i);
+
+		if (cfg->services[i].type != SELECTOR_COMM)
+			continue;
+		memset(key, 0, sizeof(key));
+		memcpy(key, cfg->services[i].comm, strlen(cfg->services[i].comm));
+		/* Reverse order: the first entry naming a comm wins. */
+		bpf_map_update_elem(fd, key, &id, BPF_ANY);
+	}
+}
+
+int provider__apply(struct provider *p, const struct config *cfg)
+{
+	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0 };
+	int ctl_fd = bpf_map__fd(p->skel->maps.kmon_ctl);
+	__u32 zero = 0;
+	uint64_t pid, value;
+	size_t pos = 0;
+
+	p->cfg = cfg;
+	provider__set_names(p, cfg);
+	provider__write_comms(p, cfg);
+	while (hashmap__next(p->procs, &pos, &pid, &value)) {
+		struct proc *proc = (struct proc *)(uintptr_t)value;
+
+		if (!proc->exited)
+			publish(p, pid, proc, resolve(p, pid, proc));
+	}
+	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
+}
+
+/* --- /proc at start-up --- */
+
+static int read_proc_line(uint32_t pid, const char *file, char *buf,
+			  size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, len, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* "pid (comm) S ppid ...": comm may hold spaces and ')' itself. */
+static int read_ppid(uint32_t pid, uint32_t *ppid)
+{
+	char line[1024];
+	char *close;
+
+	if (read_proc_line(pid, "stat", line, sizeof(line)))
+		return -1;
+	close = strrchr(line, ')');
+	if (!close || sscanf(close + 1, " %*c %u", ppid) != 1)
+		return -1;
+	return 0;
+}
+
+static void provider__scan(struct provider *p)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	if (!dir) {
+		log_warn("cannot read /proc: %s", strerror(errno));
+		return;
+	}
+	while ((de = readdir(dir))) {
+		char *end, comm[64];
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+		uint32_t ppid;
+		struct proc *proc;
+
+		if (*end || pid == 0 || pid > UINT32_MAX)
+			continue;
+		if (read_proc_line(pid, "comm", comm, sizeof(comm)) ||
+		    read_ppid(pid, &ppid))
+			continue; /* exited meanwhile */
+		comm[strcspn(comm, "\n")] = '\0';
+		/* An exec event may have raced ahead of the scan. */
+		if (provider__proc(p, pid))
+			continue;
+		proc = provider__proc_add(p, pid);
+		/* The kernel's comm is at most 15 bytes; /proc adds '\n'. */
+		memcpy(proc->comm, comm, sizeof(proc->comm) - 1);
+		proc->ppid = ppid;
+	}
+	closedir(dir);
+}
+
+/* --- lifecycle events --- */
+
+static int provider__on_event(void *ctx, void *data, size_t size)
+{
+	struct provider *p = ctx;
+	const struct kmon_proc_event *e = data;
+	struct proc *proc;
+
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case KMON_PROC_FORK:
+		proc = provider__proc_add(p, e->pid);
+		proc->ppid = e->ppid;
+		break;
+	case KMON_PROC_EXEC:
+		proc = provider__proc(p, e->pid);
+		if (!proc)
+			proc = provider__proc_add(p, e->pid);
+		break;
+	case KMON_PROC_EXIT:
+		proc = provider__proc(p, e->pid);
+		if (proc)
+			proc->exited = true;
+		return 0;
+	default:
+		return 0;
+	}
+	memcpy(proc->comm, e->comm, sizeof(proc->comm));
+	proc->comm[sizeof(proc->comm) - 1] = '\0';
+	if (proc->service != e->service)
+		p->pid_changes++;
+	proc->service = e->service;
+	return 0;
+}
+
+/* --- lifecycle of the provider itself --- */
+
+int provider__new(struct kmond *k, const struct config *cfg,
+		  struct provider **out)
+{
+	struct provider *p = calloc(1, sizeof(*p));
+	int chosen[sizeof(provider_hooks) / sizeof(provider_hooks[0])];
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->procs = hashmap__new();
+	p->skel = provider_bpf__open();
+	if (!p->skel) {
+		err = -errno;
+		log_error("failed to open the provider's BPF object: %s",
+			  strerror(-err));
+		goto cleanup;
+	}
+	err = probe__select(p->skel->obj, provider_hooks, provider_nhooks,
+			    chosen);
+	if (err) {
+		log_error("the provider cannot track processes on this kernel");
+		goto cleanup;
+	}
+	err = provider_bpf__load(p->skel);
+	if (err) {
+		log_error("failed to load the provider: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* Attach before scanning /proc, so no process falls between. */
+	err = provider_bpf__attach(p->skel);
+	if (err) {
+		log_error("failed to attach the provider: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = kmond__add_ringbuf(k, bpf_map__fd(p->skel->maps.proc_events),
+				 provider__on_event, p);
+	if (err)
+		goto cleanup;
+	provider__scan(p);
+	err = provider__apply(p, cfg);
+	if (err) {
+		log_error("failed to write the provider's control maps: %s",
+			  strerror(-err));
+		goto cleanup;
+	}
+	*out = p;
+	return 0;
+cleanup:
+	provider__destroy(p);
+	return err;
+}
+
+int provider__share_maps(struct provider *p, struct bpf_object *obj)
+{
+	static const char *const shared[] = { "pid_service", "kmon_ctl" };
+	struct bpf_map *own, *map;
+	int err;
+
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		own = bpf_object__find_map_by_name(p->skel->obj, shared[i]);
+		map = bpf_object__find_map_by_name(obj, shared[i]);
+		if (!map)
+			continue;
+		err = bpf_map__reuse_fd(map, bpf_map__fd(own));
+		if (err) {
+			log_error("failed to share map %s: %s", shared[i],
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+const char *provider__comm(struct provider *p, uint32_t pid)
+{
+	struct proc *proc = provider__proc(p, pid);
+
+	return proc ? proc->comm : "";
+}
+
+const char *provider__service(struct provider *p, uint32_t pid)
+{
+	struct proc *proc = provider__proc(p, pid);
+
+	if (!proc || !proc->service || (int)proc->service > p->nnames)
+		return NULL;
+	return p->names[proc->service - 1];
+}
+
+bool provider__exited(struct provider *p, uint32_t pid)
+{
+	struct proc *proc = provider__proc(p, pid);
+
+	return !proc || proc->exited;
+}
+
+void provider__end_interval(struct provider *p)
+{
+	uint64_t pid, value, *gone = NULL;
+	size_t pos = 0, n = 0;
+
+	gone = calloc(hashmap__count(p->procs) + 1, sizeof(*gone));
+	if (!gone)
+		abort();
+	while (hashmap__next(p->procs, &pos, &pid, &value))
+		if (((struct proc *)(uintptr_t)value)->exited)
+			gone[n++] = pid;
+	for (size_t i = 0; i < n; i++)
+		provider__proc_drop(p, gone[i]);
+	free(gone);
+}
+
+void provider__stats(struct provider *p, struct provider_stats *st)
+{
+	int fd = bpf_map__fd(p->skel->maps.provider_stats);
+	__u32 lost = PROVIDER_RINGBUF_LOST, full = PROVIDER_PIDS_FULL;
+	uint64_t pid, value;
+	size_t pos = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->lost = map_percpu_sum(fd, &lost);
+	st->pids_full = map_percpu_sum(fd, &full);
+	st->pid_changes = p->pid_changes;
+	while (hashmap__next(p->procs, &pos, &pid, &value)) {
+		st->processes++;
+		if (((struct proc *)(uintptr_t)value)->service)
+			st->selected++;
+	}
+}
+
+void provider__destroy(struct provider *p)
+{
+	uint64_t pid, value;
+	size_t pos = 0;
+
+	if (!p)
+		return;
+	if (p->procs) {
+		while (hashmap__next(p->procs, &pos, &pid, &value))
+			free((void *)(uintptr_t)value);
+		hashmap__free(p->procs);
+	}
+	provider_bpf__destroy(p->skel);
+	free(p->names);
+	free(p);
+}

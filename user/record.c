@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "record.h"
+
+void record__init(struct record *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+void record__free(struct record *r)
+{
+	strbuf__free(&r->json);
+}
+
+static void record__name(struct record *r, const char *name)
+{
+	if (r->need_comma)
+		strbuf__addc(&r->json, ',');
+	r->need_comma = true;
+	if (name) {
+		strbuf__add_json_str(&r->json, name, strlen(name));
+		strbuf__addc(&r->json, ':');
+	}
+}
+
+void record__begin(struct record *r, const char *kind, uint64_t ts_ns,
+		   const char *node)
+{
+	strbuf__reset(&r->json);
+	snprintf(r->kind, sizeof(r->kind), "%s", kind);
+	r->key[0] = '\0';
+	r->depth = 0;
+	r->need_comma = false;
+	strbuf__addc(&r->json, '{');
+	record__str(r, "kind", kind);
+	record__u64(r, "ts", ts_ns);
+	record__str(r, "node", node);
+}
+
+void record__process(struct record *r, uint32_t pid, const char *comm,
+		     const char *service)
+{
+	record__u64(r, "pid", pid);
+	record__str(r, "comm", comm);
+	record__str(r, "service", service);
+	if (service)
+		snprintf(r->key, sizeof(r->key), "%s", service);
+	else
+		snprintf(r->key, sizeof(r->key), "%u", pid);
+}
+
+void record__strn(struct record *r, const char *name, const char *val,
+		  size_t len)
+{
+	record__name(r, name);
+	if (val)
+		strbuf__add_json_str(&r->json, val, len);
+	else
+		strbuf__adds(&r->json, "null");
+}
+
+void record__str(struct record *r, const char *name, const char *val)
+{
+	record__strn(r, name, val, val ? strlen(val) : 0);
+}
+
+void record__u64(struct record *r, const char *name, uint64_t val)
+{
+	record__name(r, name);
+	strbuf__addf(&r->json, "%llu", (unsigned long long)val);
+}
+
+void record__i64(struct record *r, const char *name, int64_t val)
+{
+	record__name(r, name);
+	strbuf__addf(&r->json, "%lld", (long long)val);
+}
+
+void record__double(struct record *r, const char *name, double val)
+{
+	record__name(r, name);
+	/* JSON has no NaN or infinity. */
+	if (isfinite(val))
+		strbuf__addf(&r->json, "%.6g", val);
+	else
+		strbuf__adds(&r->json, "null");
+}
+
+void record__bool(struct record *r, const char *name, bool val)
+{
+	record__name(r, name);
+	strbuf__adds(&r->json, val ? "true" : "false");
+}
+
+void record__null(struct record *r, const char *name)
+{
+	record__name(r, name);
+	strbuf__adds(&r->json, "null");
+}
+
+static void record__open(struct record *r, const char *name, char bracket)
+{
+	record__name(r, name);
+	strbuf__addc(&r->json, bracket);
+	r->need_comma = false;
+	r->depth++;
+}
+
+static void record__close(struct record *r, char bracket)
+{
+	strbuf__addc(&r->json, bracket);
+	r->need_comma = true;
+	r->depth--;
+}
+
+void record__object_begin(struct record *r, const char *name)
+{
+	record__open(r, name, '{');
+}
+
+void record__object_end(struct record *r)
+{
+	record__close(r, '}');
+}
+
+void record__array_begin(struct record *r, const char *name)
+{
+	record__open(r, name, '[');
+}
+
+void record__array_str(struct record *r, const char *val)
+{
+	record__str(r, NULL, val);
+}
+
+void record__array_end(struct record *r)
+{
+	record__close(r, ']');
+}
+
+void record__end(struct record *r)
+{
+	strbuf__addc(&r->json, '}');
+}
