@@ -31,8 +31,12 @@ LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c)) $(wildcard exporters/
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
-HELPER_SRCS := $(wildcard tests/helpers/*.c)
-HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/tests/%,$(HELPER_SRCS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c) $(wildcard tests/*.c)
+HELPER_BINS := $(patsubst %.c,$(OUT)/tests/%,$(notdir $(HELPER_SRCS)))
+# Companion programs (kmon-view, kmon-topo): one directory each, linked
+# with the same library objects as the daemon.
+TOOL_DIRS := $(wildcard user/kmon-*/ exporters/kmon-*/)
+TOOL_BINS := $(foreach d,$(TOOL_DIRS),$(OUT)/$(notdir $(d:/=)))
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -I$(OUT) -Iuser -Ibpf -Iexporters
@@ -45,7 +49,7 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-all: $(OUT)/kmond
+all: $(OUT)/kmond $(TOOL_BINS)
 
 # Installs the Debian packages the build and the tests need, only when one
 # of the tools or headers is missing.
@@ -88,10 +92,22 @@ $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
 
+$(OUT)/tests/%: tests/%.c | deps
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+
+define tool_rule
+$(OUT)/$(notdir $(1:/=)): $(patsubst %.c,$(OUT)/%.o,$(wildcard $(1)*.c)) $(LIB_OBJS)
+	$$(call msg,LINK,$$@)
+	$(Q)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+endef
+$(foreach d,$(TOOL_DIRS),$(eval $(call tool_rule,$(d))))
+
 run: $(OUT)/kmond
 	$(OUT)/kmond -c $(CONFIG)
 
-test: $(OUT)/kmond $(UNIT_BINS) $(HELPER_BINS)
+test: all $(UNIT_BINS) $(HELPER_BINS)
 	$(Q)tests/run $(OUT)
 
 clean:

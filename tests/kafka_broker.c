@@ -14,7 +14,7 @@
  * -t topics and "topic" get --partitions partitions (default 1). Any other
  * topic is created when a client first asks for it (the mock cluster's
  * auto-create, 4 partitions in librdkafka 2.0), so kmond's kmon.<kind>
- * topics need not be listed. Replication factor is min(3, NBROKERS). */
+ * topics need not be listed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -195,7 +195,7 @@ static int create_topics(rd_kafka_mock_cluster_t *mc, char *list, int parts)
 
 	for (name = strtok_r(list, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
-		err = rd_kafka_mock_topic_create(mc, name, parts, repl);
+		err = rd_kafka_mock_topic_create(mc, name, parts, 1);
 		if (err) {
 			fprintf(stderr, "kafka_broker: topic %s: %s\n", name,
 				rd_kafka_err2str(err));
