@@ -11,6 +11,7 @@ enum kmon_proc_event_type {
 	KMON_PROC_FORK = 1,
 	KMON_PROC_EXEC = 2,
 	KMON_PROC_EXIT = 3,
+	KMON_PROC_CGROUP = 4, /* moved to another cgroup */
 };
 
 struct kmon_proc_event {

@@ -120,6 +120,18 @@ static __always_inline int handle_exit(struct task_struct *task)
 	return 0;
 }
 
+/* A process moved between cgroups (a container runtime placing it): user
+ * space re-reads its cgroups for cgroup and container selectors. */
+static __always_inline int handle_cgroup_attach(struct task_struct *task)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid);
+
+	if (pid != BPF_CORE_READ(task, pid))
+		return 0; /* the leader's move stands for the process */
+	emit(KMON_PROC_CGROUP, pid, 0, 0);
+	return 0;
+}
+
 /* Attach candidates, chosen at start-up: tp_btf, then raw_tp. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
@@ -155,4 +167,18 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(exit_raw, struct task_struct *task)
 {
 	return handle_exit(task);
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(cgroup_btf, struct cgroup *dst, const char *path,
+	     struct task_struct *task)
+{
+	return handle_cgroup_attach(task);
+}
+
+SEC("raw_tp/cgroup_attach_task")
+int BPF_PROG(cgroup_raw, struct cgroup *dst, const char *path,
+	     struct task_struct *task)
+{
+	return handle_cgroup_attach(task);
 }

@@ -237,6 +237,18 @@ static int unknown_key(struct parser *p, yaml_node_t *k, const char *what)
 
 /* --- services --- */
 
+static bool container_id_ok(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n < 12 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)id[i]))
+			return false;
+	return true;
+}
+
 struct match_arg {
 	struct service_cfg *svc;
 	int nselectors;
@@ -261,6 +273,29 @@ static int match_pair(struct parser *p, const char *key, yaml_node_t *k,
 		if (get_uint(p, v, "match.pid", 1, MAX_PID, &pid))
 			return -1;
 		m->svc->pid = (uint32_t)pid;
+		return 0;
+	}
+	if (strcmp(key, "exe") == 0) {
+		m->svc->type = SELECTOR_EXE;
+		return get_string(p, v, "match.exe", m->svc->path,
+				  sizeof(m->svc->path));
+	}
+	if (strcmp(key, "cgroup") == 0) {
+		m->svc->type = SELECTOR_CGROUP;
+		if (get_string(p, v, "match.cgroup", m->svc->path,
+			       sizeof(m->svc->path)))
+			return -1;
+		if (m->svc->path[0] != '/')
+			return fail(p, v, "match.cgroup: a path starting with '/'");
+		return 0;
+	}
+	if (strcmp(key, "container") == 0) {
+		m->svc->type = SELECTOR_CONTAINER;
+		if (get_string(p, v, "match.container", m->svc->path,
+			       sizeof(m->svc->path)))
+			return -1;
+		if (!container_id_ok(m->svc->path))
+			return fail(p, v, "match.container: 12 to 64 hex digits");
 		return 0;
 	}
 	return unknown_key(p, k, "match");
@@ -300,7 +335,7 @@ static int service_pair(struct parser *p, const char *key, yaml_node_t *k,
 		if (for_each_pair(p, v, "match", match_pair, &m))
 			return -1;
 		if (m.nselectors == 0)
-			return fail(p, v, "match: needs a selector (comm or pid)");
+			return fail(p, v, "match: needs a selector (comm, pid, exe, cgroup or container)");
 		s->has_match = true;
 		return 0;
 	}

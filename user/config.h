@@ -15,9 +15,14 @@
 #define CONFIG_MAX_EXPORTERS 8
 #define CONFIG_MAX_SYSCALLS 512
 
+#define CONFIG_PATH_MAX 256
+
 enum selector_type {
-	SELECTOR_COMM,
-	SELECTOR_PID,
+	SELECTOR_COMM,      /* the process name, as the kernel keeps it */
+	SELECTOR_PID,       /* a process and its descendants */
+	SELECTOR_EXE,       /* executable path, or a glob of it */
+	SELECTOR_CGROUP,    /* cgroup path prefix, in any hierarchy */
+	SELECTOR_CONTAINER, /* container id (or a prefix of 12+ chars) */
 };
 
 struct service_cfg {
@@ -25,6 +30,7 @@ struct service_cfg {
 	enum selector_type type;
 	char comm[CONFIG_COMM_MAX];
 	uint32_t pid;
+	char path[CONFIG_PATH_MAX]; /* exe glob, cgroup prefix, container id */
 };
 
 struct syscall_cfg {

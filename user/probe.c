@@ -161,7 +161,10 @@ int probe__select(struct bpf_object *obj, const struct hook *hooks,
 
 	for (int h = 0; h < nhooks; h++) {
 		chosen[h] = probe__choose(&hooks[h]);
-		if (chosen[h] < 0) {
+		if (chosen[h] < 0 && hooks[h].optional) {
+			log_info("%s: not on this kernel; going without it",
+				 hooks[h].name);
+		} else if (chosen[h] < 0) {
 			log_warn("%s: no attach method works on this kernel",
 				 hooks[h].name);
 			err = -ENOTSUP;
@@ -196,7 +199,8 @@ void probe__describe(const char *collector, const struct hook *hooks,
 			printf("%s %s", attach_kind_name(hook->cands[chosen].kind),
 			       hook->cands[chosen].target);
 		else
-			printf("unavailable");
+			printf(hook->optional ? "absent (optional)" :
+						"unavailable");
 		for (int i = 0; i < hook->ncands; i++) {
 			char why[256];
 

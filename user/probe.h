@@ -32,6 +32,8 @@ struct hook {
 	const char *name;
 	struct attach_candidate cands[HOOK_MAX_CANDIDATES];
 	int ncands;
+	/* The collector works without it (an event some kernels lack). */
+	bool optional;
 };
 
 const char *attach_kind_name(enum attach_kind kind);

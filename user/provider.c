@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "maps.h"
 #include "proc_events.h"
+#include "procinfo.h"
 #include "provider.skel.h"
 #include "provider.h"
 
@@ -40,6 +42,11 @@ struct provider {
 	/* service id -> name; ids are 1-based positions of first names */
 	char (*names)[CONFIG_NAME_MAX];
 	int nnames;
+	/* pids named by pid selectors whose process has exited: a new
+	 * process given the same pid is not the one the config meant. */
+	struct hashmap *spent_pids;
+	/* some selector needs /proc (exe, cgroup, container, pid) */
+	bool resolve_in_user_space;
 	uint64_t pid_changes;
 };
 
@@ -50,6 +57,9 @@ const struct hook provider_hooks[] = {
 		    { ATTACH_RAW_TP, "exec_raw", "sched_process_exec" } }, 2 },
 	{ "exit", { { ATTACH_TP_BTF, "exit_btf", "sched_process_exit" },
 		    { ATTACH_RAW_TP, "exit_raw", "sched_process_exit" } }, 2 },
+	{ "cgroup", { { ATTACH_TP_BTF, "cgroup_btf", "cgroup_attach_task" },
+		      { ATTACH_RAW_TP, "cgroup_raw", "cgroup_attach_task" } }, 2,
+	  .optional = true },
 };
 const int provider_nhooks = sizeof(provider_hooks) / sizeof(provider_hooks[0]);
 
@@ -109,20 +119,73 @@ static bool is_ancestor_or_self(struct provider *p, uint32_t pid,
 	return false;
 }
 
-/* The first selector matching pid decides its service. */
+/* What /proc says of one process, read only when a selector asks. */
+struct facts {
+	uint32_t pid;
+	int exe_err, cgroups_err; /* 1: not read yet */
+	char exe[4096];
+	char cgroups[4096];
+};
+
+static const char *facts__exe(struct facts *f)
+{
+	if (f->exe_err == 1)
+		f->exe_err = procinfo__exe(f->pid, f->exe, sizeof(f->exe));
+	return f->exe_err ? NULL : f->exe;
+}
+
+static const char *facts__cgroups(struct facts *f)
+{
+	if (f->cgroups_err == 1)
+		f->cgroups_err = procinfo__cgroups(f->pid, f->cgroups,
+						   sizeof(f->cgroups));
+	return f->cgroups_err ? NULL : f->cgroups;
+}
+
+static bool selector_matches(struct provider *p,
+			     const struct service_cfg *s, uint32_t pid,
+			     const struct proc *proc, struct facts *f)
+{
+	const char *text;
+
+	switch (s->type) {
+	case SELECTOR_COMM:
+		return strcmp(s->comm, proc->comm) == 0;
+	case SELECTOR_PID:
+		return !hashmap__find(p->spent_pids, s->pid) &&
+		       is_ancestor_or_self(p, pid, s->pid);
+	case SELECTOR_EXE:
+		text = facts__exe(f);
+		return text && fnmatch(s->path, text, 0) == 0;
+	case SELECTOR_CGROUP:
+		text = facts__cgroups(f);
+		return text && cgroups_under(text, s->path);
+	case SELECTOR_CONTAINER:
+		text = facts__cgroups(f);
+		return text && cgroups_in_container(text, s->path);
+	}
+	return false;
+}
+
+/* The first selector matching pid decides its service. Selections by
+ * binary (comm, exe) end at the next exec; the others are sticky: they
+ * are properties of the process tree. */
 static struct kmon_svc resolve(struct provider *p, uint32_t pid,
 			       const struct proc *proc)
 {
 	const struct config *cfg = p->cfg;
+	struct facts f = { .pid = pid, .exe_err = 1, .cgroups_err = 1 };
 
 	for (int i = 0; i < cfg->nservices; i++) {
 		const struct service_cfg *s = &cfg->services[i];
+		bool by_binary = s->type == SELECTOR_COMM ||
+				 s->type == SELECTOR_EXE;
 
-		if (s->type == SELECTOR_PID && is_ancestor_or_self(p, pid, s->pid))
-			return (struct kmon_svc){ service_id(cfg, i),
-						  KMON_SVC_STICKY };
-		if (s->type == SELECTOR_COMM && strcmp(s->comm, proc->comm) == 0)
-			return (struct kmon_svc){ service_id(cfg, i), 0 };
+		if (selector_matches(p, s, pid, proc, &f))
+			return (struct kmon_svc){
+				service_id(cfg, i),
+				by_binary ? 0 : KMON_SVC_STICKY,
+			};
 	}
 	return (struct kmon_svc){ 0, 0 };
 }
@@ -131,10 +194,12 @@ static void publish(struct provider *p, uint32_t pid, struct proc *proc,
 		    struct kmon_svc svc)
 {
 	int fd = bpf_map__fd(p->skel->maps.pid_service);
+	struct kmon_svc now;
+	bool present = bpf_map_lookup_elem(fd, &pid, &now) == 0;
 
-	if (svc.id)
+	if (svc.id && (!present || now.id != svc.id || now.flags != svc.flags))
 		bpf_map_update_elem(fd, &pid, &svc, BPF_ANY);
-	else
+	else if (!svc.id && present)
 		bpf_map_delete_elem(fd, &pid);
 	if (proc->service != svc.id) {
 		log_debug("pid %u (%s): service %s -> %s", pid, proc->comm,
@@ -188,6 +253,38 @@ static void provider__write_comms(struct provider *p, const struct config *cfg)
 	}
 }
 
+/* A spent pid stays spent while the config names it. */
+static void provider__forget_spent(struct provider *p, const struct config *cfg)
+{
+	uint64_t pid, *gone;
+	size_t pos = 0, n = 0;
+
+	gone = calloc(hashmap__count(p->spent_pids) + 1, sizeof(*gone));
+	if (!gone)
+		abort();
+	while (hashmap__next(p->spent_pids, &pos, &pid, NULL)) {
+		bool named = false;
+
+		for (int i = 0; i < cfg->nservices; i++)
+			if (cfg->services[i].type == SELECTOR_PID &&
+			    cfg->services[i].pid == pid)
+				named = true;
+		if (!named)
+			gone[n++] = pid;
+	}
+	for (size_t i = 0; i < n; i++)
+		hashmap__delete(p->spent_pids, gone[i]);
+	free(gone);
+}
+
+static void provider__note_exit(struct provider *p, uint32_t pid)
+{
+	for (int i = 0; i < p->cfg->nservices; i++)
+		if (p->cfg->services[i].type == SELECTOR_PID &&
+		    p->cfg->services[i].pid == pid)
+			hashmap__set(p->spent_pids, pid, 1);
+}
+
 int provider__apply(struct provider *p, const struct config *cfg)
 {
 	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0 };
@@ -197,6 +294,11 @@ int provider__apply(struct provider *p, const struct config *cfg)
 	size_t pos = 0;
 
 	p->cfg = cfg;
+	p->resolve_in_user_space = false;
+	for (int i = 0; i < cfg->nservices; i++)
+		if (cfg->services[i].type != SELECTOR_COMM)
+			p->resolve_in_user_space = true;
+	provider__forget_spent(p, cfg);
 	provider__set_names(p, cfg);
 	provider__write_comms(p, cfg);
 	while (hashmap__next(p->procs, &pos, &pid, &value)) {
@@ -298,15 +400,29 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 		proc = provider__proc(p, e->pid);
 		if (proc)
 			proc->exited = true;
+		provider__note_exit(p, e->pid);
+		return 0;
+	case KMON_PROC_CGROUP:
+		proc = provider__proc(p, e->pid);
+		/* The event's comm is the mover's, not the process's. */
+		if (proc && !proc->exited && p->resolve_in_user_space)
+			publish(p, e->pid, proc, resolve(p, e->pid, proc));
 		return 0;
 	default:
 		return 0;
 	}
 	memcpy(proc->comm, e->comm, sizeof(proc->comm));
 	proc->comm[sizeof(proc->comm) - 1] = '\0';
-	if (proc->service != e->service)
+	if (proc->service != e->service) {
+		log_debug("pid %u (%s): service %s", e->pid, proc->comm,
+			  e->service ? p->names[e->service - 1] : "none");
 		p->pid_changes++;
+	}
 	proc->service = e->service;
+	/* The kernel applied comm selectors and inheritance; the others
+	 * need /proc, read here right after exec. */
+	if (e->type == KMON_PROC_EXEC && p->resolve_in_user_space)
+		publish(p, e->pid, proc, resolve(p, e->pid, proc));
 	return 0;
 }
 
@@ -322,6 +438,7 @@ int provider__new(struct kmond *k, const struct config *cfg,
 	if (!p)
 		return -ENOMEM;
 	p->procs = hashmap__new();
+	p->spent_pids = hashmap__new();
 	p->skel = provider_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -454,6 +571,7 @@ void provider__destroy(struct provider *p)
 			free((void *)(uintptr_t)value);
 		hashmap__free(p->procs);
 	}
+	hashmap__free(p->spent_pids);
 	provider_bpf__destroy(p->skel);
 	free(p->names);
 	free(p);

@@ -63,6 +63,12 @@ static void test_valid(void)
 		"  - name: db\n"
 		"    match:\n"
 		"      pid: 1234\n"
+		"  - name: bin\n"
+		"    match: { exe: \"/usr/*/nginx\" }\n"
+		"  - name: cg\n"
+		"    match: { cgroup: /system.slice }\n"
+		"  - name: ct\n"
+		"    match: { container: 0123456789abcdef }\n"
 		"collectors:\n"
 		"  syscall: { enabled: true, syscalls: [getppid, read] }\n"
 		"exporters:\n"
@@ -75,7 +81,12 @@ static void test_valid(void)
 	CHECK_STR(parse(text, &cfg), "ok");
 	CHECK_STR(cfg.node, "n1");
 	CHECK(cfg.interval_ns == 250000000ULL);
-	CHECK(cfg.nservices == 2);
+	CHECK(cfg.nservices == 5);
+	CHECK(cfg.services[2].type == SELECTOR_EXE);
+	CHECK_STR(cfg.services[2].path, "/usr/*/nginx");
+	CHECK(cfg.services[3].type == SELECTOR_CGROUP);
+	CHECK_STR(cfg.services[3].path, "/system.slice");
+	CHECK(cfg.services[4].type == SELECTOR_CONTAINER);
 	CHECK_STR(cfg.services[0].name, "web");
 	CHECK(cfg.services[0].type == SELECTOR_COMM);
 	CHECK_STR(cfg.services[0].comm, "nginx");
@@ -136,9 +147,15 @@ static void test_errors(void)
 	CHECK_STR(parse("services:\n  - name: a b\n    match: {comm: x}\n", NULL),
 		  "t.yaml:2:11: name: 'a b' may hold only letters, digits, "
 		  "'_', '.' and '-'");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { exe: /bin/x }\n",
+	CHECK_STR(parse("services:\n  - name: a\n    match: { path: /bin/x }\n",
 			NULL),
-		  "t.yaml:3:14: match: unknown key 'exe'");
+		  "t.yaml:3:14: match: unknown key 'path'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { cgroup: x }\n",
+			NULL),
+		  "t.yaml:3:22: match.cgroup: a path starting with '/'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { container: abc }\n",
+			NULL),
+		  "t.yaml:3:25: match.container: 12 to 64 hex digits");
 	CHECK_STR(parse("services:\n  - name: a\n    match: { comm: "
 			"abcdefghijklmnop }\n", NULL),
 		  "t.yaml:3:20: match.comm: longer than 15 bytes");
@@ -153,7 +170,8 @@ static void test_errors(void)
 		  "t.yaml:3:22: match: give one selector per service entry "
 		  "(add another entry with the same name)");
 	CHECK_STR(parse("services:\n  - name: a\n    match: {}\n", NULL),
-		  "t.yaml:3:12: match: needs a selector (comm or pid)");
+		  "t.yaml:3:12: match: needs a selector (comm, pid, exe, cgroup or "
+		  "container)");
 	CHECK_STR(parse("collectors:\n  tcpx: {}\n", NULL),
 		  "t.yaml:2:3: collectors: unknown collector 'tcpx'");
 	CHECK_STR(parse("collectors:\n  syscall: { enabled: yes }\n", NULL),
