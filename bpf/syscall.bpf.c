@@ -39,7 +39,7 @@ static __always_inline void count_stat(__u32 stat)
 
 static __always_inline int handle_sys_enter(long nr)
 {
-	struct syscall_key key;
+	struct syscall_key key = {};
 	__u64 one = 1, *v;
 	__u32 svc;
 
@@ -51,6 +51,7 @@ static __always_inline int handle_sys_enter(long nr)
 	if (!kmon_selected_tgid(key.pid, &svc))
 		return 0;
 	key.nr = nr;
+	key.svc = svc;
 	v = bpf_map_lookup_elem(&syscall_counts, &key);
 	if (v) {
 		/* Per-CPU slot: the atomic only guards against preemption by

@@ -9,6 +9,10 @@
 struct syscall_key {
 	__u32 pid; /* tgid */
 	__u32 nr;
+	/* The service when counted: names stay right if the pid is reused
+	 * before user space reads the count. */
+	__u32 svc;
+	__u32 pad;
 };
 
 enum syscall_stat {

@@ -184,7 +184,6 @@ static void interval_end(struct kmond *k, struct interval *iv)
 static void reload(struct kmond *k)
 {
 	struct config next, old;
-	struct exporter *exporter = NULL;
 	char err[1024];
 
 	log_info("SIGHUP: reloading %s", k->cfg.file);
@@ -194,26 +193,17 @@ static void reload(struct kmond *k)
 		k->reload_failures++;
 		return;
 	}
-	if (!exporter__same_sinks(&k->cfg, &next)) {
-		exporter = exporter__new(&next, err, sizeof(err));
-		if (!exporter) {
-			log_error("%s", err);
-			log_error("reload refused: still running the previous configuration");
-			config__free(&next);
-			k->reload_failures++;
-			return;
-		}
+	if (exporter__reconfigure(k->exporter, &k->cfg, &next, EXIT_FLUSH_MS,
+				  err, sizeof(err))) {
+		log_error("%s", err);
+		log_error("reload refused: still running the previous configuration");
+		config__free(&next);
+		k->reload_failures++;
+		return;
 	}
+	exporter__reopen(k->exporter); /* log rotation */
 	old = k->cfg;
 	k->cfg = next;
-	if (exporter) {
-		/* The old sinks flush what they hold before they close. */
-		exporter__flush(k->exporter, EXIT_FLUSH_MS);
-		exporter__free(k->exporter);
-		k->exporter = exporter;
-	} else {
-		exporter__reopen(k->exporter);
-	}
 	provider__apply(k->provider, &k->cfg);
 	for (int i = 0; i < nrunning; i++) {
 		struct running *r = &running[i];

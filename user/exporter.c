@@ -117,12 +117,61 @@ static bool same_exporter(const struct exporter_cfg *a,
 	return true;
 }
 
-int exporter__same_sinks(const struct config *a, const struct config *b)
+int exporter__reconfigure(struct exporter *e, const struct config *cur,
+			  const struct config *next, int flush_ms, char *err,
+			  size_t errlen)
 {
-	if (a->nexporters != b->nexporters)
-		return 0;
-	for (int i = 0; i < a->nexporters; i++)
-		if (!same_exporter(&a->exporters[i], &b->exporters[i]))
-			return 0;
-	return 1;
+	struct exporter *fresh = calloc(1, sizeof(*fresh));
+	bool kept[CONFIG_MAX_EXPORTERS] = { false };
+
+	if (!fresh) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < next->nexporters; i++) {
+		const struct exporter_cfg *want = &next->exporters[i];
+		int same = -1;
+
+		for (int j = 0; j < e->nsinks && same < 0; j++)
+			if (!kept[j] && same_exporter(&cur->exporters[j], want))
+				same = j;
+		if (same >= 0) {
+			kept[same] = true;
+			fresh->sinks[i] = e->sinks[same];
+			fresh->ops[i] = e->ops[same];
+		} else {
+			fresh->ops[i] = sink_ops_for(want->type);
+			if (fresh->ops[i]->open(&fresh->sinks[i], want, err,
+						errlen))
+				goto undo;
+		}
+		fresh->nsinks++;
+	}
+	/* Commit: close what the new config dropped, keep the counts. */
+	for (int j = 0; j < e->nsinks; j++) {
+		struct sink_stats st = { 0 };
+
+		if (kept[j])
+			continue;
+		e->ops[j]->flush(e->sinks[j], flush_ms);
+		e->ops[j]->stats(e->sinks[j], &st);
+		add_stats(&e->closed, &st);
+		e->ops[j]->close(e->sinks[j]);
+	}
+	memcpy(e->sinks, fresh->sinks, sizeof(e->sinks));
+	memcpy(e->ops, fresh->ops, sizeof(e->ops));
+	e->nsinks = fresh->nsinks;
+	free(fresh);
+	return 0;
+undo:
+	for (int i = 0; i < fresh->nsinks; i++) {
+		bool reused = false;
+
+		for (int j = 0; j < e->nsinks; j++)
+			reused |= fresh->sinks[i] == e->sinks[j];
+		if (!reused)
+			fresh->ops[i]->close(fresh->sinks[i]);
+	}
+	free(fresh);
+	return -1;
 }

@@ -27,7 +27,12 @@ void exporter__flush(struct exporter *e, int timeout_ms);
 void exporter__reopen(struct exporter *e);
 void exporter__stats(struct exporter *e, struct exporter_stats *st);
 void exporter__free(struct exporter *e); /* NULL-safe; flushes first */
-/* Whether two configs describe the same sinks. */
-int exporter__same_sinks(const struct config *a, const struct config *b);
+/* Reload: moves to the sinks of next. Sinks configured alike in both
+ * keep running untouched (with whatever they queue); the others are
+ * opened, or flushed (bounded by flush_ms) and closed. Returns 0, or -1
+ * with err when a new sink cannot open: then nothing changed. */
+int exporter__reconfigure(struct exporter *e, const struct config *cur,
+			  const struct config *next, int flush_ms, char *err,
+			  size_t errlen);
 
 #endif

@@ -38,6 +38,9 @@ struct proc {
 struct provider {
 	struct provider_bpf *skel;
 	struct hashmap *procs; /* pid -> struct proc * */
+	/* pid -> struct proc * of a process that exited this interval and
+	 * whose pid a new process took meanwhile */
+	struct hashmap *graves;
 	const struct config *cfg; /* the config applied last */
 	/* service id -> name; ids are 1-based positions of first names */
 	char (*names)[CONFIG_NAME_MAX];
@@ -70,17 +73,30 @@ static struct proc *provider__proc(struct provider *p, uint32_t pid)
 	return v ? (struct proc *)(uintptr_t)*v : NULL;
 }
 
+static struct proc *provider__grave(struct provider *p, uint32_t pid)
+{
+	uint64_t *v = hashmap__find(p->graves, pid);
+
+	return v ? (struct proc *)(uintptr_t)*v : NULL;
+}
+
 static struct proc *provider__proc_add(struct provider *p, uint32_t pid)
 {
 	struct proc *proc = provider__proc(p, pid);
 
+	/* A pid seen again after its exit is a new process; the old one
+	 * keeps its name until this interval's records are out. */
+	if (proc && proc->exited) {
+		free(provider__grave(p, pid));
+		hashmap__set(p->graves, pid, (uintptr_t)proc);
+		proc = NULL;
+	}
 	if (!proc) {
 		proc = calloc(1, sizeof(*proc));
 		if (!proc)
 			abort();
 		hashmap__set(p->procs, pid, (uintptr_t)proc);
 	}
-	/* A pid seen again after its exit is a new process. */
 	memset(proc, 0, sizeof(*proc));
 	return proc;
 }
@@ -89,6 +105,19 @@ static void provider__proc_drop(struct provider *p, uint32_t pid)
 {
 	free(provider__proc(p, pid));
 	hashmap__delete(p->procs, pid);
+}
+
+/* Frees a table of struct proc * and the table. */
+static void free_procs(struct hashmap *procs)
+{
+	uint64_t pid, value;
+	size_t pos = 0;
+
+	if (!procs)
+		return;
+	while (hashmap__next(procs, &pos, &pid, &value))
+		free((void *)(uintptr_t)value);
+	hashmap__free(procs);
 }
 
 /* --- selectors --- */
@@ -438,6 +467,7 @@ int provider__new(struct kmond *k, const struct config *cfg,
 	if (!p)
 		return -ENOMEM;
 	p->procs = hashmap__new();
+	p->graves = hashmap__new();
 	p->spent_pids = hashmap__new();
 	p->skel = provider_bpf__open();
 	if (!p->skel) {
@@ -502,6 +532,24 @@ int provider__share_maps(struct provider *p, struct bpf_object *obj)
 	return 0;
 }
 
+static const char *provider__service_name(struct provider *p, uint32_t svc)
+{
+	return svc && (int)svc <= p->nnames ? p->names[svc - 1] : NULL;
+}
+
+void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
+		    struct proc_name *out)
+{
+	struct proc *proc = provider__proc(p, pid);
+	struct proc *grave = provider__grave(p, pid);
+
+	if (grave && (!proc || proc->service != svc) && grave->service == svc)
+		proc = grave;
+	out->comm = proc ? proc->comm : "";
+	out->service = provider__service_name(p, svc);
+	out->gone = !proc || proc->exited || proc == grave;
+}
+
 const char *provider__comm(struct provider *p, uint32_t pid)
 {
 	struct proc *proc = provider__proc(p, pid);
@@ -513,9 +561,7 @@ const char *provider__service(struct provider *p, uint32_t pid)
 {
 	struct proc *proc = provider__proc(p, pid);
 
-	if (!proc || !proc->service || (int)proc->service > p->nnames)
-		return NULL;
-	return p->names[proc->service - 1];
+	return proc ? provider__service_name(p, proc->service) : NULL;
 }
 
 bool provider__exited(struct provider *p, uint32_t pid)
@@ -539,6 +585,8 @@ void provider__end_interval(struct provider *p)
 	for (size_t i = 0; i < n; i++)
 		provider__proc_drop(p, gone[i]);
 	free(gone);
+	free_procs(p->graves);
+	p->graves = hashmap__new();
 }
 
 void provider__stats(struct provider *p, struct provider_stats *st)
@@ -561,16 +609,10 @@ void provider__stats(struct provider *p, struct provider_stats *st)
 
 void provider__destroy(struct provider *p)
 {
-	uint64_t pid, value;
-	size_t pos = 0;
-
 	if (!p)
 		return;
-	if (p->procs) {
-		while (hashmap__next(p->procs, &pos, &pid, &value))
-			free((void *)(uintptr_t)value);
-		hashmap__free(p->procs);
-	}
+	free_procs(p->procs);
+	free_procs(p->graves);
 	hashmap__free(p->spent_pids);
 	provider_bpf__destroy(p->skel);
 	free(p->names);

@@ -32,6 +32,17 @@ int provider__new(struct kmond *k, const struct config *cfg,
 int provider__apply(struct provider *p, const struct config *cfg);
 /* Makes obj (opened, not loaded) use the shared control maps. */
 int provider__share_maps(struct provider *p, struct bpf_object *obj);
+/* Who a kernel-side key names: process pid as the kernel saw it in
+ * service svc (0: none). When the pid was reused within the interval, the
+ * exited process is the one named if it was in svc. */
+struct proc_name {
+	const char *comm;    /* "" when unknown */
+	const char *service; /* NULL: no service */
+	bool gone;           /* exited: its kernel state can be dropped */
+};
+
+void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
+		    struct proc_name *out);
 /* comm of pid, or "" when unknown. */
 const char *provider__comm(struct provider *p, uint32_t pid);
 /* service name of pid, or NULL when no selector matched. */

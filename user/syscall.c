@@ -114,7 +114,8 @@ cleanup:
 }
 
 static void emit(struct syscall_collector *c, struct kmond *k, uint64_t ts,
-		 const struct syscall_key *key, uint64_t count)
+		 const struct syscall_key *key, const struct proc_name *who,
+		 uint64_t count)
 {
 	const char *name = syscall_name(key->nr);
 	char unnamed[32];
@@ -124,13 +125,19 @@ static void emit(struct syscall_collector *c, struct kmond *k, uint64_t ts,
 		name = unnamed;
 	}
 	record__begin(&c->rec, "syscall", ts, k->cfg.node);
-	record__process(&c->rec, key->pid, provider__comm(k->provider, key->pid),
-			provider__service(k->provider, key->pid));
+	record__process(&c->rec, key->pid, who->comm, who->service);
 	record__str(&c->rec, "syscall", name);
 	record__u64(&c->rec, "nr", key->nr);
 	record__u64(&c->rec, "count", count);
 	record__end(&c->rec);
 	exporter__send(k->exporter, &c->rec);
+}
+
+/* The user-space twin of a kernel key: 22 bits of pid (PID_MAX_LIMIT),
+ * 10 of syscall, 32 of service. */
+static uint64_t key_id(const struct syscall_key *key)
+{
+	return (uint64_t)key->svc << 32 | (uint64_t)key->pid << 10 | key->nr;
 }
 
 static void syscall_collect(void *state, struct kmond *k, uint64_t ts)
@@ -144,18 +151,21 @@ static void syscall_collect(void *state, struct kmond *k, uint64_t ts)
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		uint64_t id, total, *reported;
+		struct proc_name who;
 
 		key = next;
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
 		total = map_percpu_sum(fd, &key);
-		id = (uint64_t)key.pid << 32 | key.nr;
+		id = key_id(&key);
 		reported = hashmap__find(c->reported, id);
+		provider__name(k->provider, key.pid, key.svc, &who);
 		if (total > (reported ? *reported : 0))
-			emit(c, k, ts, &key, total - (reported ? *reported : 0));
+			emit(c, k, ts, &key, &who,
+			     total - (reported ? *reported : 0));
 		hashmap__set(c->reported, id, total);
 		/* A process that exited counts no more: forget it (after its
 		 * last counts went out), so the map never fills with the dead. */
-		if (provider__exited(k->provider, key.pid)) {
+		if (who.gone) {
 			if (ngone == cap) {
 				cap = cap ? cap * 2 : 64;
 				gone = realloc(gone, cap * sizeof(*gone));
@@ -167,8 +177,7 @@ static void syscall_collect(void *state, struct kmond *k, uint64_t ts)
 	}
 	for (size_t i = 0; i < ngone; i++) {
 		bpf_map_delete_elem(fd, &gone[i]);
-		hashmap__delete(c->reported,
-				(uint64_t)gone[i].pid << 32 | gone[i].nr);
+		hashmap__delete(c->reported, key_id(&gone[i]));
 	}
 	free(gone);
 }

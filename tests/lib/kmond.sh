@@ -67,3 +67,8 @@ expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
 	echo "ok: $1 = $3"
 }
+
+# prog_ids PID: the ids of the BPF programs a process holds, sorted.
+prog_ids() {
+	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -n | tr '\n' ' '
+}
