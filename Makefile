@@ -105,8 +105,11 @@ $(OUT)/$(notdir $(1:/=)): $(patsubst %.c,$(OUT)/%.o,$(wildcard $(1)*.c)) $(LIB_O
 endef
 $(foreach d,$(TOOL_DIRS),$(eval $(call tool_rule,$(d))))
 
+# kmond refuses a config anyone but root can write: run on a root-owned
+# copy, so a checkout owned by a user still works with sudo.
 run: $(OUT)/kmond
-	$(OUT)/kmond -c $(CONFIG)
+	$(Q)install -m 0644 $(CONFIG) $(OUT)/run.yaml
+	$(OUT)/kmond -c $(OUT)/run.yaml
 
 test: all $(UNIT_BINS) $(HELPER_BINS)
 	$(Q)tests/run $(OUT)

@@ -15,6 +15,7 @@
 #include "exporter.h"
 #include "kmond.h"
 #include "log.h"
+#include "privilege.h"
 #include "provider.h"
 #include "record.h"
 #include "stats.h"
@@ -187,7 +188,7 @@ static void reload(struct kmond *k)
 	char err[1024];
 
 	log_info("SIGHUP: reloading %s", k->cfg.file);
-	if (config__load(&next, k->cfg.file, err, sizeof(err))) {
+	if (daemon__load_config(&next, k->cfg.file, err, sizeof(err))) {
 		log_error("%s", err);
 		log_error("reload refused: still running the previous configuration");
 		k->reload_failures++;
@@ -275,11 +276,20 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+int daemon__load_config(struct config *cfg, const char *path, char *err,
+			size_t errlen)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	if (privilege__check_config(path, err, errlen))
+		return -1;
+	return config__load(cfg, path, err, errlen);
+}
+
 int daemon__run(struct config *cfg, uint64_t duration_ns)
 {
 	struct kmond k = { .cfg = *cfg };
 	char err[1024];
-	int ret = 1;
+	int ret = 1, err_drop;
 
 	memset(cfg, 0, sizeof(*cfg)); /* k owns it now */
 	libbpf_set_print(libbpf_log);
@@ -294,6 +304,11 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 		goto cleanup;
 	if (collectors_start(&k))
 		goto cleanup;
+	err_drop = privilege__drop();
+	if (err_drop) {
+		log_error("failed to drop capabilities: %s", strerror(-err_drop));
+		goto cleanup;
+	}
 	log_info("running on %s, interval %llu ms", k.cfg.file,
 		 (unsigned long long)(k.cfg.interval_ns / 1000000));
 	run_loop(&k, duration_ns);

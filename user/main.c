@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 		daemon__probe();
 		return 0;
 	}
-	if (config__load(&cfg, path, err, sizeof(err))) {
+	if (daemon__load_config(&cfg, path, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
