@@ -45,6 +45,9 @@ LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -Iuser -MMD -MP
 
+# Test workloads (tests/helpers, tests/*.c) are built without sanitizers:
+# their syscalls are what the tests count, and ASan's runtime makes its own.
+HELPER_CFLAGS := $(CFLAGS)
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
@@ -91,12 +94,12 @@ $(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(LIB_OBJS)
 $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+	$(Q)$(CC) $(HELPER_CFLAGS) $< -o $@ $(LDLIBS)
 
 $(OUT)/tests/%: tests/%.c | deps
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS)
+	$(Q)$(CC) $(HELPER_CFLAGS) $< -o $@ $(LDLIBS)
 
 define tool_rule
 $(OUT)/$(notdir $(1:/=)): $(patsubst %.c,$(OUT)/%.o,$(wildcard $(1)*.c)) $(LIB_OBJS)

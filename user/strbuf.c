@@ -57,14 +57,20 @@ void strbuf__adds(struct strbuf *sb, const char *s)
 
 void strbuf__addf(struct strbuf *sb, const char *fmt, ...)
 {
+	char small[128];
 	va_list ap;
 	int n;
 
+	/* Most fields are short: format once into a stack buffer. */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
+	if ((size_t)n < sizeof(small)) {
+		strbuf__add(sb, small, (size_t)n);
+		return;
+	}
 	strbuf__grow(sb, (size_t)n);
 	va_start(ap, fmt);
 	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
