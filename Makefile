@@ -19,7 +19,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test unit clean
+.PHONY: all deps run test fuzz fuzzers clean
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -51,6 +51,9 @@ HELPER_CFLAGS := $(CFLAGS)
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(SANITIZE),fuzz)
+CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 endif
 
 all: $(OUT)/kmond $(TOOL_BINS)
@@ -117,7 +120,32 @@ run: $(OUT)/kmond
 test: all $(UNIT_BINS) $(HELPER_BINS)
 	$(Q)tests/run $(OUT)
 
+# libFuzzer targets (clang), each run FUZZ_SECONDS on its seed corpus;
+# crashes land in build-fuzz/crashes.
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
+
+$(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
+
+fuzzers: $(FUZZ_BINS)
+
+fuzz: | deps
+	$(Q)$(MAKE) --no-print-directory OUT=build-fuzz CC=clang SANITIZE=fuzz fuzzers
+	$(Q)mkdir -p build-fuzz/crashes
+	$(Q)set -e; for f in $(FUZZ_SRCS:tests/fuzz/%.c=%); do \
+		corpus=tests/fuzz/corpus/$${f#fuzz_}; work=build-fuzz/corpus/$${f#fuzz_}; \
+		mkdir -p $$work; echo "  FUZZ     $$f ($(FUZZ_SECONDS)s)"; \
+		build-fuzz/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/crashes/ $$work $$corpus 2>build-fuzz/$$f.log || \
+			{ tail -30 build-fuzz/$$f.log; exit 1; }; \
+		grep -h 'stat::number_of_executed_units' build-fuzz/$$f.log; \
+	done
+
 clean:
-	rm -rf $(OUT)
+	rm -rf $(OUT) build-san build-fuzz
 
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-	librdkafka-dev libyaml-dev pkg-config linux-libc-dev
+	librdkafka-dev libyaml-dev pkg-config linux-libc-dev libclang-rt-14-dev
 	kcat iproute2 procps python3 coreutils util-linux
 )
 
@@ -21,6 +21,9 @@ have_everything() {
 		[ -e "/usr/include/$header" ] ||
 			[ -e "/usr/include/x86_64-linux-gnu/$header" ] || return 1
 	done
+	# libFuzzer's runtime (make fuzz)
+	ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
+		>/dev/null 2>&1 || return 1
 }
 
 if [ "${1:-}" = "--if-missing" ] && have_everything; then
