@@ -67,7 +67,6 @@ static __always_inline int handle_sys_enter(long nr)
 		}
 		__sync_fetch_and_add(v, 1);
 	}
-	count_stat(SYSCALL_EVENTS);
 	return 0;
 }
 

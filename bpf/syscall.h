@@ -16,8 +16,9 @@ struct syscall_key {
 };
 
 enum syscall_stat {
-	SYSCALL_EVENTS,   /* syscalls counted */
-	SYSCALL_MAP_FULL, /* syscalls lost: no room for a new (pid, nr) */
+	/* Syscalls lost: no room for a new (pid, nr). The ones counted are
+	 * the sum of the counts: no second counter on the hot path. */
+	SYSCALL_MAP_FULL,
 	SYSCALL_NR_STATS,
 };
 

@@ -217,6 +217,7 @@ static void reload(struct kmond *k)
 		else if (r->state)
 			r->ops->apply(r->state, &k->cfg);
 	}
+	probe__release();
 	config__free(&old);
 	k->reloads++;
 	log_info("reloaded %s", k->cfg.file);
@@ -304,6 +305,7 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 		goto cleanup;
 	if (collectors_start(&k))
 		goto cleanup;
+	probe__release();
 	err_drop = privilege__drop();
 	if (err_drop) {
 		log_error("failed to drop capabilities: %s", strerror(-err_drop));
@@ -315,6 +317,7 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 	ret = 0;
 cleanup:
 	collectors_stop();
+	probe__release();
 	ring_buffer__free(k.rb);
 	provider__destroy(k.provider);
 	exporter__free(k.exporter);

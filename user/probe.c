@@ -40,6 +40,12 @@ void probe__mount_tracefs(void)
 		log_debug("mounted tracefs on " TRACEFS);
 }
 
+void probe__release(void)
+{
+	btf__free(vmlinux_btf);
+	vmlinux_btf = NULL;
+}
+
 static const struct btf *kernel_btf(void)
 {
 	if (!vmlinux_btf) {

@@ -50,6 +50,9 @@ int probe__select(struct bpf_object *obj, const struct hook *hooks,
 /* Prints one line per hook: its choice and why the others lost. */
 void probe__describe(const char *collector, const struct hook *hooks,
 		     int nhooks);
+/* Frees the kernel BTF probing parsed (megabytes); the next probe
+ * parses it again. */
+void probe__release(void);
 /* libbpf finds tracepoint ids in tracefs; mount it if nobody has. */
 void probe__mount_tracefs(void);
 

@@ -26,6 +26,7 @@ struct syscall_collector {
 	struct syscall_bpf *skel;
 	/* (pid << 32 | nr) -> count already reported */
 	struct hashmap *reported;
+	uint64_t events; /* syscalls counted, over every key ever read */
 	struct record rec;
 };
 
@@ -159,9 +160,11 @@ static void syscall_collect(void *state, struct kmond *k, uint64_t ts)
 		id = key_id(&key);
 		reported = hashmap__find(c->reported, id);
 		provider__name(k->provider, key.pid, key.svc, &who);
-		if (total > (reported ? *reported : 0))
+		if (total > (reported ? *reported : 0)) {
 			emit(c, k, ts, &key, &who,
 			     total - (reported ? *reported : 0));
+			c->events += total - (reported ? *reported : 0);
+		}
 		hashmap__set(c->reported, id, total);
 		/* A process that exited counts no more: forget it (after its
 		 * last counts went out), so the map never fills with the dead. */
@@ -186,9 +189,9 @@ static void syscall_stats(void *state, struct collector_stats *st)
 {
 	struct syscall_collector *c = state;
 	int fd = bpf_map__fd(c->skel->maps.syscall_stats);
-	__u32 events = SYSCALL_EVENTS, full = SYSCALL_MAP_FULL;
+	__u32 full = SYSCALL_MAP_FULL;
 
-	st->events = map_percpu_sum(fd, &events);
+	st->events = c->events;
 	st->lost = map_percpu_sum(fd, &full);
 }
 
