@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,6 +41,38 @@ int procinfo__cgroups(uint32_t pid, char *buf, size_t len)
 		return -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+int procinfo__parse_ppid(const char *stat_line, uint32_t *ppid)
+{
+	/* comm ends at the last ')': it may contain ')' itself. */
+	const char *close = strrchr(stat_line, ')');
+	unsigned long v;
+	char state, *end;
+
+	if (!close || close[1] != ' ' || !close[2] || close[3] != ' ')
+		return -1;
+	state = close[2];
+	if (!isalpha((unsigned char)state))
+		return -1;
+	errno = 0;
+	v = strtoul(close + 4, &end, 10);
+	if (errno || end == close + 4 || (*end != ' ' && *end != '\0' &&
+					  *end != '\n') ||
+	    v > UINT32_MAX)
+		return -1;
+	*ppid = (uint32_t)v;
+	return 0;
+}
+
+void procinfo__parse_comm(const char *text, char comm[16])
+{
+	size_t n = strcspn(text, "\n");
+
+	if (n > 15)
+		n = 15;
+	memcpy(comm, text, n);
+	comm[n] = '\0';
 }
 
 /* Calls fn on the path of each "id:controllers:path" line; stops at the

@@ -13,6 +13,12 @@ int procinfo__exe(uint32_t pid, char *buf, size_t len);
 /* The text of /proc/pid/cgroup: "id:controllers:path" lines. */
 int procinfo__cgroups(uint32_t pid, char *buf, size_t len);
 
+/* The parent pid in a /proc/pid/stat line: "pid (comm) S ppid ...",
+ * where comm may hold spaces, parentheses and any byte. 0 or -1. */
+int procinfo__parse_ppid(const char *stat_line, uint32_t *ppid);
+/* The comm of /proc/pid/comm text: at most 15 bytes, newline removed. */
+void procinfo__parse_comm(const char *text, char comm[16]);
+
 /* Whether any line of a /proc/pid/cgroup text has a path under prefix
  * (whole components: /a/b is under /a, /ab is not). */
 bool cgroups_under(const char *text, const char *prefix);

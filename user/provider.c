@@ -359,18 +359,13 @@ static int read_proc_line(uint32_t pid, const char *file, char *buf,
 	return 0;
 }
 
-/* "pid (comm) S ppid ...": comm may hold spaces and ')' itself. */
 static int read_ppid(uint32_t pid, uint32_t *ppid)
 {
 	char line[1024];
-	char *close;
 
 	if (read_proc_line(pid, "stat", line, sizeof(line)))
 		return -1;
-	close = strrchr(line, ')');
-	if (!close || sscanf(close + 1, " %*c %u", ppid) != 1)
-		return -1;
-	return 0;
+	return procinfo__parse_ppid(line, ppid);
 }
 
 static void provider__scan(struct provider *p)
@@ -393,13 +388,11 @@ static void provider__scan(struct provider *p)
 		if (read_proc_line(pid, "comm", comm, sizeof(comm)) ||
 		    read_ppid(pid, &ppid))
 			continue; /* exited meanwhile */
-		comm[strcspn(comm, "\n")] = '\0';
 		/* An exec event may have raced ahead of the scan. */
 		if (provider__proc(p, pid))
 			continue;
 		proc = provider__proc_add(p, pid);
-		/* The kernel's comm is at most 15 bytes; /proc adds '\n'. */
-		memcpy(proc->comm, comm, sizeof(proc->comm) - 1);
+		procinfo__parse_comm(comm, proc->comm);
 		proc->ppid = ppid;
 	}
 	closedir(dir);

@@ -61,6 +61,37 @@ static void test_cgroup_lines(void)
 	CHECK(!cgroups_under("", "/"));
 }
 
+static void test_stat_lines(void)
+{
+	uint32_t ppid = 0;
+	char comm[16];
+
+	CHECK(procinfo__parse_ppid("42 (bash) S 7 42 42 0", &ppid) == 0 &&
+	      ppid == 7);
+	/* comm with spaces, parentheses and a newline */
+	CHECK(procinfo__parse_ppid("42 (a) b (c)) R 9 1 1", &ppid) == 0 &&
+	      ppid == 9);
+	CHECK(procinfo__parse_ppid("42 (x\n) S 11\n", &ppid) == 0 && ppid == 11);
+	/* malformed: no ')', no state, no ppid, junk, overflow, empty */
+	CHECK(procinfo__parse_ppid("42 bash S 7", &ppid) == -1);
+	CHECK(procinfo__parse_ppid("42 (bash)", &ppid) == -1);
+	CHECK(procinfo__parse_ppid("42 (bash) S", &ppid) == -1);
+	CHECK(procinfo__parse_ppid("42 (bash) S x", &ppid) == -1);
+	CHECK(procinfo__parse_ppid("42 (bash) S 7x 1", &ppid) == -1);
+	CHECK(procinfo__parse_ppid("42 (bash) 1 7", &ppid) == -1);
+	CHECK(procinfo__parse_ppid("42 (bash) S 99999999999", &ppid) == -1);
+	CHECK(procinfo__parse_ppid("", &ppid) == -1);
+
+	procinfo__parse_comm("nginx\n", comm);
+	CHECK_STR(comm, "nginx");
+	procinfo__parse_comm("a-very-long-name-beyond-15\n", comm);
+	CHECK_STR(comm, "a-very-long-nam");
+	procinfo__parse_comm("", comm);
+	CHECK_STR(comm, "");
+	procinfo__parse_comm("\x01\xff\n", comm);
+	CHECK_STR(comm, "\x01\xff");
+}
+
 static void test_self(void)
 {
 	char buf[4096];
@@ -76,6 +107,7 @@ int main(void)
 {
 	test_container_ids();
 	test_cgroup_lines();
+	test_stat_lines();
 	test_self();
 	return unit_done("procinfo");
 }
