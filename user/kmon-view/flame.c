@@ -457,7 +457,9 @@ static void frame_label(struct strbuf *sb, const char *name, double w)
 
 /* Click a frame to zoom into it (ancestors stretch to full width, others
  * hide); click the "Reset Zoom" text or press Escape to come back. The
- * frames keep their first geometry in attributes so zooming is exact. */
+ * frames keep their first geometry in attributes so zooming is exact.
+ * FILE.svg#zoom=NAME opens zoomed into the first frame named NAME (a link
+ * to share; the tests use it to drive the script). */
 static const char flame_js[] =
 	"var FULL = 0, PAD = 0, CW = 0;\n"
 	"var frames = [], details, unzoom;\n"
@@ -529,6 +531,16 @@ static const char flame_js[] =
 	"  document.addEventListener('keydown', function (e) {\n"
 	"    if (e.key === 'Escape') reset();\n"
 	"  });\n"
+	"  var m = /^#zoom=(.*)$/.exec(location.hash);\n"
+	"  if (m) {\n"
+	"    var want = decodeURIComponent(m[1]);\n"
+	"    for (var j = 0; j < frames.length; j++)\n"
+	"      if (frames[j].getAttribute('data-n') === want) {\n"
+	"        zoom(frames[j]);\n"
+	"        break;\n"
+	"      }\n"
+	"  }\n"
+	"  root.setAttribute('data-ready', '1');\n"
 	"});\n";
 
 static void svg__frame(struct strbuf *sb, const struct flame *f,
