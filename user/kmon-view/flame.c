@@ -67,16 +67,6 @@ struct layout {
 	uint32_t max_depth;
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "kmon-view: out of memory\n");
-		abort();
-	}
-	return p;
-}
-
 static uint64_t fnv1a(const void *data, size_t len, uint64_t h)
 {
 	const unsigned char *p = data;
@@ -108,7 +98,7 @@ static void strtab__grow(struct strtab *t)
 	t->nslots = t->nslots ? t->nslots * 2 : 1024;
 	t->slots = calloc(t->nslots, sizeof(*t->slots));
 	if (!t->slots)
-		xrealloc(NULL, SIZE_MAX); /* aborts */
+		view__oom();
 	for (i = 0; i < t->n; i++)
 		t->slots[strtab__find_slot(t, t->names[i],
 					   strlen(t->names[i]))] =
@@ -127,11 +117,9 @@ static uint32_t strtab__intern(struct strtab *t, const char *s)
 		return t->slots[slot] - 1;
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 256;
-		t->names = xrealloc(t->names, t->cap * sizeof(*t->names));
+		t->names = view__realloc(t->names, t->cap * sizeof(*t->names));
 	}
-	t->names[t->n] = strdup(s);
-	if (!t->names[t->n])
-		xrealloc(NULL, SIZE_MAX);
+	t->names[t->n] = view__strdup(s);
 	t->slots[slot] = (uint32_t)t->n + 1;
 	return (uint32_t)t->n++;
 }
@@ -164,7 +152,7 @@ static void stacktab__grow(struct stacktab *t)
 	t->nslots = t->nslots ? t->nslots * 2 : 1024;
 	t->slots = calloc(t->nslots, sizeof(*t->slots));
 	if (!t->slots)
-		xrealloc(NULL, SIZE_MAX);
+		view__oom();
 	for (i = 0; i < t->n; i++)
 		t->slots[stacktab__find_slot(t, t->v[i].ids, t->v[i].n)] =
 			(uint32_t)i + 1;
@@ -187,10 +175,10 @@ static void stacktab__add(struct stacktab *t, const uint32_t *ids,
 	if (!t->slots[slot]) {
 		if (t->n == t->cap) {
 			t->cap = t->cap ? t->cap * 2 : 256;
-			t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+			t->v = view__realloc(t->v, t->cap * sizeof(*t->v));
 		}
 		s = &t->v[t->n];
-		s->ids = xrealloc(NULL, n * sizeof(*ids));
+		s->ids = view__realloc(NULL, n * sizeof(*ids));
 		memcpy(s->ids, ids, n * sizeof(*ids));
 		s->n = n;
 		s->ns = s->count = 0;
@@ -237,7 +225,7 @@ static void flame__push(struct flame *f, size_t *n, const char *name,
 {
 	if (*n == f->scratch_cap) {
 		f->scratch_cap = f->scratch_cap ? f->scratch_cap * 2 : 64;
-		f->scratch = xrealloc(f->scratch,
+		f->scratch = view__realloc(f->scratch,
 				      f->scratch_cap * sizeof(*f->scratch));
 	}
 	/* process frames keep their text: "+0x" in a comm is no offset */
@@ -356,7 +344,7 @@ static void layout__emit(struct layout *l, uint32_t depth, uint32_t id,
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 1024;
-		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+		l->v = view__realloc(l->v, l->cap * sizeof(*l->v));
 	}
 	l->v[l->n++] = (struct frame){ depth, id, start, ns, count };
 	if (depth > l->max_depth)
@@ -388,7 +376,7 @@ static void layout__build(const struct flame *f, struct layout *l)
 		}
 		if (s->n > cap) {
 			cap = s->n;
-			open = xrealloc(open, cap * sizeof(*open));
+			open = view__realloc(open, cap * sizeof(*open));
 		}
 		for (; nopen < s->n; nopen++)
 			open[nopen] = (struct frame){ 0, s->ids[nopen], x, 0,
@@ -450,6 +438,8 @@ static void frame_label(struct strbuf *sb, const char *name, double w)
 	while ((p[len] & 0xc0) == 0x80)
 		len++;
 	copy = strndup(name, len);
+	if (!copy)
+		view__oom();
 	svg__escape(sb, copy);
 	strbuf__adds(sb, "..");
 	free(copy);

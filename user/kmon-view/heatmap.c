@@ -50,11 +50,7 @@ static void samples__add(struct samples *s, uint64_t ts, uint64_t lat,
 		return;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 1024;
-		s->v = realloc(s->v, s->cap * sizeof(*s->v));
-		if (!s->v) {
-			fprintf(stderr, "kmon-view: out of memory\n");
-			abort();
-		}
+		s->v = view__realloc(s->v, s->cap * sizeof(*s->v));
 	}
 	s->v[s->n++] = (struct sample){ ts, lat, weight };
 }
@@ -186,10 +182,8 @@ static int grid__build(struct grid *g, const struct samples *s,
 	g->rmin = rmin;
 	g->nrows = rmax - rmin + 1;
 	g->cells = calloc((size_t)g->ncols * g->nrows, sizeof(*g->cells));
-	if (!g->cells) {
-		fprintf(stderr, "kmon-view: out of memory\n");
-		abort();
-	}
+	if (!g->cells)
+		view__oom();
 	for (i = 0; i < s->n; i++) {
 		uint64_t *cell;
 

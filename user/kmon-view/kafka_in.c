@@ -215,7 +215,7 @@ int input__read_kafka(const struct view_opts *o, const char *const *kinds,
 	int i, ret = 0;
 
 	if (!k)
-		abort();
+		view__oom();
 	k->rk = kafka_in__new(o->brokers);
 	if (!k->rk) {
 		ret = VIEW_RUNTIME;

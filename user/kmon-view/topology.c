@@ -41,26 +41,9 @@ struct topo {
 	uint64_t records;
 };
 
-static void *xrealloc(void *p, size_t n)
+static char *strdup_or_null(const char *s)
 {
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "kmon-view: out of memory\n");
-		abort();
-	}
-	return p;
-}
-
-static char *xstrdup_or_null(const char *s)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		xrealloc(NULL, SIZE_MAX);
-	return d;
+	return s ? view__strdup(s) : NULL;
 }
 
 static bool same_name(const char *a, const char *b)
@@ -79,10 +62,10 @@ static struct edge *topo__edge(struct topo *t, const char *src,
 			return &t->edges[i];
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
-		t->edges = xrealloc(t->edges, t->cap * sizeof(*t->edges));
+		t->edges = view__realloc(t->edges, t->cap * sizeof(*t->edges));
 	}
-	t->edges[t->n] = (struct edge){ .src = xstrdup_or_null(src),
-					.dst = xstrdup_or_null(dst) };
+	t->edges[t->n] = (struct edge){ .src = strdup_or_null(src),
+					.dst = strdup_or_null(dst) };
 	return &t->edges[t->n++];
 }
 
@@ -121,7 +104,7 @@ static int topo__record(const struct json_value *rec, const char *kind,
 	json__u64(json__get(rec, "ts"), &ts);
 	if (t->nts == t->cap_ts) {
 		t->cap_ts = t->cap_ts ? t->cap_ts * 2 : 256;
-		t->ts = xrealloc(t->ts, t->cap_ts * sizeof(*t->ts));
+		t->ts = view__realloc(t->ts, t->cap_ts * sizeof(*t->ts));
 	}
 	t->ts[t->nts++] = ts;
 	t->records++;
@@ -203,7 +186,7 @@ static int node_id(char **names, size_t *n, const char *name)
 
 static void dot__render(struct topo *t, struct strbuf *sb)
 {
-	char **names = xrealloc(NULL, 2 * t->n * sizeof(*names));
+	char **names = view__realloc(NULL, 2 * t->n * sizeof(*names));
 	char from[32], to[32], buf[64], p50[32], p95[32], p99[32];
 	uint64_t interval, span = topo__span(t, &interval), max_req = 1;
 	double secs = (double)span / 1e9;

@@ -11,6 +11,29 @@
 
 #include "view.h"
 
+void view__oom(void)
+{
+	fprintf(stderr, "kmon-view: out of memory\n");
+	abort();
+}
+
+void *view__realloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		view__oom();
+	return p;
+}
+
+char *view__strdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		view__oom();
+	return d;
+}
+
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
 /* Length of the valid UTF-8 sequence at s, 0 when invalid. */

@@ -103,6 +103,11 @@ int filter__check(const struct view_opts *o, const struct json_value *rec,
  * stdout. Returns 0 or VIEW_RUNTIME. */
 int output__write(const struct view_opts *o, const struct strbuf *out);
 
+/* Allocation failure aborts, like strbuf: nothing useful can follow. */
+void view__oom(void) __attribute__((noreturn));
+void *view__realloc(void *p, size_t n);
+char *view__strdup(const char *s);
+
 /* SVG and text helpers */
 /* XML-escapes s; bytes XML 1.0 forbids (control bytes, U+FFFE/U+FFFF)
  * become U+FFFD so the document always parses. */
