@@ -8,12 +8,13 @@ packages=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 	librdkafka-dev libyaml-dev pkg-config linux-libc-dev libclang-rt-14-dev
 	kcat iproute2 procps python3 coreutils util-linux
+	graphviz chromium
 )
 
 # One probe per package whose absence the build or the tests would hit.
 have_everything() {
 	local tool header
-	for tool in clang llc bpftool kcat ip python3 gcc make; do
+	for tool in clang llc bpftool kcat ip python3 gcc make dot chromium; do
 		command -v "$tool" >/dev/null 2>&1 || return 1
 	done
 	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka_mock.h \
