@@ -70,6 +70,7 @@ static void add_stats(struct sink_stats *sum, const struct sink_stats *st)
 	sum->sent += st->sent;
 	sum->delivered += st->delivered;
 	sum->failed += st->failed;
+	sum->dropped += st->dropped;
 	sum->queued += st->queued;
 }
 

@@ -32,6 +32,7 @@ void record__begin(struct record *r, const char *kind, uint64_t ts_ns,
 	strbuf__reset(&r->json);
 	snprintf(r->kind, sizeof(r->kind), "%s", kind);
 	r->key[0] = '\0';
+	r->node = node;
 	r->depth = 0;
 	r->need_comma = false;
 	strbuf__addc(&r->json, '{');

@@ -56,6 +56,7 @@ static void test_record(void)
 		  "\"count\":18446744073709551615,\"delta\":-5}");
 	CHECK_STR(r.kind, "syscall");
 	CHECK_STR(r.key, "web");
+	CHECK_STR(r.node, "node-1");
 
 	/* No service: null in JSON, the pid as the Kafka key. */
 	record__begin(&r, "offcpu", 1, "n");
