@@ -7,13 +7,13 @@ set -euo pipefail
 packages=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 	librdkafka-dev libyaml-dev pkg-config linux-libc-dev
-	kcat iproute2 procps python3 coreutils util-linux
+	kcat graphviz iproute2 procps python3 coreutils util-linux
 )
 
 # One probe per package whose absence the build or the tests would hit.
 have_everything() {
 	local tool header
-	for tool in clang llc bpftool kcat ip python3 gcc make; do
+	for tool in clang llc bpftool kcat dot ip python3 gcc make; do
 		command -v "$tool" >/dev/null 2>&1 || return 1
 	done
 	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka_mock.h \
