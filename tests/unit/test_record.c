@@ -83,6 +83,18 @@ static void test_record(void)
 	record__begin(&r, "stats", 2, "n");
 	record__end(&r);
 	CHECK_STR(r.json.buf, "{\"kind\":\"stats\",\"ts\":2,\"node\":\"n\"}");
+
+	/* Integer edges (encoded without printf). */
+	record__begin(&r, "stats", 0, "n");
+	record__i64(&r, "min", INT64_MIN);
+	record__i64(&r, "max", INT64_MAX);
+	record__i64(&r, "zero", 0);
+	record__u64(&r, "ten", 10);
+	record__end(&r);
+	CHECK_STR(r.json.buf, "{\"kind\":\"stats\",\"ts\":0,\"node\":\"n\","
+			      "\"min\":-9223372036854775808,"
+			      "\"max\":9223372036854775807,\"zero\":0,"
+			      "\"ten\":10}");
 	record__free(&r);
 }
 
