@@ -57,6 +57,9 @@ out=$("$KMOND" -c "$WORK/good.yaml" --check 2>&1)
 expect_eq "exit code of --check (good)" $? 0
 expect_eq "--check output (good)" "$out" "$WORK/good.yaml: ok"
 
+out=$("$KMOND" -c configs/kafka-demo.yaml --check 2>&1)
+expect_eq "--check on configs/kafka-demo.yaml" "$out" "configs/kafka-demo.yaml: ok"
+
 # SIGHUP with a bad property: refused with file:line:col, and the Kafka
 # sink that was running keeps delivering.
 start_broker -p 0
