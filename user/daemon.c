@@ -209,6 +209,7 @@ static void reload(struct kmond *k)
 	if (exporter) {
 		/* The old sinks flush what they hold before they close. */
 		exporter__flush(k->exporter, EXIT_FLUSH_MS);
+		exporter__inherit(exporter, k->exporter);
 		exporter__free(k->exporter);
 		k->exporter = exporter;
 	} else {

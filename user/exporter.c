@@ -87,6 +87,19 @@ void exporter__stats(struct exporter *e, struct exporter_stats *st)
 	}
 }
 
+void exporter__inherit(struct exporter *e, struct exporter *old)
+{
+	struct exporter_stats st;
+
+	exporter__stats(old, &st);
+	e->records += st.records;
+	/* What old still holds is lost when it closes: count it failed now
+	 * so the totals stay monotonic and add up. */
+	st.sinks.failed += st.sinks.queued;
+	st.sinks.queued = 0;
+	add_stats(&e->closed, &st.sinks);
+}
+
 void exporter__free(struct exporter *e)
 {
 	if (!e)

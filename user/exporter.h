@@ -27,6 +27,9 @@ void exporter__flush(struct exporter *e, int timeout_ms);
 void exporter__reopen(struct exporter *e);
 void exporter__stats(struct exporter *e, struct exporter_stats *st);
 void exporter__free(struct exporter *e); /* NULL-safe; flushes first */
+/* A reload replaced old by e: e's stats go on from old's totals. Call
+ * after the final flush of old, before freeing it. */
+void exporter__inherit(struct exporter *e, struct exporter *old);
 /* Whether two configs describe the same sinks. */
 int exporter__same_sinks(const struct config *a, const struct config *b);
 

@@ -61,7 +61,8 @@ out=$("$KMOND" -c configs/kafka-demo.yaml --check 2>&1)
 expect_eq "--check on configs/kafka-demo.yaml" "$out" "configs/kafka-demo.yaml: ok"
 
 # SIGHUP with a bad property: refused with file:line:col, and the Kafka
-# sink that was running keeps delivering.
+# sink that was running keeps delivering. Then a good change: a new
+# producer, and the stats go on from the old one's totals.
 start_broker -p 0
 cp "$BUILD/tests/kmt_getppid" "$WORK/kmt_getppid"
 write_config() {
@@ -73,6 +74,7 @@ services:
 collectors:
   syscall: { syscalls: [getppid] }
 exporters:
+  - { type: file, path: "-" }
   - type: kafka
     brokers: "$BROKERS"
     properties: { $1 }
@@ -83,15 +85,33 @@ start_kmond "$WORK/kmond.yaml"
 write_config 'linger.ms: "5", batch.size: lots'
 kill -HUP "$KMOND_PID"
 wait_for_log "reload refused" 5 || fail "the bad reload was not refused"
-grep -q "^kmond: error: $WORK/kmond.yaml:10:35: properties: Invalid value for configuration property \"batch.size\"" \
+grep -q "^kmond: error: $WORK/kmond.yaml:11:35: properties: Invalid value for configuration property \"batch.size\"" \
 	"$WORK/kmond.err" || fail "no file:line:col for the bad reload"
 echo "ok: reload refused: $(grep -m1 "batch.size" "$WORK/kmond.err")"
 "$WORK/kmt_getppid" 777 &
 pid=$!
 wait $pid
 sleep 0.6
+write_config 'linger.ms: "10"'
+kill -HUP "$KMOND_PID"
+wait_for_log "reloaded" 5 || fail "the good reload was not applied"
+"$WORK/kmt_getppid" 555 &
+pid2=$!
+wait $pid2
+sleep 0.6
 stop_kmond
 consume kmon.syscall "$WORK/syscall.kcat"
 $KAFKA_MSGS payloads "$WORK/syscall.kcat" >"$WORK/syscall.json"
 got=$($RECORDS "$WORK/syscall.json" --kind syscall --where pid=$pid --sum count)
 expect_eq "getppid count delivered after the refused reload" "$got" 777
+got=$($RECORDS "$WORK/syscall.json" --kind syscall --where pid=$pid2 --sum count)
+expect_eq "getppid count delivered by the new producer" "$got" 555
+# records and delivered never go back, across the producer swap.
+python3 -c 'import json, sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"kind\":\"stats\"" in l]
+for a, b in zip(s, s[1:]):
+    for k in ("records", "delivered"):
+        if b[k] < a[k]:
+            sys.exit(f"{k} went from {a[k]} to {b[k]}")
+print("ok: %d stats records, delivered rises to %d" % (len(s), s[-1]["delivered"]))' \
+	"$WORK/out.json" || fail "stats reset by the reload"
