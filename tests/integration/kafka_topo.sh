@@ -86,6 +86,12 @@ line = sys.stdin.read()
 print(json.loads(line)[sys.argv[1]] if line else 0)' "$2"
 }
 
+# The CLI: usage errors and bad librdkafka properties exit 2.
+"$KMON_TOPO" >/dev/null 2>&1
+expect_eq "kmon-topo without -b" $? 2
+out=$("$KMON_TOPO" -b 127.0.0.1:1 -X no.such.property=1 2>&1)
+expect_eq "kmon-topo with a bad -X" "$? $out" '2 kmon-topo: No such configuration property: "no.such.property"'
+
 # librdkafka's mock coordinator waits for a member that left to time out
 # before the group can rebalance: keep that short.
 FAST_GROUP="-X session.timeout.ms=6000 -X heartbeat.interval.ms=1000"
