@@ -284,7 +284,7 @@ static int kafka__open(struct sink **out, const struct exporter_cfg *cfg,
 		ret = -ENOMEM;
 		goto cleanup;
 	}
-	/* Only for records whose JSON carries no node (see record_node). */
+	/* Only for records built without a node (see record_node). */
 	if (gethostname(s->hostname, sizeof(s->hostname) - 1))
 		snprintf(s->hostname, sizeof(s->hostname), "unknown");
 
@@ -331,82 +331,12 @@ static int kafka__topic(struct sink *s, const char *kind)
 	return i;
 }
 
-static int hexval(char c)
+/* The "node" header: the node record__begin was given, so header and
+ * body always agree. Falls back to the host name for a record built
+ * without one. */
+static const char *record_node(const struct sink *s, const struct record *r)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Decodes the JSON string body p[0..len) (escapes as strbuf__add_json_str
- * writes them) into buf. Returns the decoded length. */
-static size_t json_unescape(const char *p, size_t len, char *buf, size_t size)
-{
-	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-	size_t i = 0, n = 0;
-	const char *e;
-
-	while (i < len && n < size) {
-		if (p[i] != '\\' || i + 1 >= len) {
-			buf[n++] = p[i++];
-			continue;
-		}
-		e = strchr(from, p[i + 1]);
-		if (e && p[i + 1]) {
-			buf[n++] = to[e - from];
-			i += 2;
-		} else if (p[i + 1] == 'u' && i + 5 < len && p[i + 2] == '0' &&
-			   p[i + 3] == '0' && hexval(p[i + 4]) >= 0 &&
-			   hexval(p[i + 5]) >= 0) {
-			buf[n++] = hexval(p[i + 4]) << 4 | hexval(p[i + 5]);
-			i += 6;
-		} else {
-			buf[n++] = p[i++];
-		}
-	}
-	return n;
-}
-
-/* The "node" header: the node the record itself names, so header and
- * body always agree. record__begin writes {"kind":..,"ts":..,"node":..
- * first; ',"node":' cannot occur inside a JSON string (the quote would
- * be escaped), so its first occurrence is that field. Falls back to the
- * host name for a record without one. */
-static void record_node(struct sink *s, const struct record *r, char *buf,
-			size_t size, const char **node, size_t *len)
-{
-	static const char pat[] = ",\"node\":\"";
-	const char *json = r->json.buf, *p, *end;
-
-	*node = s->hostname;
-	*len = strlen(s->hostname);
-	if (!json)
-		return;
-	p = memmem(json, r->json.len, pat, sizeof(pat) - 1);
-	if (!p)
-		return;
-	p += sizeof(pat) - 1;
-	end = json + r->json.len;
-	for (const char *q = p; q < end; q++) {
-		if (*q == '\\') {
-			q++;
-			continue;
-		}
-		if (*q != '"')
-			continue;
-		if (!memchr(p, '\\', q - p)) {
-			*node = p; /* the common case: no copy */
-			*len = q - p;
-		} else {
-			*node = buf;
-			*len = json_unescape(p, q - p, buf, size);
-		}
-		return;
-	}
+	return r->node ? r->node : s->hostname;
 }
 
 static rd_kafka_resp_err_t kafka__produce(struct sink *s, int topic,
@@ -513,7 +443,6 @@ static int backlog_push(struct sink *s, int topic, const struct record *r,
 
 static int kafka__send(struct sink *s, const struct record *r)
 {
-	char nodebuf[KAFKA_NODE_MAX];
 	rd_kafka_resp_err_t err;
 	const char *node;
 	size_t nlen;
@@ -525,7 +454,8 @@ static int kafka__send(struct sink *s, const struct record *r)
 	topic = kafka__topic(s, r->kind);
 	if (topic < 0)
 		return kafka__fail(s, RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC);
-	record_node(s, r, nodebuf, sizeof(nodebuf), &node, &nlen);
+	node = record_node(s, r);
+	nlen = strlen(node);
 
 	if (s->head) {
 		backlog_drain(s);
@@ -608,6 +538,7 @@ static void kafka__stats(struct sink *s, struct sink_stats *st)
 	st->sent = s->sent;
 	st->delivered = s->delivered;
 	st->failed = s->failed;
+	st->dropped = s->dropped;
 	st->queued = kafka__queued(s);
 }
 

@@ -70,6 +70,7 @@ static void add_stats(struct sink_stats *sum, const struct sink_stats *st)
 	sum->sent += st->sent;
 	sum->delivered += st->delivered;
 	sum->failed += st->failed;
+	sum->dropped += st->dropped;
 	sum->queued += st->queued;
 }
 
@@ -155,6 +156,10 @@ int exporter__reconfigure(struct exporter *e, const struct config *cur,
 			continue;
 		e->ops[j]->flush(e->sinks[j], flush_ms);
 		e->ops[j]->stats(e->sinks[j], &st);
+		/* What it still holds is lost when it closes: count it failed
+		 * now so the totals stay monotonic and add up. */
+		st.failed += st.queued;
+		st.queued = 0;
 		add_stats(&e->closed, &st);
 		e->ops[j]->close(e->sinks[j]);
 	}

@@ -32,6 +32,7 @@ void record__begin(struct record *r, const char *kind, uint64_t ts_ns,
 	strbuf__reset(&r->json);
 	snprintf(r->kind, sizeof(r->kind), "%s", kind);
 	r->key[0] = '\0';
+	r->node = node;
 	r->depth = 0;
 	r->need_comma = false;
 	strbuf__addc(&r->json, '{');
@@ -70,13 +71,17 @@ void record__str(struct record *r, const char *name, const char *val)
 void record__u64(struct record *r, const char *name, uint64_t val)
 {
 	record__name(r, name);
-	strbuf__addf(&r->json, "%llu", (unsigned long long)val);
+	strbuf__add_u64(&r->json, val);
 }
 
 void record__i64(struct record *r, const char *name, int64_t val)
 {
 	record__name(r, name);
-	strbuf__addf(&r->json, "%lld", (long long)val);
+	if (val < 0)
+		strbuf__addc(&r->json, '-');
+	/* -(val + 1) + 1: INT64_MIN has no positive int64_t */
+	strbuf__add_u64(&r->json, val < 0 ? (uint64_t)-(val + 1) + 1 :
+					    (uint64_t)val);
 }
 
 void record__double(struct record *r, const char *name, double val)

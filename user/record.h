@@ -18,6 +18,9 @@ struct record {
 	char kind[RECORD_KIND_MAX];
 	/* Kafka message key: the service, or the pid when there is none. */
 	char key[RECORD_KEY_MAX];
+	/* The node record__begin was given: the caller's string, valid while
+	 * the record is being sent (sinks use it for the Kafka header). */
+	const char *node;
 	struct strbuf json; /* one JSON object, no trailing newline */
 	int depth; /* open nested objects and arrays */
 	bool need_comma;

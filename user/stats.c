@@ -48,6 +48,7 @@ void stats__record(struct record *r, struct kmond *k, uint64_t ts,
 	record__u64(r, "events", events);
 	record__object_begin(r, "lost");
 	record__u64(r, "kernel", kernel_lost);
+	record__u64(r, "queue", es.sinks.dropped);
 	record__u64(r, "sink", es.sinks.failed);
 	record__object_end(r);
 	record__u64(r, "records", es.records);

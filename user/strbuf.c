@@ -78,6 +78,20 @@ void strbuf__addf(struct strbuf *sb, const char *fmt, ...)
 	sb->len += (size_t)n;
 }
 
+void strbuf__add_u64(struct strbuf *sb, uint64_t v)
+{
+	char digits[20];
+	size_t n = sizeof(digits);
+
+	/* Records are mostly numbers: printf's machinery costs more than
+	 * the rest of the encoding. */
+	do {
+		digits[--n] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	strbuf__add(sb, digits + n, sizeof(digits) - n);
+}
+
 /* Length of the valid UTF-8 sequence starting at s (at most len bytes), or
  * 0 when it is not one: overlong forms, surrogates and code points past
  * U+10FFFF are invalid too (RFC 3629). */
@@ -114,6 +128,11 @@ static size_t utf8_seq_len(const unsigned char *s, size_t len)
 	return n;
 }
 
+static inline int json_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
 void strbuf__add_json_str(struct strbuf *sb, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -124,6 +143,15 @@ void strbuf__add_json_str(struct strbuf *sb, const char *s, size_t len)
 		unsigned char c = p[i];
 		size_t n;
 
+		/* Fast path: a run of printable ASCII needing no escape is
+		 * copied at once (names, services, addresses are all this). */
+		for (n = i; n < len && json_plain(p[n]); n++)
+			;
+		if (n > i) {
+			strbuf__add(sb, p + i, n - i);
+			i = n;
+			continue;
+		}
 		switch (c) {
 		case '"':
 			strbuf__adds(sb, "\\\"");

@@ -22,6 +22,8 @@ void strbuf__addc(struct strbuf *sb, char c);
 void strbuf__adds(struct strbuf *sb, const char *s);
 void strbuf__addf(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Appends v in decimal (without printf: records are mostly numbers). */
+void strbuf__add_u64(struct strbuf *sb, uint64_t v);
 /* Appends s as a JSON string literal, quotes included. Control bytes and
  * bytes that are not valid UTF-8 are escaped as \u00XX, so any byte string
  * (a comm, a path) yields valid JSON. */

@@ -365,6 +365,7 @@ static unsigned long long bounded_run(enum drop_policy drop,
 {
 	struct exporter_cfg cfg;
 	struct consumed c;
+	struct sink_stats st;
 	struct sink *s;
 	unsigned long long seen = 0;
 	char topic[64];
@@ -386,6 +387,9 @@ static unsigned long long bounded_run(enum drop_policy drop,
 	rd_kafka_mock_broker_set_up(mc, 1);
 	kafka_sink_ops.flush(s, 15000);
 	check_stats(s, 30, 16, 14, 0);
+	/* Every failure here is the policy's, none the final flush's. */
+	kafka_sink_ops.stats(s, &st);
+	CHECK(st.dropped == 14);
 	kafka_sink_ops.close(s);
 
 	snprintf(topic, sizeof(topic), "%stcp", prefix);
@@ -432,6 +436,8 @@ static void test_unreachable(void)
 	char path[] = "/tmp/test_kafka.XXXXXX", log[4096] = "";
 	struct timespec t0, t1;
 	double waited = -1;
+	uint64_t dropped = 1;
+	struct sink_stats st;
 	int fd, saved, i;
 	struct sink *s;
 	FILE *f;
@@ -459,6 +465,8 @@ static void test_unreachable(void)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		waited = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		check_stats(s, 3, 0, 3, 0);
+		kafka_sink_ops.stats(s, &st);
+		dropped = st.dropped;
 		kafka_sink_ops.close(s);
 	}
 
@@ -472,6 +480,7 @@ static void test_unreachable(void)
 	unlink(path);
 	CHECK(s != NULL);
 	CHECK(waited >= 0.25 && waited < 1.5);
+	CHECK(dropped == 0); /* given up at exit, not dropped by the bound */
 	CHECK(strstr(log, "kmond: kafka: 127.0.0.1:1: ") != NULL);
 	CHECK(strstr(log, "Connection refused") != NULL);
 	CHECK(strstr(log, "kmond: kafka: 127.0.0.1:1: 3 records not "

@@ -56,6 +56,7 @@ static void test_record(void)
 		  "\"count\":18446744073709551615,\"delta\":-5}");
 	CHECK_STR(r.kind, "syscall");
 	CHECK_STR(r.key, "web");
+	CHECK_STR(r.node, "node-1");
 
 	/* No service: null in JSON, the pid as the Kafka key. */
 	record__begin(&r, "offcpu", 1, "n");
@@ -82,6 +83,18 @@ static void test_record(void)
 	record__begin(&r, "stats", 2, "n");
 	record__end(&r);
 	CHECK_STR(r.json.buf, "{\"kind\":\"stats\",\"ts\":2,\"node\":\"n\"}");
+
+	/* Integer edges (encoded without printf). */
+	record__begin(&r, "stats", 0, "n");
+	record__i64(&r, "min", INT64_MIN);
+	record__i64(&r, "max", INT64_MAX);
+	record__i64(&r, "zero", 0);
+	record__u64(&r, "ten", 10);
+	record__end(&r);
+	CHECK_STR(r.json.buf, "{\"kind\":\"stats\",\"ts\":0,\"node\":\"n\","
+			      "\"min\":-9223372036854775808,"
+			      "\"max\":9223372036854775807,\"zero\":0,"
+			      "\"ten\":10}");
 	record__free(&r);
 }
 

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* kmon-topo's merge rule: one request seen from both ends is one edge
+ * counted once (the server's figures win), client-only edges use the
+ * client's, replicas add up, addresses resolve to services, percentiles
+ * merge by distribution; bad records are refused with a reason; the JSON
+ * and DOT outputs say what the graph holds. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "histogram.h"
+#include "json_parse.h"
+#include "record.h"
+#include "unit.h"
+
+/* kmon-topo's sources are a program of their own, not library objects:
+ * the test compiles the merge code in. */
+#include "../../exporters/kmon-topo/graph.c"
+
+static void add(struct topo_graph *g, const char *line)
+{
+	char err[256] = "";
+
+	if (topo__add_json(g, line, strlen(line), err, sizeof(err)))
+		fprintf(stderr, "  rejected %s: %s\n", line, err);
+}
+
+static const struct topo_edge *find(struct topo_graph *g, const char *src,
+				    const char *dst, size_t *n)
+{
+	const struct topo_edge *e = topo__merge(g, n);
+
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(e[i].src, src) == 0 && strcmp(e[i].dst, dst) == 0)
+			return &e[i];
+	return NULL;
+}
+
+static bool near(uint64_t got, uint64_t want)
+{
+	/* the histogram's bucket error: within 1/32 of the value */
+	return got >= want - want / 32 && got <= want + want / 32;
+}
+
+static int count_names(const char **list)
+{
+	int n = 0;
+
+	while (list && list[n])
+		n++;
+	return n;
+}
+
+/* A -> B seen by the server's node and by the client's: one edge with
+ * the server's figures, both nodes listed. */
+static void test_both_ends(void)
+{
+	struct topo_graph *g = topo__new();
+	const struct topo_edge *e;
+	size_t n;
+
+	add(g, "{\"kind\":\"topology\",\"ts\":100,\"node\":\"n2\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":10,\"bytes\":1000,"
+	       "\"latency_p50_ns\":1000000,\"latency_p95_ns\":2000000,"
+	       "\"latency_p99_ns\":4000000}");
+	add(g, "{\"kind\":\"topology\",\"ts\":101,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"A\",\"dst\":\"B\",\"requests\":11,"
+	       "\"bytes\":1100,\"latency_p50_ns\":1500000,"
+	       "\"latency_p95_ns\":2500000,\"latency_p99_ns\":4500000}");
+	e = find(g, "A", "B", &n);
+	CHECK(n == 1);
+	CHECK(e != NULL);
+	if (e) {
+		CHECK(e->side == TOPO_SERVER);
+		CHECK(e->requests == 10); /* not 21: the same requests */
+		CHECK(e->bytes == 1000);
+		CHECK(e->reports == 1);
+		CHECK(e->first_ts == 100 && e->last_ts == 100);
+		CHECK(near(e->p50, 1000000));
+		CHECK(near(e->p95, 2000000));
+		CHECK(near(e->p99, 4000000));
+		CHECK(count_names(e->nodes[TOPO_SERVER]) == 1);
+		CHECK_STR(e->nodes[TOPO_SERVER][0], "n2");
+		CHECK(count_names(e->nodes[TOPO_CLIENT]) == 1);
+		CHECK_STR(e->nodes[TOPO_CLIENT][0], "n1");
+	}
+	CHECK(topo__records(g) == 2);
+	CHECK(topo__rejected(g) == 0);
+	topo__free(g);
+}
+
+/* Only the client end is monitored: its figures, summed over its
+ * intervals. */
+static void test_client_only(void)
+{
+	struct topo_graph *g = topo__new();
+	const struct topo_edge *e;
+	size_t n;
+
+	add(g, "{\"kind\":\"topology\",\"ts\":5,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"A\",\"dst\":\"db\",\"requests\":3,"
+	       "\"bytes\":30,\"latency_p50_ns\":7000,\"latency_p95_ns\":7000,"
+	       "\"latency_p99_ns\":7000}");
+	add(g, "{\"kind\":\"topology\",\"ts\":3,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"A\",\"dst\":\"db\",\"requests\":4,"
+	       "\"bytes\":40,\"latency_p50_ns\":7000,\"latency_p95_ns\":7000,"
+	       "\"latency_p99_ns\":7000}");
+	e = find(g, "A", "db", &n);
+	CHECK(n == 1 && e != NULL);
+	if (e) {
+		CHECK(e->side == TOPO_CLIENT);
+		CHECK(e->requests == 7 && e->bytes == 70 && e->reports == 2);
+		CHECK(e->first_ts == 3 && e->last_ts == 5);
+		/* equal percentiles merge exactly */
+		CHECK(e->p50 == 7000 && e->p95 == 7000 && e->p99 == 7000);
+		CHECK(count_names(e->nodes[TOPO_SERVER]) == 0);
+	}
+	topo__free(g);
+}
+
+/* B runs on two monitored nodes: each saw its own requests. Records
+ * without latency leave the percentiles to those with it. */
+static void test_replicas(void)
+{
+	struct topo_graph *g = topo__new();
+	const struct topo_edge *e;
+	size_t n;
+
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n2\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":5,\"bytes\":50}");
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n3\",\"side\":"
+	       "\"server\",\"src\":\"A\",\"dst\":\"B\",\"requests\":6,"
+	       "\"bytes\":60,\"latency_p50_ns\":300,\"latency_p95_ns\":300,"
+	       "\"latency_p99_ns\":300}");
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"A\",\"dst\":\"B\",\"requests\":11,"
+	       "\"bytes\":110}");
+	e = find(g, "A", "B", &n);
+	CHECK(n == 1 && e != NULL);
+	if (e) {
+		CHECK(e->side == TOPO_SERVER);
+		CHECK(e->requests == 11 && e->bytes == 110);
+		CHECK(e->p50 == 300 && e->p99 == 300);
+		CHECK(count_names(e->nodes[TOPO_SERVER]) == 2);
+		CHECK_STR(e->nodes[TOPO_SERVER][0], "n2");
+		CHECK_STR(e->nodes[TOPO_SERVER][1], "n3");
+	}
+	topo__free(g);
+}
+
+/* The server's node only knows the client's address, the client's node
+ * only the server's: the addresses each end gives for its own service
+ * join them into A -> B, whichever record came first. */
+static void test_addresses(void)
+{
+	struct topo_graph *g = topo__new();
+	const struct topo_edge *e;
+	size_t n;
+
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n2\",\"src\":"
+	       "\"10.0.0.1\",\"dst\":\"B\",\"dst_addr\":\"10.0.0.2:80\","
+	       "\"requests\":9,\"bytes\":90}");
+	e = find(g, "10.0.0.1", "B", &n);
+	CHECK(n == 1 && e != NULL); /* nothing to resolve it with yet */
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"A\",\"src_addr\":\"10.0.0.1\",\"dst\":"
+	       "\"10.0.0.2:80\",\"requests\":9,\"bytes\":90}");
+	e = find(g, "A", "B", &n);
+	CHECK(n == 1 && e != NULL);
+	if (e) {
+		CHECK(e->side == TOPO_SERVER);
+		CHECK(e->requests == 9);
+		CHECK(count_names(e->nodes[TOPO_CLIENT]) == 1);
+	}
+
+	/* A second service claims 10.0.0.1: it can no longer say who. */
+	add(g, "{\"kind\":\"topology\",\"ts\":2,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"C\",\"src_addr\":\"10.0.0.1\",\"dst\":"
+	       "\"10.0.0.2:80\",\"requests\":1}");
+	CHECK(find(g, "10.0.0.1", "B", &n) != NULL);
+	CHECK(find(g, "A", "B", &n) != NULL); /* the client's own view */
+	CHECK(find(g, "C", "B", &n) != NULL);
+	CHECK(n == 3);
+	topo__free(g);
+}
+
+/* Percentiles merge as distributions: a slow minority shows in the tail
+ * as far as its share of requests reaches, not further. */
+static void test_percentiles(void)
+{
+	struct topo_graph *g = topo__new();
+	const struct topo_edge *e;
+	size_t n;
+
+	/* 1000 fast requests on n2, 10 slow ones (1%) on n3. */
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n2\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":1000,\"latency_p50_ns\":1000000,"
+	       "\"latency_p95_ns\":1000000,\"latency_p99_ns\":1000000}");
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n3\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":10,\"latency_p50_ns\":100000000,"
+	       "\"latency_p95_ns\":100000000,\"latency_p99_ns\":100000000}");
+	e = find(g, "A", "B", &n);
+	CHECK(e && near(e->p50, 1000000) && near(e->p95, 1000000));
+	CHECK(e && near(e->p99, 1000000)); /* 10 of 1010 is under 1% */
+	/* 20 more slow ones: now 30 of 1030, about 3% */
+	add(g, "{\"kind\":\"topology\",\"ts\":2,\"node\":\"n3\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":20,\"latency_p50_ns\":100000000,"
+	       "\"latency_p95_ns\":100000000,\"latency_p99_ns\":100000000}");
+	e = find(g, "A", "B", &n);
+	CHECK(e && near(e->p50, 1000000) && near(e->p95, 1000000));
+	CHECK(e && near(e->p99, 100000000));
+	topo__free(g);
+}
+
+static void test_rejects(void)
+{
+	static const struct {
+		const char *json, *err;
+	} cases[] = {
+		{ "[1]", "not a JSON object" },
+		{ "{\"kind\":\"tcp\",\"ts\":1,\"node\":\"n\"}",
+		  "kind: \"tcp\", not topology" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"dst\":\"B\","
+		  "\"requests\":1}",
+		  "src: missing" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":null,"
+		  "\"dst\":\"B\",\"requests\":1}",
+		  "src: missing" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"\","
+		  "\"dst\":\"B\",\"requests\":1}",
+		  "src: expected a non-empty string, got \"\"" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"src\":\"A\",\"dst\":\"B\","
+		  "\"requests\":1}",
+		  "node: missing" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":\"B\"}",
+		  "requests: missing" },
+		{ "{\"kind\":\"topology\",\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":\"B\",\"requests\":1}",
+		  "ts: missing" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":\"B\",\"requests\":-1}",
+		  "requests: expected an unsigned integer, got a negative integer" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":\"B\",\"requests\":1,\"bytes\":\"9\"}",
+		  "bytes: expected an unsigned integer, got a string" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":7,\"requests\":1}",
+		  "dst: expected a non-empty string, got an integer" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":\"B\",\"requests\":1,\"side\":\"middle\"}",
+		  "side: \"middle\", expected server or client" },
+		{ "{\"kind\":\"topology\",", "col 20: expected a string key in an object, "
+					     "got end of input" },
+	};
+	struct topo_graph *g = topo__new();
+	char err[256];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		CHECK(topo__add_json(g, cases[i].json, strlen(cases[i].json),
+				     err, sizeof(err)) == -1);
+		CHECK_STR(err, cases[i].err);
+	}
+	CHECK(topo__rejected(g) == sizeof(cases) / sizeof(cases[0]));
+	CHECK(topo__records(g) == 0);
+	topo__merge(g, &n);
+	CHECK(n == 0);
+	topo__free(g);
+}
+
+/* The snapshot record reads back with the parser; the DOT is exact. */
+static void test_outputs(void)
+{
+	struct topo_graph *g = topo__new();
+	struct strbuf dot = { 0 };
+	const struct json_value *edges;
+	struct json_value *doc;
+	struct json_error jerr;
+	struct record r;
+	char err[256];
+	uint64_t u;
+
+	add(g, "{\"kind\":\"topology\",\"ts\":7,\"node\":\"n2\",\"src\":"
+	       "\"we\\\"b\",\"dst\":\"api\",\"requests\":4,\"bytes\":8,"
+	       "\"latency_p50_ns\":2500000,\"latency_p95_ns\":2500000,"
+	       "\"latency_p99_ns\":2500000}");
+	add(g, "{\"kind\":\"topology\",\"ts\":8,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"api\",\"dst\":\"db\",\"requests\":2}");
+	CHECK(topo__add_json(g, "not json", 8, err, sizeof(err)) == -1);
+
+	record__init(&r);
+	topo__json(g, 99, "host", &r);
+	doc = json__parse(r.json.buf, r.json.len, &jerr);
+	CHECK(doc != NULL);
+	if (!doc)
+		return;
+	edges = json__get(doc, "edges");
+	CHECK_STR(json__str(json__get(doc, "kind")), "topology_graph");
+	CHECK(json__u64(json__get(doc, "ts"), &u) && u == 99);
+	CHECK(json__u64(json__get(doc, "records"), &u) && u == 2);
+	CHECK(json__u64(json__get(doc, "rejected"), &u) && u == 1);
+	CHECK(json__get(doc, "nodes")->arr.n == 2);
+	CHECK_STR(json__str(&json__get(doc, "nodes")->arr.items[1]), "n2");
+	CHECK(edges && edges->type == JSON_ARRAY && edges->arr.n == 2);
+	if (!edges || edges->type != JSON_ARRAY || edges->arr.n != 2)
+		return;
+	/* sorted by src: "api" first */
+	CHECK_STR(json__str(json__get(&edges->arr.items[0], "src")), "api");
+	CHECK_STR(json__str(json__get(&edges->arr.items[0], "side")), "client");
+	CHECK_STR(json__str(json__get(&edges->arr.items[1], "src")), "we\"b");
+	CHECK(json__u64(json__get(&edges->arr.items[1], "requests"), &u) &&
+	      u == 4);
+	CHECK(json__u64(json__get(&edges->arr.items[1], "latency_p95_ns"),
+			&u) &&
+	      u == 2500000);
+	CHECK_STR(json__str(&json__get(&edges->arr.items[1], "server_nodes")
+				     ->arr.items[0]),
+		  "n2");
+	CHECK(json__get(&edges->arr.items[1], "client_nodes")->arr.n == 0);
+	json__free(doc);
+	record__free(&r);
+
+	topo__dot(g, &dot);
+	CHECK_STR(dot.buf, "digraph kmon_topology {\n"
+			   "\trankdir=LR;\n"
+			   "\tnode [shape=box, style=rounded];\n"
+			   "\t\"api\";\n"
+			   "\t\"db\";\n"
+			   "\t\"we\\\"b\";\n"
+			   "\t\"api\" -> \"db\" [label=\"2 req\", "
+			   "style=dashed];\n"
+			   "\t\"we\\\"b\" -> \"api\" [label=\"4 req\\np95 "
+			   "2.5 ms\"];\n"
+			   "}\n");
+	strbuf__free(&dot);
+	topo__free(g);
+	topo__free(NULL);
+}
+
+int main(void)
+{
+	test_both_ends();
+	test_client_only();
+	test_replicas();
+	test_addresses();
+	test_percentiles();
+	test_rejects();
+	test_outputs();
+	return unit_done("topo");
+}
