@@ -73,6 +73,11 @@ static bool counters_required(const struct config *cfg)
 	return cfg->counters.required;
 }
 
+static bool counters_uses_hook(const struct config *cfg, int h)
+{
+	return h != HOOK_FUNCTIONS || cfg->counters.nfunctions > 0;
+}
+
 /* --- events --- */
 
 static int event_id(struct counters_collector *c, const char *name,
@@ -426,6 +431,7 @@ const struct collector_ops counters_collector = {
 	.nhooks = NR_HOOKS,
 	.enabled = counters_enabled,
 	.required = counters_required,
+	.uses_hook = counters_uses_hook,
 	.start = counters_start,
 	.apply = counters_apply,
 	.collect = counters_collect,

@@ -4,11 +4,13 @@
  *	connect()s N times to ADDR:PORT, where nobody listens: each SYN is
  *	dropped by the kernel (NO_SOCKET) and answered with a reset. Fails
  *	unless every connect is refused.
- *   kmt_syn filtered ADDR PORT N
- *	listens on ADDR:PORT with a socket filter that drops everything,
- *	then sends N SYNs to it (non-blocking connects, closed after
- *	SYN_WAIT_MS): every SYN is dropped by the listener's filter
- *	(SOCKET_FILTER), on a socket this process owns.
+ *   kmt_syn listen ADDR PORT
+ *	listens on ADDR:PORT with a socket filter that drops everything
+ *	(every SYN is dropped: SOCKET_FILTER, on a socket this process
+ *	owns), prints "ready" and waits to be killed.
+ *   kmt_syn syn ADDR PORT N
+ *	sends N SYNs to ADDR:PORT: non-blocking connects, each closed after
+ *	SYN_WAIT_MS, before any retransmission.
  * ADDR is 127.0.0.1 or ::1. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -80,13 +82,20 @@ static int drop_all_listener(const struct sockaddr_storage *ss, socklen_t len)
 	return fd;
 }
 
-static int filtered(const struct sockaddr_storage *ss, socklen_t len, long n)
+static int listen_forever(const struct sockaddr_storage *ss, socklen_t len)
+{
+	if (drop_all_listener(ss, len) < 0)
+		return 1;
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static int syns(const struct sockaddr_storage *ss, socklen_t len, long n)
 {
 	struct timespec wait = { 0, SYN_WAIT_MS * 1000000L };
-	int lfd = drop_all_listener(ss, len);
 
-	if (lfd < 0)
-		return 1;
 	for (long i = 0; i < n; i++) {
 		int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 
@@ -99,7 +108,6 @@ static int filtered(const struct sockaddr_storage *ss, socklen_t len, long n)
 		nanosleep(&wait, NULL);
 		close(fd);
 	}
-	close(lfd);
 	return 0;
 }
 
@@ -109,18 +117,20 @@ int main(int argc, char **argv)
 	socklen_t len;
 	long n;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: %s closed|filtered ADDR PORT N\n",
-			argv[0]);
+	if (argc != 5 && !(argc == 4 && strcmp(argv[1], "listen") == 0)) {
+		fprintf(stderr, "usage: %s closed|syn ADDR PORT N | "
+				"listen ADDR PORT\n", argv[0]);
 		return 2;
 	}
-	n = atol(argv[4]);
+	n = argc == 5 ? atol(argv[4]) : 0;
 	if (make_addr(argv[2], atoi(argv[3]), &ss, &len))
 		return 2;
 	if (strcmp(argv[1], "closed") == 0)
 		return closed(&ss, len, n);
-	if (strcmp(argv[1], "filtered") == 0)
-		return filtered(&ss, len, n);
+	if (strcmp(argv[1], "listen") == 0)
+		return listen_forever(&ss, len);
+	if (strcmp(argv[1], "syn") == 0)
+		return syns(&ss, len, n);
 	fprintf(stderr, "kmt_syn: unknown mode %s\n", argv[1]);
 	return 2;
 }
