@@ -13,6 +13,7 @@
 
 #include "core_fixes.bpf.h"
 #include "drop.h"
+#include "drop_owners.bpf.h"
 #include "filter.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -48,21 +49,6 @@ struct {
 	__uint(max_entries, DROP_RINGBUF_BYTES);
 } drop_events SEC(".maps");
 
-/* struct sock * -> tgid of the process that connected or listened. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, DROP_MAX_OWNERS);
-	__type(key, __u64);
-	__type(value, __u32);
-} sock_owner SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, DROP_MAX_OWNERS);
-	__type(key, struct drop_port_key);
-	__type(value, __u32);
-} port_owner SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, DROP_NR_STATS);
@@ -79,14 +65,6 @@ static __always_inline void count_stat(__u32 stat)
 }
 
 /* --- owners --- */
-
-static __always_inline void port_key(const struct sock *sk,
-				     struct drop_port_key *pk)
-{
-	pk->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
-	pk->port = BPF_CORE_READ(sk, __sk_common.skc_num);
-	pk->pad = 0;
-}
 
 static __always_inline int handle_state(const struct sock *sk, int oldstate,
 					int newstate)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -23,6 +24,7 @@
 #include "collector.h"
 #include "drop.h"
 #include "drop.skel.h"
+#include "drop_owners.skel.h"
 #include "drop_reason.h"
 #include "exporter.h"
 #include "hashmap.h"
@@ -337,6 +339,47 @@ static int drop_open(struct drop_collector *c, struct kmond *k)
 	return provider__share_maps(k->provider, c->skel->obj);
 }
 
+/* Sockets made before kmond never passed connect() or listen() under its
+ * eyes: walk every open file once (a task_file iterator) and record the
+ * owners of TCP sockets. Run after attach so none falls in between. */
+static int seed_owners(struct drop_collector *c)
+{
+	struct drop_owners_bpf *skel = drop_owners_bpf__open();
+	struct bpf_link *link = NULL;
+	int err, fd = -1;
+	char buf[64];
+
+	if (!skel)
+		return -errno;
+	err = bpf_map__reuse_fd(skel->maps.sock_owner,
+				bpf_map__fd(c->skel->maps.sock_owner));
+	err = err ?: bpf_map__reuse_fd(skel->maps.port_owner,
+				       bpf_map__fd(c->skel->maps.port_owner));
+	err = err ?: drop_owners_bpf__load(skel);
+	if (err)
+		goto cleanup;
+	link = bpf_program__attach_iter(skel->progs.drop_seed_owners, NULL);
+	if (!link) {
+		err = -errno;
+		goto cleanup;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* The program prints nothing: reading to the end runs it. */
+	while ((err = read(fd, buf, sizeof(buf))) > 0)
+		;
+	err = err < 0 ? -errno : 0;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	drop_owners_bpf__destroy(skel);
+	return err;
+}
+
 static int drop_start(struct kmond *k, void **state)
 {
 	struct drop_collector *c = calloc(1, sizeof(*c));
@@ -372,6 +415,10 @@ static int drop_start(struct kmond *k, void **state)
 		log_error("failed to attach drop: %s", strerror(-err));
 		goto cleanup;
 	}
+	err = seed_owners(c);
+	if (err)
+		log_warn("drop: cannot list the sockets that predate kmond "
+			 "(%s): drops on them have no owner", strerror(-err));
 	/* After load: our own program must be in the table to be skipped
 	 * as the top frame. */
 	c->ksyms = ksyms__load(NULL);

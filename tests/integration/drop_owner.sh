@@ -6,7 +6,8 @@
 # SYN (SOCKET_FILTER); an unselected one (kmt_other) sends the SYNs, so the
 # drops run in kmt_other's context but belong to kmt_syn. The other way
 # round (kmt_other listens, kmt_syn sends) nothing is reported, nor are
-# drops without an owner (SYNs to a closed port, NO_SOCKET).
+# drops without an owner (SYNs to a closed port, NO_SOCKET). The selected
+# listener is older than kmond, the other one younger.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 N=5
@@ -30,8 +31,6 @@ services:
 collectors:
   drop: {}
 YAML
-start_kmond "$WORK/kmond.yaml"
-
 # listen NAME PORT: starts a dropping listener, waits until it listens.
 listen() {
 	ip netns exec "$NS" "$WORK/$1" listen $ADDR $2 >"$WORK/$1.ready" &
@@ -42,8 +41,12 @@ listen() {
 	done
 	fail "$1 did not listen"
 }
+# The selected listener predates kmond (its owner comes from the sockets
+# kmond finds at start), the unselected one comes after (learned as it
+# listens).
 listen kmt_syn $PORT
 owner=${STARTED_PIDS[-1]}
+start_kmond "$WORK/kmond.yaml"
 listen kmt_other $OTHER
 
 ip netns exec "$NS" "$WORK/kmt_other" syn $ADDR $PORT $N ||
