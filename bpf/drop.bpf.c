@@ -180,7 +180,14 @@ static __always_inline bool parse_tcp(struct sk_buff *skb,
 
 /* --- the drop --- */
 
-static __always_inline void send_sample(const struct drop_key *key,
+static __always_inline void summarize(struct drop_agg *agg,
+				      const struct drop_tuple *t)
+{
+	agg->sample = *t;
+	__sync_fetch_and_add(&agg->summarized, 1);
+}
+
+static __always_inline void send_sample(void *ctx, const struct drop_key *key,
 					const struct drop_tuple *t,
 					struct drop_agg *agg)
 {
@@ -190,37 +197,39 @@ static __always_inline void send_sample(const struct drop_key *key,
 	if (!e) {
 		/* Still counted: it goes out in the key's summary. */
 		count_stat(DROP_RB_LOST);
-		agg->sample = *t;
-		__sync_fetch_and_add(&agg->summarized, 1);
+		summarize(agg, t);
 		return;
 	}
 	e->key = *key;
 	e->tuple = *t;
+	e->stack_id = bpf_get_stackid(ctx, &drop_stacks, 0);
+	e->pad = 0;
+	if (e->stack_id < 0)
+		count_stat(DROP_STACK_LOST);
+	else
+		agg->stack_id = e->stack_id; /* the summary's sample stack */
 	bpf_ringbuf_submit(e, 0);
 }
 
 static __always_inline struct drop_agg *agg_of(const struct drop_key *key)
 {
-	static const struct drop_agg zero;
+	static const struct drop_agg fresh = { .stack_id = -1 };
 	struct drop_agg *agg;
 
 	agg = bpf_map_lookup_elem(&drop_aggs, key);
 	if (agg)
 		return agg;
 	/* EEXIST: another CPU made it first; use theirs. */
-	bpf_map_update_elem(&drop_aggs, key, &zero, BPF_NOEXIST);
+	bpf_map_update_elem(&drop_aggs, key, &fresh, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&drop_aggs, key);
 }
 
-static __always_inline void account(void *ctx, struct drop_key *key,
+static __always_inline void account(void *ctx, const struct drop_key *key,
 				    const struct drop_tuple *t)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct drop_agg *agg;
 
-	key->stack_id = bpf_get_stackid(ctx, &drop_stacks, 0);
-	if (key->stack_id < 0)
-		count_stat(DROP_STACK_LOST);
 	agg = agg_of(key);
 	if (!agg) {
 		count_stat(DROP_AGG_FULL);
@@ -236,18 +245,22 @@ static __always_inline void account(void *ctx, struct drop_key *key,
 	}
 	if (agg->sent < samples) {
 		__sync_fetch_and_add(&agg->sent, 1);
-		send_sample(key, t, agg);
+		send_sample(ctx, key, t, agg);
 		return;
 	}
-	agg->sample = *t;
-	__sync_fetch_and_add(&agg->summarized, 1);
+	/* With no sample yet (samples: 0), the summary still gets a stack:
+	 * one walk per key. */
+	if (agg->stack_id < 0)
+		agg->stack_id = bpf_get_stackid(ctx, &drop_stacks, 0);
+	summarize(agg, t);
 }
 
 static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
-				       __u32 reason, struct sock *rx_sk)
+				       void *location, __u32 reason,
+				       struct sock *rx_sk)
 {
 	struct drop_tuple t = {};
-	struct drop_key key = { .reason = reason };
+	struct drop_key key = { .reason = reason, .location = (__u64)location };
 	struct sock *sk;
 
 	/* NOT_DROPPED_YET, CONSUMED, NOT_SPECIFIED: ordinary frees. */
@@ -271,14 +284,14 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 SEC("tp_btf/kfree_skb")
 int drop_kfree_btf(__u64 *ctx)
 {
-	return handle_drop(ctx, (void *)ctx[0], ctx[2],
+	return handle_drop(ctx, (void *)ctx[0], (void *)ctx[1], ctx[2],
 			   kfree_skb_has_rx_sk() ? (void *)ctx[3] : NULL);
 }
 
 SEC("tracepoint/skb/kfree_skb")
 int drop_kfree_tp(struct trace_event_raw_kfree_skb *ctx)
 {
-	return handle_drop(ctx, ctx->skbaddr, ctx->reason,
+	return handle_drop(ctx, ctx->skbaddr, ctx->location, ctx->reason,
 			   kfree_skb_rx_sk_of(ctx));
 }
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* TCP drops: event ABI shared by BPF and user space.
  *
- * Every drop counts in the kernel under a tuple-less key (reason, stack,
- * owner). The first DROP_SAMPLES drops of a key in each interval also go to
- * user space one by one (exact 4-tuple); the rest of that interval only
- * count, keeping the last tuple as a sample. A SYN flood thus costs one
- * map update per packet and a bounded number of events, while the usual
- * trickle of drops keeps its per-drop records. */
+ * Every drop counts in the kernel under a tuple-less key (reason, drop
+ * site, owner). The first `samples` drops of a key in each interval also go
+ * to user space one by one, with their exact 4-tuple and kernel stack; the
+ * rest of that interval only count, keeping the last tuple as a sample. A
+ * SYN flood thus costs one map update per packet and a bounded number of
+ * events, while the usual trickle of drops keeps its per-drop records.
+ * The key holds the drop site (kfree_skb's caller), not the stack id: a
+ * stack walk costs microseconds, so only sampled drops pay for one. */
 #ifndef KMON_DROP_H
 #define KMON_DROP_H
 
@@ -27,15 +29,18 @@ struct drop_tuple {
 };
 
 struct drop_key {
+	__u64 location; /* address that freed the skb (the drop site) */
 	__u32 reason;   /* enum skb_drop_reason value */
-	__s32 stack_id; /* < 0: no stack */
 	__u32 pid;      /* tgid of the socket's owner, 0: unknown */
 	__u32 svc;      /* its service id, 0: none */
+	__u32 pad;
 };
 
 struct drop_event {
 	struct drop_key key;
 	struct drop_tuple tuple;
+	__s32 stack_id; /* < 0: no stack */
+	__u32 pad;
 };
 
 /* Per key; counts are cumulative, user space reports their increase. */
@@ -44,7 +49,7 @@ struct drop_agg {
 	__u64 summarized; /* drops beyond the per-interval samples */
 	__u64 window_start; /* ns (monotonic) of the current interval */
 	__u32 sent;	  /* samples sent in the current interval */
-	__u32 pad;
+	__s32 stack_id;	  /* stack of the last sample, < 0: none yet */
 	struct drop_tuple sample; /* last summarized drop */
 };
 

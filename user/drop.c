@@ -2,12 +2,13 @@
 /* The drop collector: TCP segments the kernel drops, with the kernel's own
  * drop reason and the kernel stack that dropped them.
  *
- * Each drop counts in the kernel under (reason, stack, owner); the first
- * `samples` of a key per interval come through the ringbuf and become one
- * record each (count 1, their exact 4-tuple); the rest become one record
- * per key and interval with their count and the last tuple as a sample
- * ("summary": true). A SYN flood thus costs one map update per packet,
- * not one event, and the sum of `count` is every drop. */
+ * Each drop counts in the kernel under (reason, drop site, owner); the
+ * first `samples` of a key per interval come through the ringbuf and
+ * become one record each (count 1, their exact 4-tuple and stack); the rest
+ * become one record per key and interval with their count, the last tuple
+ * and the last sampled stack ("summary": true). A SYN flood thus costs one
+ * map update per packet, not one event nor one stack walk, and the sum of
+ * `count` is every drop. */
 #include <linux/types.h>
 
 #include <arpa/inet.h>
@@ -170,7 +171,7 @@ static void add_owner(struct drop_collector *c, __u32 pid)
 
 static void emit(struct drop_collector *c, uint64_t ts,
 		 const struct drop_key *key, const struct drop_tuple *t,
-		 uint64_t count, bool summary)
+		 int stack_id, uint64_t count, bool summary)
 {
 	const char *reason = drop_reasons__name(c->reasons, key->reason);
 	const char *const *frames;
@@ -193,7 +194,7 @@ static void emit(struct drop_collector *c, uint64_t ts,
 	record__u64(&c->rec, "count", count);
 	if (summary)
 		record__bool(&c->rec, "summary", true);
-	frames = stack_frames(c, key->stack_id, &n);
+	frames = stack_frames(c, stack_id, &n);
 	record__array_begin(&c->rec, "stack");
 	for (size_t i = 0; i < n; i++)
 		record__array_str(&c->rec, frames[i]);
@@ -212,7 +213,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	clock_gettime(CLOCK_REALTIME, &now);
 	emit(c, now.tv_sec * 1000000000ULL + now.tv_nsec, &e->key, &e->tuple,
-	     1, false);
+	     e->stack_id, 1, false);
 	return 0;
 }
 
@@ -240,7 +241,8 @@ static void summarize(struct drop_collector *c, uint64_t ts,
 	if (agg->summarized < before)
 		before = 0;
 	if (agg->summarized > before)
-		emit(c, ts, key, &agg->sample, agg->summarized - before, true);
+		emit(c, ts, key, &agg->sample, agg->stack_id,
+		     agg->summarized - before, true);
 	hashmap__set(c->reported, h, agg->summarized);
 }
 
