@@ -25,6 +25,7 @@
 #include "collector.h"
 #include "drop.h"
 #include "drop.skel.h"
+#include "drop_frames.h"
 #include "drop_owners.skel.h"
 #include "drop_reason.h"
 #include "exporter.h"
@@ -95,31 +96,11 @@ static void add_addr(struct record *r, const char *name, int family,
 	record__str(r, name, buf);
 }
 
-/* The BPF program and the tracing code that called it sit on top of
- * every stack; the drop starts below them. */
-static bool tracing_frame(const struct ksyms *ks, uint64_t ip)
-{
-	static const char *const glue[] = {
-		"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "trace_call_bpf",
-		"perf_trace_", "__traceiter_", "bpf_dispatcher_",
-	};
-	const struct ksym *sym = ksyms__find(ks, ip);
-
-	if (!sym)
-		return false;
-	if (sym->module && strcmp(sym->module, "bpf") == 0)
-		return true;
-	for (size_t i = 0; i < sizeof(glue) / sizeof(glue[0]); i++)
-		if (strncmp(sym->name, glue[i], strlen(glue[i])) == 0)
-			return true;
-	return false;
-}
-
 /* The frames of stack id, innermost first, symbolized once per id. */
 static const char *const *stack_frames(struct drop_collector *c, int id,
 				       size_t *n)
 {
-	__u64 ips[DROP_STACK_DEPTH] = { 0 };
+	uint64_t ips[DROP_STACK_DEPTH] = { 0 };
 	const char *const *frames;
 	char **out, buf[KSYM_NAME_MAX + 32];
 	size_t depth = 0, top = 0;
@@ -135,8 +116,7 @@ static const char *const *stack_frames(struct drop_collector *c, int id,
 		return NULL;
 	while (depth < DROP_STACK_DEPTH && ips[depth])
 		depth++;
-	while (top < depth && tracing_frame(c->ksyms, ips[top]))
-		top++;
+	top = drop_frames_skip(c->ksyms, ips, depth);
 	depth -= top;
 	out = calloc(depth ? depth : 1, sizeof(*out));
 	if (!out)
