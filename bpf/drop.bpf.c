@@ -178,6 +178,19 @@ static __always_inline bool parse_tcp(struct sk_buff *skb,
 	return true;
 }
 
+/* The namespace the packet was received (or sent) in: containers' drops
+ * stay apart. */
+static __always_inline __u32 netns_of(struct sk_buff *skb, struct sock *sk)
+{
+	struct net_device *dev = BPF_CORE_READ(skb, dev);
+
+	if (dev)
+		return BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	if (sk)
+		return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	return 0;
+}
+
 /* --- the drop --- */
 
 static __always_inline void summarize(struct drop_agg *agg,
@@ -270,6 +283,7 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 		return 0;
 	sk = rx_sk ? rx_sk : BPF_CORE_READ(skb, sk);
 	key.pid = sock_owner_of(sk);
+	key.netns = netns_of(skb, sk);
 	/* No owner: pid 0 is never a selected process, so only the
 	 * all-processes mode reports it. */
 	if (!kmon_selected_tgid(key.pid, &key.svc))

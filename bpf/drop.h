@@ -2,7 +2,7 @@
 /* TCP drops: event ABI shared by BPF and user space.
  *
  * Every drop counts in the kernel under a tuple-less key (reason, drop
- * site, owner). The first `samples` drops of a key in each interval also go
+ * site, owner, network namespace). The first `samples` drops of a key in each interval also go
  * to user space one by one, with their exact 4-tuple and kernel stack; the
  * rest of that interval only count, keeping the last tuple as a sample. A
  * SYN flood thus costs one map update per packet and a bounded number of
@@ -33,7 +33,7 @@ struct drop_key {
 	__u32 reason;   /* enum skb_drop_reason value */
 	__u32 pid;      /* tgid of the socket's owner, 0: unknown */
 	__u32 svc;      /* its service id, 0: none */
-	__u32 pad;
+	__u32 netns;    /* network namespace inode, 0: unknown */
 };
 
 struct drop_event {

@@ -2,11 +2,11 @@
 /* The drop collector: TCP segments the kernel drops, with the kernel's own
  * drop reason and the kernel stack that dropped them.
  *
- * Each drop counts in the kernel under (reason, drop site, owner); the
- * first `samples` of a key per interval come through the ringbuf and
- * become one record each (count 1, their exact 4-tuple and stack); the rest
- * become one record per key and interval with their count, the last tuple
- * and the last sampled stack ("summary": true). A SYN flood thus costs one
+ * Each drop counts in the kernel under (reason, drop site, owner, netns);
+ * the first `samples` of a key per interval come through the ringbuf and
+ * become one record each (count 1, their exact 4-tuple and stack); the
+ * rest become one record per key and interval with their count, the last
+ * tuple and the last sampled stack ("summary": true). A SYN flood thus costs one
  * map update per packet, not one event nor one stack walk, and the sum of
  * `count` is every drop. */
 #include <linux/types.h>
@@ -171,6 +171,7 @@ static void emit(struct drop_collector *c, uint64_t ts,
 	add_addr(&c->rec, "daddr", t->family, t->daddr);
 	record__u64(&c->rec, "dport", t->dport);
 	record__str(&c->rec, "reason", reason);
+	record__u64(&c->rec, "netns", key->netns);
 	record__u64(&c->rec, "count", count);
 	if (summary)
 		record__bool(&c->rec, "summary", true);

@@ -19,6 +19,7 @@ PORT6=$((PORT4 + 1))
 ip netns add "$NS" || fail "cannot create netns $NS"
 trap 'ip netns del "$NS" 2>/dev/null; cleanup' EXIT
 ip -n "$NS" link set lo up
+NETNS=$(stat -L -c %i "/run/netns/$NS")
 ipv6=1
 ip netns exec "$NS" sysctl -qw net.ipv6.conf.lo.disable_ipv6=0 2>/dev/null
 ip -n "$NS" -6 addr show dev lo | grep -q '::1/128' || ipv6=0
@@ -55,6 +56,8 @@ check_family() {
 	expect_eq "$family drop reasons" "$got" NO_SOCKET
 	got=$($RECORDS "$out" "${sel[@]}" --values saddr | sort -u)
 	expect_eq "$family source address" "$got" "$saddr"
+	got=$($RECORDS "$out" "${sel[@]}" --values netns | sort -u)
+	expect_eq "$family network namespace" "$got" "$NETNS"
 	got=$($RECORDS "$out" "${sel[@]}" --values pid | sort -u)
 	expect_eq "$family owner (no socket: none)" "$got" null
 	got=$($RECORDS "$out" "${sel[@]}" --sum count)
