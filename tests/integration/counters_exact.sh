@@ -8,7 +8,7 @@
 # and a tracepoint this kernel lacks, are warnings naming them, and the
 # other collectors keep producing records. A reload that changes the list
 # re-attaches only the counters' links: same program id, the dropped event
-# stops counting, the kept one goes on.
+# stops counting, the kept one goes on, the added one counts.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 N=123
@@ -82,8 +82,9 @@ wait $forker || fail "kmt_fork"
 wait $caller || fail "kmt_getppid"
 sleep 1.2
 
-# Reload: sched_process_fork goes, sys_enter_getppid stays.
-write_config syscalls:sys_enter_getppid nosuch:event
+# Reload: sched_process_fork goes, sys_enter_getppid stays,
+# sys_exit_getppid comes.
+write_config syscalls:sys_enter_getppid syscalls:sys_exit_getppid nosuch:event
 kill -HUP "$KMOND_PID"
 wait_for_log "reloaded" || fail "no reload"
 grep -q "counters: no longer counting sched:sched_process_fork" "$WORK/kmond.err" ||
@@ -117,8 +118,12 @@ expect_eq "counter records without a service" "$got" 0
 got=$($RECORDS "$out" "${c[@]}" --where event=nosuch:event --count)
 expect_eq "records of the missing tracepoint" "$got" 0
 # after the reload
-got=$($RECORDS "$out" "${c[@]}" --where pid=$forker2 --count)
+got=$($RECORDS "$out" "${c[@]}" --where pid=$forker2 --where event=sched:sched_process_fork --count)
 expect_eq "records of forks after the tracepoint was dropped" "$got" 0
+got=$($RECORDS "$out" "${c[@]}" --where pid=$caller2 --where event=syscalls:sys_exit_getppid --sum count)
+expect_eq "tracepoint added on reload counted" "$got" $M
+got=$($RECORDS "$out" "${c[@]}" --where pid=$caller --where event=syscalls:sys_exit_getppid --count)
+expect_eq "records of it before the reload" "$got" 0
 got=$($RECORDS "$out" "${c[@]}" --where pid=$caller2 --where event=syscalls:sys_enter_getppid --sum count)
 expect_eq "getppid tracepoint counted after the reload" "$got" $M
 # the other collectors kept running
