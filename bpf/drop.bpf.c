@@ -111,7 +111,7 @@ static __always_inline __u32 sock_owner_of(const struct sock *sk)
 
 /* --- headers --- */
 
-/* The TCP ports at th, or none for a non-first fragment. */
+/* The ports of the TCP header at th (left 0 if it cannot be read). */
 static __always_inline void read_ports(const unsigned char *th,
 				       struct drop_tuple *t)
 {

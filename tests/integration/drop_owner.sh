@@ -6,8 +6,8 @@
 # SYN (SOCKET_FILTER); an unselected one (kmt_other) sends the SYNs, so the
 # drops run in kmt_other's context but belong to kmt_syn. The other way
 # round (kmt_other listens, kmt_syn sends) nothing is reported, nor are
-# drops without an owner (SYNs to a closed port, NO_SOCKET). The selected
-# listener is older than kmond, the other one younger.
+# drops without an owner (SYNs to a closed port, NO_SOCKET). Owners of
+# sockets older than kmond and younger are both known.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 N=5
@@ -16,6 +16,7 @@ ADDR=127.38.0.2
 PORT=$((20000 + RANDOM % 10000))
 CLOSED=$((PORT + 1))
 OTHER=$((PORT + 2))
+LATER=$((PORT + 3))
 
 ip netns add "$NS" || fail "cannot create netns $NS"
 trap 'ip netns del "$NS" 2>/dev/null; cleanup' EXIT
@@ -41,16 +42,19 @@ listen() {
 	done
 	fail "$1 did not listen"
 }
-# The selected listener predates kmond (its owner comes from the sockets
-# kmond finds at start), the unselected one comes after (learned as it
-# listens).
+# One selected listener predates kmond (its owner comes from the sockets
+# kmond finds at start), the other comes after (learned as it listens).
 listen kmt_syn $PORT
 owner=${STARTED_PIDS[-1]}
 start_kmond "$WORK/kmond.yaml"
+listen kmt_syn $LATER
+later=${STARTED_PIDS[-1]}
 listen kmt_other $OTHER
 
 ip netns exec "$NS" "$WORK/kmt_other" syn $ADDR $PORT $N ||
 	fail "SYNs to the selected listener"
+ip netns exec "$NS" "$WORK/kmt_other" syn $ADDR $LATER $N ||
+	fail "SYNs to the selected listener started after kmond"
 ip netns exec "$NS" "$WORK/kmt_syn" syn $ADDR $OTHER $N ||
 	fail "SYNs to the unselected listener"
 ip netns exec "$NS" "$WORK/kmt_syn" closed $ADDR $CLOSED $N ||
@@ -73,6 +77,10 @@ got=$($RECORDS "$out" "${sel[@]}" --values comm | sort -u)
 expect_eq "owner comm" "$got" kmt_syn
 got=$($RECORDS "$out" "${sel[@]}" --values service | sort -u)
 expect_eq "owner service" "$got" syn-svc
+got=$($RECORDS "$out" --kind drop --where dport=$LATER --values pid | sort -u)
+expect_eq "owner of the listener started after kmond" "$got" $later
+got=$($RECORDS "$out" --kind drop --where dport=$LATER --sum count)
+expect_eq "drops on it" "$got" $N
 got=$($RECORDS "$out" --kind drop --where dport=$CLOSED --count)
 expect_eq "ownerless drops with services configured" "$got" 0
 got=$($RECORDS "$out" --kind drop --where dport=$OTHER --count)
