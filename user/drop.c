@@ -47,6 +47,9 @@ struct drop_collector {
 	struct drop_reasons *reasons;
 	/* hash of a drop_key -> its `summarized` count already reported */
 	struct hashmap *reported;
+	/* hash of a drop_key -> its `count` at the last collect */
+	struct hashmap *seen;
+	size_t nkeys; /* keys in drop_aggs at the last collect */
 	struct record rec;
 	bool owners; /* the socket-owner hook is attached */
 	bool stack_warned;
@@ -227,12 +230,27 @@ static void summarize(struct drop_collector *c, uint64_t ts,
 	hashmap__set(c->reported, h, agg->summarized);
 }
 
+/* Keys whose owner exited drop no more; when the map fills up (keys of
+ * many namespaces or drop sites over time), keys idle for a whole interval
+ * go too. Either way only after their last summary went out. */
+static bool forget(struct drop_collector *c, const struct drop_key *key,
+		   const struct drop_agg *agg)
+{
+	uint64_t h = key_hash(key), *seen = hashmap__find(c->seen, h);
+	bool idle = seen && *seen == agg->count;
+
+	hashmap__set(c->seen, h, agg->count);
+	if (key->pid && provider__exited(c->k->provider, key->pid))
+		return true;
+	return idle && c->nkeys > DROP_MAX_KEYS / 4 * 3;
+}
+
 static void drop_collect(void *state, struct kmond *k, uint64_t ts)
 {
 	struct drop_collector *c = state;
 	int fd = bpf_map__fd(c->skel->maps.drop_aggs);
 	struct drop_key key, next, *gone = NULL;
-	size_t ngone = 0, cap = 0;
+	size_t ngone = 0, cap = 0, nkeys = 0;
 	struct drop_agg agg;
 	bool more;
 
@@ -243,23 +261,24 @@ static void drop_collect(void *state, struct kmond *k, uint64_t ts)
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
 		if (bpf_map_lookup_elem(fd, &key, &agg))
 			continue;
+		nkeys++;
 		summarize(c, ts, &key, &agg);
-		/* An exited owner drops no more: forget its keys once their
-		 * last summary went out. */
-		if (key.pid && provider__exited(c->k->provider, key.pid)) {
-			if (ngone == cap) {
-				cap = cap ? cap * 2 : 16;
-				gone = realloc(gone, cap * sizeof(*gone));
-				if (!gone)
-					abort();
-			}
-			gone[ngone++] = key;
+		if (!forget(c, &key, &agg))
+			continue;
+		if (ngone == cap) {
+			cap = cap ? cap * 2 : 16;
+			gone = realloc(gone, cap * sizeof(*gone));
+			if (!gone)
+				abort();
 		}
+		gone[ngone++] = key;
 	}
 	for (size_t i = 0; i < ngone; i++) {
 		bpf_map_delete_elem(fd, &gone[i]);
 		hashmap__delete(c->reported, key_hash(&gone[i]));
+		hashmap__delete(c->seen, key_hash(&gone[i]));
 	}
+	c->nkeys = nkeys - ngone;
 	free(gone);
 }
 
@@ -295,6 +314,7 @@ static void drop_stop(void *state)
 	stack_cache__free(c->stacks);
 	drop_reasons__free(c->reasons);
 	hashmap__free(c->reported);
+	hashmap__free(c->seen);
 	record__free(&c->rec);
 	free(c);
 }
@@ -372,6 +392,7 @@ static int drop_start(struct kmond *k, void **state)
 		return -ENOMEM;
 	c->k = k;
 	c->reported = hashmap__new();
+	c->seen = hashmap__new();
 	c->stacks = stack_cache__new(DROP_STACK_ENTRIES);
 	c->reasons = drop_reasons__new(NULL);
 	if (!c->reasons) {
