@@ -14,4 +14,30 @@ static __always_inline bool task_group_dead(struct task_struct *task)
 	return BPF_CORE_READ(task, signal, live.counter) == 0;
 }
 
+/* skb_drop_reason values move as reasons are added (SKB_CONSUMED was
+ * inserted before NOT_SPECIFIED in 6.3, commit 0f3ba3b1b4a0 "net: skb:
+ * add SKB_CONSUMED"): take the value from the running kernel's BTF. */
+static __always_inline __u32 skb_drop_reason_not_specified(void)
+{
+	return bpf_core_enum_value(enum skb_drop_reason,
+				   SKB_DROP_REASON_NOT_SPECIFIED);
+}
+
+/* Kernel 6.11 (commit c53795d48ee8 "net: add rx_sk to trace_kfree_skb")
+ * passes the receiving socket as a fourth kfree_skb argument; before it,
+ * only skb->sk (NULL for most received packets) names a socket. The
+ * tp_btf program must not read an argument the kernel does not pass. */
+static __always_inline bool kfree_skb_has_rx_sk(void)
+{
+	return bpf_core_field_exists(struct trace_event_raw_kfree_skb, rx_sk);
+}
+
+static __always_inline struct sock *
+kfree_skb_rx_sk_of(struct trace_event_raw_kfree_skb *ctx)
+{
+	if (bpf_core_field_exists(ctx->rx_sk))
+		return ctx->rx_sk;
+	return NULL;
+}
+
 #endif

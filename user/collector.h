@@ -23,6 +23,9 @@ struct collector_ops {
 	int nhooks;
 	bool (*enabled)(const struct config *cfg);
 	bool (*required)(const struct config *cfg);
+	/* Whether cfg needs hook h (--check judges only those); NULL: every
+	 * hook is needed. */
+	bool (*uses_hook)(const struct config *cfg, int h);
 	/* open -> select attach methods -> load -> fill control maps ->
 	 * attach. Returns 0 and *state, or -errno (logged). */
 	int (*start)(struct kmond *k, void **state);

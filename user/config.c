@@ -410,6 +410,92 @@ static int syscall_pair(struct parser *p, const char *key, yaml_node_t *k,
 	return unknown_key(p, k, "collectors.syscall");
 }
 
+static int drop_pair(struct parser *p, const char *key, yaml_node_t *k,
+		     yaml_node_t *v, void *arg)
+{
+	struct drop_cfg *dc = arg;
+	uint64_t n;
+
+	if (strcmp(key, "enabled") == 0)
+		return get_bool(p, v, "enabled", &dc->enabled);
+	if (strcmp(key, "required") == 0)
+		return get_bool(p, v, "required", &dc->required);
+	if (strcmp(key, "samples") == 0) {
+		if (get_uint(p, v, "samples", 0, 100000, &n))
+			return -1;
+		dc->samples = (uint32_t)n;
+		return 0;
+	}
+	return unknown_key(p, k, "collectors.drop");
+}
+
+/* Tracepoints are "category:name", functions a symbol name (".isra.0"
+ * suffixes included); whether they exist is up to the running kernel,
+ * checked when the collector applies the list. */
+static bool event_name_ok(const char *s, bool tracepoint)
+{
+	const char *colon = strchr(s, ':');
+
+	if (tracepoint && (!colon || colon == s || !colon[1] ||
+			   strchr(colon + 1, ':')))
+		return false;
+	for (const char *c = s; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_' &&
+		    !(tracepoint && c == colon) && !(!tracepoint && *c == '.'))
+			return false;
+	return true;
+}
+
+static int parse_event_list(struct parser *p, yaml_node_t *seq,
+			    const char *what, bool tracepoint,
+			    char (*out)[CONFIG_EVENT_MAX], int *n)
+{
+	yaml_node_item_t *item;
+
+	if (expect(p, seq, YAML_SEQUENCE_NODE, what))
+		return -1;
+	for (item = seq->data.sequence.items.start;
+	     item < seq->data.sequence.items.top; item++) {
+		yaml_node_t *node = node_at(p, *item);
+
+		if (*n == CONFIG_MAX_COUNTERS)
+			return fail(p, node, "%s: more than %d entries", what,
+				    CONFIG_MAX_COUNTERS);
+		if (get_string(p, node, what, out[*n], CONFIG_EVENT_MAX))
+			return -1;
+		if (!event_name_ok(out[*n], tracepoint))
+			return fail(p, node,
+				    tracepoint ?
+					    "%s: '%s' is not category:name" :
+					    "%s: '%s' is not a function name",
+				    what, out[*n]);
+		for (int i = 0; i < *n; i++)
+			if (strcmp(out[i], out[*n]) == 0)
+				return fail(p, node, "%s: '%s' listed twice",
+					    what, out[*n]);
+		(*n)++;
+	}
+	return 0;
+}
+
+static int counters_pair(struct parser *p, const char *key, yaml_node_t *k,
+			 yaml_node_t *v, void *arg)
+{
+	struct counters_cfg *cc = arg;
+
+	if (strcmp(key, "enabled") == 0)
+		return get_bool(p, v, "enabled", &cc->enabled);
+	if (strcmp(key, "required") == 0)
+		return get_bool(p, v, "required", &cc->required);
+	if (strcmp(key, "tracepoints") == 0)
+		return parse_event_list(p, v, "tracepoints", true,
+					cc->tracepoints, &cc->ntracepoints);
+	if (strcmp(key, "functions") == 0)
+		return parse_event_list(p, v, "functions", false,
+					cc->functions, &cc->nfunctions);
+	return unknown_key(p, k, "collectors.counters");
+}
+
 static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 			   yaml_node_t *v, void *arg)
 {
@@ -420,6 +506,17 @@ static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 		cfg->syscall.enabled = true;
 		return for_each_pair(p, v, "collectors.syscall", syscall_pair,
 				     &cfg->syscall);
+	}
+	if (strcmp(key, "drop") == 0) {
+		cfg->drop.enabled = true;
+		cfg->drop.samples = CONFIG_DROP_SAMPLES;
+		return for_each_pair(p, v, "collectors.drop", drop_pair,
+				     &cfg->drop);
+	}
+	if (strcmp(key, "counters") == 0) {
+		cfg->counters.enabled = true;
+		return for_each_pair(p, v, "collectors.counters",
+				     counters_pair, &cfg->counters);
 	}
 	return fail(p, k, "collectors: unknown collector '%s'", key);
 }

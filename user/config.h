@@ -14,6 +14,9 @@
 #define CONFIG_MAX_SERVICES 256
 #define CONFIG_MAX_EXPORTERS 8
 #define CONFIG_MAX_SYSCALLS 512
+#define CONFIG_MAX_COUNTERS 64 /* tracepoints, and functions, each */
+#define CONFIG_EVENT_MAX 128   /* "category:name" or a function name */
+#define CONFIG_DROP_SAMPLES 16
 
 #define CONFIG_PATH_MAX 256
 
@@ -39,6 +42,25 @@ struct syscall_cfg {
 	/* Empty: every syscall. Otherwise only these numbers are counted. */
 	int syscalls[CONFIG_MAX_SYSCALLS];
 	int nsyscalls;
+};
+
+struct drop_cfg {
+	bool enabled;
+	bool required;
+	/* Drops reported one by one per (reason, stack, owner) and interval;
+	 * the rest of that interval go out as one record with a count. */
+	uint32_t samples;
+};
+
+struct counters_cfg {
+	bool enabled;
+	bool required;
+	/* "category:name", checked against tracefs when applied */
+	char tracepoints[CONFIG_MAX_COUNTERS][CONFIG_EVENT_MAX];
+	int ntracepoints;
+	/* kernel functions: need fentry or kprobes */
+	char functions[CONFIG_MAX_COUNTERS][CONFIG_EVENT_MAX];
+	int nfunctions;
 };
 
 enum exporter_type {
@@ -77,6 +99,8 @@ struct config {
 	struct service_cfg services[CONFIG_MAX_SERVICES];
 	int nservices;
 	struct syscall_cfg syscall;
+	struct drop_cfg drop;
+	struct counters_cfg counters;
 	struct exporter_cfg exporters[CONFIG_MAX_EXPORTERS];
 	int nexporters;
 };

@@ -342,6 +342,8 @@ int daemon__check(const struct config *cfg)
 		if (!ops->enabled(cfg))
 			continue;
 		for (int h = 0; h < ops->nhooks; h++) {
+			if (ops->uses_hook && !ops->uses_hook(cfg, h))
+				continue;
 			if (probe__choose(&ops->hooks[h]) >= 0)
 				continue;
 			fprintf(stderr, "%s: %s: no attach method works%s\n",

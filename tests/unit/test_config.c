@@ -211,6 +211,61 @@ static void test_errors(void)
 		  "t.yaml:1:5: mapping values are not allowed in this context");
 }
 
+static void test_drop_counters(void)
+{
+	struct config cfg;
+
+	CHECK_STR(parse("collectors:\n  drop: {}\n  counters:\n"
+			"    tracepoints: [tcp:tcp_retransmit_skb, "
+			"sched:sched_process_fork]\n"
+			"    functions: [tcp_connect, tcp_v4_rcv.isra.0]\n",
+			&cfg),
+		  "ok");
+	CHECK(cfg.drop.enabled && !cfg.drop.required);
+	CHECK(cfg.drop.samples == CONFIG_DROP_SAMPLES);
+	CHECK(cfg.counters.enabled && cfg.counters.ntracepoints == 2);
+	CHECK_STR(cfg.counters.tracepoints[1], "sched:sched_process_fork");
+	CHECK(cfg.counters.nfunctions == 2);
+	CHECK_STR(cfg.counters.functions[1], "tcp_v4_rcv.isra.0");
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  drop: { samples: 0, required: true }\n",
+			&cfg),
+		  "ok");
+	CHECK(cfg.drop.samples == 0 && cfg.drop.required);
+	config__free(&cfg);
+
+	CHECK_STR(parse("collectors:\n  drop: { samples: -1 }\n", NULL),
+		  "t.yaml:2:20: samples: expected a whole number, got '-1'");
+	CHECK_STR(parse("collectors:\n  drop: { samples: 100001 }\n", NULL),
+		  "t.yaml:2:20: samples: 100001 is out of range (0 to 100000)");
+	CHECK_STR(parse("collectors:\n  drop: { reasons: [x] }\n", NULL),
+		  "t.yaml:2:11: collectors.drop: unknown key 'reasons'");
+	CHECK_STR(parse("collectors:\n  counters: { kprobes: [x] }\n", NULL),
+		  "t.yaml:2:15: collectors.counters: unknown key 'kprobes'");
+	CHECK_STR(parse("collectors:\n  counters: { tracepoints: x }\n", NULL),
+		  "t.yaml:2:28: tracepoints: expected a list, got a scalar");
+	CHECK_STR(parse("collectors:\n  counters:\n    tracepoints: "
+			"[sched:sched_process_fork, sched_process_exit]\n",
+			NULL),
+		  "t.yaml:3:45: tracepoints: 'sched_process_exit' is not "
+		  "category:name");
+	CHECK_STR(parse("collectors:\n  counters:\n    tracepoints: "
+			"[\"sched/fork\"]\n", NULL),
+		  "t.yaml:3:19: tracepoints: 'sched/fork' is not category:name");
+	CHECK_STR(parse("collectors:\n  counters:\n    tracepoints: "
+			"[\"a:b:c\", \":b\"]\n", NULL),
+		  "t.yaml:3:19: tracepoints: 'a:b:c' is not category:name");
+	CHECK_STR(parse("collectors:\n  counters:\n    tracepoints: "
+			"[a:b, a:b]\n", NULL),
+		  "t.yaml:3:24: tracepoints: 'a:b' listed twice");
+	CHECK_STR(parse("collectors:\n  counters:\n    functions: "
+			"[tcp_connect, \"tcp:connect\"]\n", NULL),
+		  "t.yaml:3:30: functions: 'tcp:connect' is not a function name");
+	CHECK_STR(parse("collectors:\n  counters:\n    functions: [\"\"]\n",
+			NULL),
+		  "t.yaml:3:17: functions: must not be empty");
+}
+
 static void test_missing_file(void)
 {
 	struct config cfg;
@@ -243,6 +298,7 @@ int main(void)
 	test_durations();
 	test_valid();
 	test_errors();
+	test_drop_counters();
 	test_missing_file();
 	test_file();
 	return unit_done("config");
