@@ -38,7 +38,7 @@ static __always_inline void count_stat(__u32 stat)
 
 static __always_inline int count_event(__u64 cookie)
 {
-	struct counters_key key;
+	struct counters_key key = {};
 	__u64 one = 1, *v;
 	__u32 svc;
 
@@ -46,6 +46,7 @@ static __always_inline int count_event(__u64 cookie)
 	if (!kmon_selected_tgid(key.pid, &svc))
 		return 0;
 	key.event = cookie;
+	key.svc = svc;
 	v = bpf_map_lookup_elem(&counter_counts, &key);
 	if (v) {
 		__sync_fetch_and_add(v, 1);

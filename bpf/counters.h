@@ -13,6 +13,8 @@
 struct counters_key {
 	__u32 pid;   /* tgid of the current task */
 	__u32 event; /* the attach cookie: user space's event id */
+	__u32 svc;   /* its service when counted (names survive pid reuse) */
+	__u32 pad;
 };
 
 enum counters_stat {

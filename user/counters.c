@@ -21,6 +21,7 @@
 #include "counters.h"
 #include "counters.skel.h"
 #include "exporter.h"
+#include "deltas.h"
 #include "hashmap.h"
 #include "kmond.h"
 #include "log.h"
@@ -46,7 +47,7 @@ struct counters_collector {
 	/* the index is the event id (cookie); ids are never reused */
 	struct counter_event events[COUNTERS_MAX_EVENTS];
 	int nevents;
-	/* (pid << 32 | event) -> count already reported */
+	/* key_id() -> count already reported */
 	struct hashmap *reported;
 	struct record rec;
 };
@@ -270,14 +271,31 @@ static int counters_apply(void *state, const struct config *cfg)
 
 /* --- records --- */
 
-static void emit(struct counters_collector *c, uint64_t ts,
-		 const struct counters_key *key, uint64_t count)
-{
-	struct provider *p = c->k->provider;
+struct walk_ctx {
+	struct counters_collector *c;
+	uint64_t ts;
+};
 
-	record__begin(&c->rec, "counter", ts, c->k->cfg.node);
-	record__process(&c->rec, key->pid, provider__comm(p, key->pid),
-			provider__service(p, key->pid));
+/* 9 bits of event (COUNTERS_MAX_EVENTS), 22 of pid, 32 of service. */
+static uint64_t key_id(const void *k)
+{
+	const struct counters_key *key = k;
+
+	return (uint64_t)key->svc << 32 | (uint64_t)key->pid << 9 | key->event;
+}
+
+static void emit(void *ctx, const void *k, uint64_t count)
+{
+	const struct counters_key *key = k;
+	struct counters_collector *c = ((struct walk_ctx *)ctx)->c;
+	struct proc_name who;
+
+	if (key->event >= (__u32)c->nevents)
+		return;
+	provider__name(c->k->provider, key->pid, key->svc, &who);
+	record__begin(&c->rec, "counter", ((struct walk_ctx *)ctx)->ts,
+		      c->k->cfg.node);
+	record__process(&c->rec, key->pid, who.comm, who.service);
 	record__str(&c->rec, "event", c->events[key->event].name);
 	record__str(&c->rec, "type",
 		    c->events[key->event].function ? "function" : "tracepoint");
@@ -286,54 +304,34 @@ static void emit(struct counters_collector *c, uint64_t ts,
 	exporter__send(c->k->exporter, &c->rec);
 }
 
-static bool forget(struct counters_collector *c,
-		   const struct counters_key *key)
+/* Its last counts went out: an exited process counts no more, a detached
+ * event neither. */
+static bool finished(void *ctx, const void *k)
 {
-	/* Its last counts went out: an exited process counts no more, a
-	 * detached event neither. */
+	const struct counters_key *key = k;
+	struct counters_collector *c = ((struct walk_ctx *)ctx)->c;
+	struct proc_name who;
+
+	provider__name(c->k->provider, key->pid, key->svc, &who);
 	return key->event >= (__u32)c->nevents ||
-	       !c->events[key->event].link ||
-	       provider__exited(c->k->provider, key->pid);
+	       !c->events[key->event].link || who.gone;
 }
 
 static void counters_collect(void *state, struct kmond *k, uint64_t ts)
 {
 	struct counters_collector *c = state;
-	int fd = bpf_map__fd(c->skel->maps.counter_counts);
-	struct counters_key key, next, *gone = NULL;
-	size_t ngone = 0, cap = 0;
-	bool more;
+	struct walk_ctx ctx = { c, ts };
+	struct delta_walk walk = {
+		.map_fd = bpf_map__fd(c->skel->maps.counter_counts),
+		.key_size = sizeof(struct counters_key),
+		.key_id = key_id,
+		.emit = emit,
+		.finished = finished,
+		.ctx = &ctx,
+	};
 
 	(void)k;
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		uint64_t id, total, *reported, before;
-
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		total = map_percpu_sum(fd, &key);
-		id = (uint64_t)key.pid << 32 | key.event;
-		reported = hashmap__find(c->reported, id);
-		before = reported ? *reported : 0;
-		if (total > before && key.event < (__u32)c->nevents)
-			emit(c, ts, &key, total - before);
-		hashmap__set(c->reported, id, total);
-		if (!forget(c, &key))
-			continue;
-		if (ngone == cap) {
-			cap = cap ? cap * 2 : 64;
-			gone = realloc(gone, cap * sizeof(*gone));
-			if (!gone)
-				abort();
-		}
-		gone[ngone++] = key;
-	}
-	for (size_t i = 0; i < ngone; i++) {
-		bpf_map_delete_elem(fd, &gone[i]);
-		hashmap__delete(c->reported,
-				(uint64_t)gone[i].pid << 32 | gone[i].event);
-	}
-	free(gone);
+	deltas__walk(c->reported, &walk);
 }
 
 static void counters_stats(void *state, struct collector_stats *st)

@@ -136,13 +136,13 @@ static const char *const *stack_frames(struct drop_collector *c, int id,
 	return stack_cache__get(c->stacks, id, n);
 }
 
-static void add_owner(struct drop_collector *c, __u32 pid)
+static void add_owner(struct drop_collector *c, const struct drop_key *key)
 {
-	struct provider *p = c->k->provider;
+	struct proc_name who;
 
-	if (pid) {
-		record__process(&c->rec, pid, provider__comm(p, pid),
-				provider__service(p, pid));
+	if (key->pid) {
+		provider__name(c->k->provider, key->pid, key->svc, &who);
+		record__process(&c->rec, key->pid, who.comm, who.service);
 		return;
 	}
 	/* No socket, or one whose owner kmond never saw connect or listen:
@@ -166,7 +166,7 @@ static void emit(struct drop_collector *c, uint64_t ts,
 		reason = unnamed;
 	}
 	record__begin(&c->rec, "drop", ts, c->k->cfg.node);
-	add_owner(c, key->pid);
+	add_owner(c, key);
 	record__str(&c->rec, "family",
 		    t->family == AF_INET6 ? "ipv6" : "ipv4");
 	add_addr(&c->rec, "saddr", t->family, t->saddr);
@@ -240,8 +240,13 @@ static bool forget(struct drop_collector *c, const struct drop_key *key,
 	bool idle = seen && *seen == agg->count;
 
 	hashmap__set(c->seen, h, agg->count);
-	if (key->pid && provider__exited(c->k->provider, key->pid))
-		return true;
+	if (key->pid) {
+		struct proc_name who;
+
+		provider__name(c->k->provider, key->pid, key->svc, &who);
+		if (who.gone)
+			return true;
+	}
 	return idle && c->nkeys > DROP_MAX_KEYS / 4 * 3;
 }
 

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "collector.h"
+#include "deltas.h"
 #include "exporter.h"
 #include "hashmap.h"
 #include "kmond.h"
@@ -115,10 +116,10 @@ cleanup:
 }
 
 static void emit(struct syscall_collector *c, struct kmond *k, uint64_t ts,
-		 const struct syscall_key *key, const struct proc_name *who,
-		 uint64_t count)
+		 const struct syscall_key *key, uint64_t count)
 {
 	const char *name = syscall_name(key->nr);
+	struct proc_name who;
 	char unnamed[32];
 
 	if (!name) {
@@ -126,7 +127,8 @@ static void emit(struct syscall_collector *c, struct kmond *k, uint64_t ts,
 		name = unnamed;
 	}
 	record__begin(&c->rec, "syscall", ts, k->cfg.node);
-	record__process(&c->rec, key->pid, who->comm, who->service);
+	provider__name(k->provider, key->pid, key->svc, &who);
+	record__process(&c->rec, key->pid, who.comm, who.service);
 	record__str(&c->rec, "syscall", name);
 	record__u64(&c->rec, "nr", key->nr);
 	record__u64(&c->rec, "count", count);
@@ -136,53 +138,52 @@ static void emit(struct syscall_collector *c, struct kmond *k, uint64_t ts,
 
 /* The user-space twin of a kernel key: 22 bits of pid (PID_MAX_LIMIT),
  * 10 of syscall, 32 of service. */
-static uint64_t key_id(const struct syscall_key *key)
+static uint64_t key_id(const void *k)
 {
+	const struct syscall_key *key = k;
+
 	return (uint64_t)key->svc << 32 | (uint64_t)key->pid << 10 | key->nr;
+}
+
+struct walk_ctx {
+	struct syscall_collector *c;
+	struct kmond *k;
+	uint64_t ts;
+};
+
+static void emit_delta(void *ctx, const void *key, uint64_t delta)
+{
+	struct walk_ctx *w = ctx;
+
+	emit(w->c, w->k, w->ts, key, delta);
+}
+
+/* A process that exited counts no more: forget it, so the map never
+ * fills with the dead. */
+static bool finished(void *ctx, const void *k)
+{
+	const struct syscall_key *key = k;
+	struct walk_ctx *w = ctx;
+	struct proc_name who;
+
+	provider__name(w->k->provider, key->pid, key->svc, &who);
+	return who.gone;
 }
 
 static void syscall_collect(void *state, struct kmond *k, uint64_t ts)
 {
 	struct syscall_collector *c = state;
-	int fd = bpf_map__fd(c->skel->maps.syscall_counts);
-	struct syscall_key key, next, *gone = NULL;
-	size_t ngone = 0, cap = 0;
-	bool more;
+	struct walk_ctx ctx = { c, k, ts };
+	struct delta_walk walk = {
+		.map_fd = bpf_map__fd(c->skel->maps.syscall_counts),
+		.key_size = sizeof(struct syscall_key),
+		.key_id = key_id,
+		.emit = emit_delta,
+		.finished = finished,
+		.ctx = &ctx,
+	};
 
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		uint64_t id, total, *reported;
-		struct proc_name who;
-
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		total = map_percpu_sum(fd, &key);
-		id = key_id(&key);
-		reported = hashmap__find(c->reported, id);
-		provider__name(k->provider, key.pid, key.svc, &who);
-		if (total > (reported ? *reported : 0)) {
-			emit(c, k, ts, &key, &who,
-			     total - (reported ? *reported : 0));
-			c->events += total - (reported ? *reported : 0);
-		}
-		hashmap__set(c->reported, id, total);
-		/* A process that exited counts no more: forget it (after its
-		 * last counts went out), so the map never fills with the dead. */
-		if (who.gone) {
-			if (ngone == cap) {
-				cap = cap ? cap * 2 : 64;
-				gone = realloc(gone, cap * sizeof(*gone));
-				if (!gone)
-					abort();
-			}
-			gone[ngone++] = key;
-		}
-	}
-	for (size_t i = 0; i < ngone; i++) {
-		bpf_map_delete_elem(fd, &gone[i]);
-		hashmap__delete(c->reported, key_id(&gone[i]));
-	}
-	free(gone);
+	c->events += deltas__walk(c->reported, &walk);
 }
 
 static void syscall_stats(void *state, struct collector_stats *st)

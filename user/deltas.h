@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Per-interval increases of cumulative per-CPU counters. The kernel only
+ * ever adds to a key's count (no read-and-reset race can lose an event);
+ * user space remembers what it reported and emits the difference. */
+#ifndef KMON_DELTAS_H
+#define KMON_DELTAS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hashmap;
+
+struct delta_walk {
+	int map_fd;      /* BPF_MAP_TYPE_PERCPU_HASH of u64 counts */
+	size_t key_size; /* at most 64 bytes */
+	/* A unique number per key: where the reported count is kept. */
+	uint64_t (*key_id)(const void *key);
+	/* The count of key grew by delta since the last walk. */
+	void (*emit)(void *ctx, const void *key, uint64_t delta);
+	/* key will count no more (its process exited...): it is deleted,
+	 * after its last delta went out. */
+	bool (*finished)(void *ctx, const void *key);
+	void *ctx;
+};
+
+/* Walks the map once; returns the sum of the deltas emitted. */
+uint64_t deltas__walk(struct hashmap *reported, const struct delta_walk *w);
+
+#endif
