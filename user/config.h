@@ -26,6 +26,7 @@ enum selector_type {
 	SELECTOR_EXE,       /* executable path, or a glob of it */
 	SELECTOR_CGROUP,    /* cgroup path prefix, in any hierarchy */
 	SELECTOR_CONTAINER, /* container id (or a prefix of 12+ chars) */
+	SELECTOR_PORT,      /* the process listening on a TCP port */
 };
 
 struct service_cfg {
@@ -33,6 +34,7 @@ struct service_cfg {
 	enum selector_type type;
 	char comm[CONFIG_COMM_MAX];
 	uint32_t pid;
+	uint16_t port;
 	char path[CONFIG_PATH_MAX]; /* exe glob, cgroup prefix, container id */
 };
 
@@ -61,6 +63,22 @@ struct counters_cfg {
 	/* kernel functions: need fentry or kprobes */
 	char functions[CONFIG_MAX_COUNTERS][CONFIG_EVENT_MAX];
 	int nfunctions;
+};
+
+/* Which finished requests become tcp records (topology counts all). */
+enum tcp_requests_cfg {
+	TCP_RECORDS_ALL,
+	TCP_RECORDS_NONE,
+	TCP_RECORDS_SLOW,   /* latency >= slow_ns */
+	TCP_RECORDS_SAMPLE, /* one in `sample` */
+};
+
+struct tcp_cfg {
+	bool enabled;
+	bool required;
+	enum tcp_requests_cfg requests;
+	uint64_t slow_ns;
+	uint32_t sample;
 };
 
 enum exporter_type {
@@ -101,6 +119,7 @@ struct config {
 	struct syscall_cfg syscall;
 	struct drop_cfg drop;
 	struct counters_cfg counters;
+	struct tcp_cfg tcp;
 	struct exporter_cfg exporters[CONFIG_MAX_EXPORTERS];
 	int nexporters;
 };

@@ -19,6 +19,7 @@
 
 #include "hashmap.h"
 #include "kmond.h"
+#include "listen.h"
 #include "log.h"
 #include "maps.h"
 #include "proc_events.h"
@@ -48,8 +49,16 @@ struct provider {
 	/* pids named by pid selectors whose process has exited: a new
 	 * process given the same pid is not the one the config meant. */
 	struct hashmap *spent_pids;
-	/* some selector needs /proc (exe, cgroup, container, pid) */
+	/* some selector needs /proc (exe, cgroup, container, pid, port) */
 	bool resolve_in_user_space;
+	/* port selectors: (pid << 16 | port) of each process holding a
+	 * listening socket on a selected port */
+	struct hashmap *port_pids;
+	bool port_selectors;
+	/* sum of the hashes of the selected listeners' inodes when the fds
+	 * were last scanned: a new one rescans */
+	uint64_t listeners_sum;
+	bool ports_stale; /* rescan whatever the sum */
 	uint64_t pid_changes;
 };
 
@@ -192,6 +201,9 @@ static bool selector_matches(struct provider *p,
 	case SELECTOR_CONTAINER:
 		text = facts__cgroups(f);
 		return text && cgroups_in_container(text, s->path);
+	case SELECTOR_PORT:
+		return hashmap__find(p->port_pids,
+				     (uint64_t)pid << 16 | s->port) != NULL;
 	}
 	return false;
 }
@@ -314,28 +326,130 @@ static void provider__note_exit(struct provider *p, uint32_t pid)
 			hashmap__set(p->spent_pids, pid, 1);
 }
 
-int provider__apply(struct provider *p, const struct config *cfg)
+/* --- port selectors --- */
+
+static bool port_selected(const struct config *cfg, uint16_t port)
 {
-	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0 };
-	int ctl_fd = bpf_map__fd(p->skel->maps.kmon_ctl);
-	__u32 zero = 0;
+	for (int i = 0; i < cfg->nservices; i++)
+		if (cfg->services[i].type == SELECTOR_PORT &&
+		    cfg->services[i].port == port)
+			return true;
+	return false;
+}
+
+/* The processes holding socket inode of each selected listener: one walk
+ * of every /proc/PID/fd. */
+static void scan_socket_owners(struct provider *p, struct hashmap *inodes)
+{
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *de, *fe;
+	char path[300], link[64];
+
+	if (!proc)
+		return;
+	while ((de = readdir(proc))) {
+		unsigned long pid = strtoul(de->d_name, NULL, 10);
+
+		if (!pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lu/fd", pid);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while ((fe = readdir(fds))) {
+			unsigned long long inode;
+			uint64_t *port;
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%lu/fd/%s", pid,
+				 fe->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (sscanf(link, "socket:[%llu]", &inode) != 1)
+				continue;
+			port = hashmap__find(inodes, inode);
+			if (port)
+				hashmap__set(p->port_pids,
+					     (uint64_t)pid << 16 | *port, 1);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+/* Keeps port selectors current as listeners come and go. Reading the
+ * listen list is cheap; the fds are walked only when it changed. Returns
+ * whether they were (the caller re-resolves every process). */
+static bool provider__read_ports(struct provider *p)
+{
+	struct hashmap *inodes;
+	struct listener *ls;
+	uint64_t sum = 0;
+	int n;
+
+	if (!p->port_selectors)
+		return false;
+	n = listen__read(&ls);
+	if (n < 0)
+		return false;
+	inodes = hashmap__new();
+	for (int i = 0; i < n; i++) {
+		if (!port_selected(p->cfg, ls[i].port))
+			continue;
+		hashmap__set(inodes, ls[i].inode, ls[i].port);
+		sum += (ls[i].inode * 0x9e3779b97f4a7c15ULL) ^ ls[i].port;
+	}
+	free(ls);
+	if (sum == p->listeners_sum && !p->ports_stale) {
+		hashmap__free(inodes);
+		return false;
+	}
+	p->listeners_sum = sum;
+	p->ports_stale = false;
+	hashmap__free(p->port_pids);
+	p->port_pids = hashmap__new();
+	scan_socket_owners(p, inodes);
+	hashmap__free(inodes);
+	return true;
+}
+
+static void provider__resolve_all(struct provider *p)
+{
 	uint64_t pid, value;
 	size_t pos = 0;
 
-	p->cfg = cfg;
-	p->resolve_in_user_space = false;
-	for (int i = 0; i < cfg->nservices; i++)
-		if (cfg->services[i].type != SELECTOR_COMM)
-			p->resolve_in_user_space = true;
-	provider__forget_spent(p, cfg);
-	provider__set_names(p, cfg);
-	provider__write_comms(p, cfg);
 	while (hashmap__next(p->procs, &pos, &pid, &value)) {
 		struct proc *proc = (struct proc *)(uintptr_t)value;
 
 		if (!proc->exited)
 			publish(p, pid, proc, resolve(p, pid, proc));
 	}
+}
+
+int provider__apply(struct provider *p, const struct config *cfg)
+{
+	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0 };
+	int ctl_fd = bpf_map__fd(p->skel->maps.kmon_ctl);
+	__u32 zero = 0;
+
+	p->cfg = cfg;
+	p->resolve_in_user_space = false;
+	p->port_selectors = false;
+	for (int i = 0; i < cfg->nservices; i++) {
+		if (cfg->services[i].type != SELECTOR_COMM)
+			p->resolve_in_user_space = true;
+		if (cfg->services[i].type == SELECTOR_PORT)
+			p->port_selectors = true;
+	}
+	/* The ports the new config names are looked up now. */
+	p->ports_stale = true;
+	provider__forget_spent(p, cfg);
+	provider__set_names(p, cfg);
+	provider__write_comms(p, cfg);
+	provider__read_ports(p);
+	provider__resolve_all(p);
 	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
 }
 
@@ -462,6 +576,7 @@ int provider__new(struct kmond *k, const struct config *cfg,
 	p->procs = hashmap__new();
 	p->graves = hashmap__new();
 	p->spent_pids = hashmap__new();
+	p->port_pids = hashmap__new();
 	p->skel = provider_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -580,6 +695,8 @@ void provider__end_interval(struct provider *p)
 	free(gone);
 	free_procs(p->graves);
 	p->graves = hashmap__new();
+	if (provider__read_ports(p))
+		provider__resolve_all(p);
 }
 
 void provider__stats(struct provider *p, struct provider_stats *st)
@@ -607,6 +724,7 @@ void provider__destroy(struct provider *p)
 	free_procs(p->procs);
 	free_procs(p->graves);
 	hashmap__free(p->spent_pids);
+	hashmap__free(p->port_pids);
 	provider_bpf__destroy(p->skel);
 	free(p->names);
 	free(p);
