@@ -82,12 +82,19 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TCP_NR_STATS + 1); /* + the sample counter */
+	__uint(max_entries, TCP_NR_STATS);
 	__type(key, __u32);
 	__type(value, __u64);
 } tcp_stats SEC(".maps");
 
-#define SAMPLE_COUNTER TCP_NR_STATS
+/* Requests seen by the sample policy, over all CPUs: exactly one in
+ * `sample` is sent. Reset by user space when the policy is applied. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sample_count SEC(".maps");
 
 static __always_inline __u64 *stat_slot(__u32 stat)
 {
@@ -249,10 +256,10 @@ static __always_inline bool wanted(__u64 latency)
 	case TCP_REQUESTS_SLOW:
 		return latency >= ctl->slow_ns;
 	case TCP_REQUESTS_SAMPLE:
-		n = stat_slot(SAMPLE_COUNTER);
+		n = bpf_map_lookup_elem(&sample_count, &zero);
 		if (!n || ctl->sample <= 1)
 			return true;
-		return (*n)++ % ctl->sample == 0;
+		return __sync_fetch_and_add(n, 1) % ctl->sample == 0;
 	}
 	return true;
 }

@@ -92,8 +92,11 @@ static int tcp_apply(void *state, const struct config *cfg)
 		.sample = cfg->tcp.sample,
 		.slow_ns = cfg->tcp.slow_ns,
 	};
+	__u64 none = 0;
 	__u32 zero = 0;
 
+	bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count), &zero,
+			    &none, BPF_ANY);
 	return bpf_map_update_elem(bpf_map__fd(c->skel->maps.tcp_ctl), &zero,
 				   &ctl, BPF_ANY);
 }
