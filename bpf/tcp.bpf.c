@@ -206,17 +206,21 @@ static __always_inline void remember_client(struct tcp_conn *c)
 	bpf_map_update_elem(&peers, &c->t, &peer, BPF_ANY);
 }
 
-/* The state of a socket the current (monitored) process reads or
- * writes, made on first sight; NULL when it is none of ours. */
+/* The state of a socket the current process reads or writes: made on
+ * first sight when the process is monitored; NULL when it is none of
+ * ours. Known sockets cost one lookup and no read of the socket. */
 static __always_inline struct tcp_conn *conn_of(const struct sock *sk)
 {
-	__u64 skp = (__u64)sk, id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, svc;
+	__u64 skp = (__u64)sk;
 	struct tcp_conn *c = bpf_map_lookup_elem(&conns, &skp);
+	__u32 tgid, svc;
 	__u8 role;
 
 	if (c && c->role != TCP_ROLE_UNKNOWN)
 		return c;
+	if (!c && !is_tcp(sk))
+		return NULL;
+	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(tgid, &svc)) {
 		if (c) /* accepted by a process nobody monitors */
 			bpf_map_delete_elem(&conns, &skp);
@@ -317,6 +321,14 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 		v->buckets[b]++;
 }
 
+static __always_inline __u64 wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&tcp_events, BPF_RB_AVAIL_DATA) >=
+			       TCP_WAKEUP_BYTES ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void send_event(const struct tcp_conn *c,
 				       __u64 latency)
 {
@@ -328,6 +340,7 @@ static __always_inline void send_event(const struct tcp_conn *c,
 		return;
 	}
 	ev->t = c->t;
+	ev->end_ns = c->last_send_ns;
 	ev->latency_ns = latency;
 	ev->req_bytes = c->req_bytes;
 	ev->resp_bytes = c->resp_bytes;
@@ -338,7 +351,7 @@ static __always_inline void send_event(const struct tcp_conn *c,
 	ev->svc = c->svc;
 	ev->pad = 0;
 	ev->src = c->src;
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, wakeup_flags());
 }
 
 static __always_inline void finish(struct tcp_conn *c)
@@ -407,8 +420,7 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 	struct tcp_conn *c;
 
 	/* A peek is read again; the error queue holds no stream data. */
-	if (ret <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)) || !sk ||
-	    !is_tcp(sk))
+	if (ret <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)) || !sk)
 		return 0;
 	c = conn_of(sk);
 	if (!c)
@@ -424,7 +436,7 @@ static __always_inline int handle_send(const struct sock *sk, int ret)
 {
 	struct tcp_conn *c;
 
-	if (ret <= 0 || !sk || !is_tcp(sk))
+	if (ret <= 0 || !sk)
 		return 0;
 	c = conn_of(sk);
 	if (!c)

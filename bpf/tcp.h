@@ -21,6 +21,9 @@
 #define TCP_MAX_LISTEN 4096
 #define TCP_MAX_EDGES 1024
 #define TCP_RINGBUF_BYTES (1024 * 1024)
+/* User space is woken only once this much is waiting (and drains the
+ * rest each interval): one wakeup per thousand requests, not per one. */
+#define TCP_WAKEUP_BYTES (TCP_RINGBUF_BYTES / 8)
 
 /* collectors.tcp.requests */
 enum tcp_requests {
@@ -90,6 +93,7 @@ struct tcp_conn {
 /* One finished request (only when the requests policy wants it). */
 struct tcp_event {
 	struct tcp_tuple t;
+	__u64 end_ns; /* last response byte (monotonic) */
 	__u64 latency_ns;
 	__u64 req_bytes;
 	__u64 resp_bytes;

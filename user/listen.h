@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The local listen list: the TCP ports this host listens on, read from
- * /proc/net/tcp and /proc/net/tcp6 (kmond's network namespace). The tcp
+/* The local listen list: the TCP ports this host listens on, asked of
+ * netlink sock_diag (else read from /proc/net/tcp and /proc/net/tcp6), in
+ * kmond's network namespace. The tcp
  * collector learns from it which connections older than kmond are server
  * side; the provider which process a `port` selector names. */
 #ifndef KMON_LISTEN_H

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The listen list: lines of /proc/net/tcp{,6}, and the real files. */
+#include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "listen.h"
 #include "unit.h"
@@ -29,21 +35,92 @@ static void test_lines(void)
 	CHECK(l.port == 0x46A0 && l.inode == 59653);
 }
 
-static void test_files(void)
+/* Whether every listener /proc/net/tcp{,6} shows is in ls. */
+static bool proc_agrees(const struct listener *ls, int n)
+{
+	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	char line[512];
+
+	for (int f = 0; f < 2; f++) {
+		FILE *in = fopen(files[f], "r");
+
+		while (in && fgets(line, sizeof(line), in)) {
+			struct listener l;
+			bool found = false;
+
+			if (listen__parse_line(line, &l) != 1)
+				continue;
+			for (int i = 0; i < n; i++)
+				found |= ls[i].inode == l.inode &&
+					 ls[i].port == l.port;
+			if (!found) {
+				fclose(in);
+				return false;
+			}
+		}
+		if (in)
+			fclose(in);
+	}
+	return true;
+}
+
+/* A socket listening on an ephemeral loopback port: its port. */
+static int listen_somewhere(int *fd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (*fd < 0 || bind(*fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(*fd, 1) || getsockname(*fd, (struct sockaddr *)&a, &len))
+		return -1;
+	return ntohs(a.sin_port);
+}
+
+static void test_own_listener(void)
 {
 	struct listener *ls;
-	int n = listen__read(&ls);
+	int fd, port = listen_somewhere(&fd), n;
+	bool found = false;
 
-	CHECK(n >= 0);
+	CHECK(port > 0);
+	n = listen__read(&ls);
 	for (int i = 0; i < n; i++)
-		CHECK(ls[i].inode > 0);
+		found |= ls[i].port == port;
+	CHECK(found);
 	free(ls);
+	close(fd);
+	n = listen__read(&ls);
+	found = false;
+	for (int i = 0; i < n; i++)
+		found |= ls[i].port == port;
+	CHECK(!found);
+	free(ls);
+}
+
+/* sock_diag's answer is what /proc says (a listener may come or go
+ * between the two reads: a few tries). */
+static void test_live(void)
+{
+	bool agree = false;
+
+	for (int tries = 0; tries < 3 && !agree; tries++) {
+		struct listener *ls;
+		int n = listen__read(&ls);
+
+		CHECK(n >= 0);
+		agree = n >= 0 && proc_agrees(ls, n);
+		free(ls);
+	}
+	CHECK(agree);
 	CHECK(listen__netns() != 0);
 }
 
 int main(void)
 {
 	test_lines();
-	test_files();
+	test_own_listener();
+	test_live();
 	return unit_done("listen");
 }
