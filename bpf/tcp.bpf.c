@@ -218,14 +218,16 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk)
 
 	if (c && c->role != TCP_ROLE_UNKNOWN)
 		return c;
-	if (!c && !is_tcp(sk))
-		return NULL;
+	/* The process first: most of a host's sockets are no one's we
+	 * monitor, and reading the socket costs more than a lookup. */
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(tgid, &svc)) {
 		if (c) /* accepted by a process nobody monitors */
 			bpf_map_delete_elem(&conns, &skp);
 		return NULL;
 	}
+	if (!c && !is_tcp(sk))
+		return NULL;
 	if (c) { /* accepted: its owner reads or writes it first */
 		c->role = TCP_ROLE_SERVER;
 		c->pid = tgid;

@@ -40,6 +40,9 @@ n_persistent=$($SVC client --port $PORT --mode persistent --repeat 3)
 n_short=$($SVC client --port $PORT --mode short --repeat 2)
 n_v6=$($SVC client --port $PORT --host ::1 --repeat 2)
 sleep 1.2 # two intervals
+# Every connection closed: the kernel forgot them all.
+conns=$(map_entries $KMOND_PID conns)
+expect_eq "connections still in the kernel's table" "$conns" 0
 stop_kmond
 
 out=$WORK/out.json
