@@ -514,7 +514,80 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 	return 0;
 }
 
-/* Attach candidates, chosen at start-up: tp_btf, then the tracepoint. */
+/* --- the syscall fallback (kernels before 6.3: no sock_*_length) --- */
+
+/* The syscalls that move stream bytes through a socket fd, and where
+ * their recv flags are. */
+#if defined(__TARGET_ARCH_arm64)
+#define NR_READ 63
+#define NR_WRITE 64
+#define NR_READV 65
+#define NR_WRITEV 66
+#define NR_SENDFILE 71
+#define NR_SENDTO 206
+#define NR_RECVFROM 207
+#define NR_SENDMSG 211
+#define NR_RECVMSG 212
+#define syscall_nr(regs) BPF_CORE_READ((regs), syscallno)
+#else
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_READV 19
+#define NR_WRITEV 20
+#define NR_SENDFILE 40
+#define NR_SENDTO 44
+#define NR_RECVFROM 45
+#define NR_SENDMSG 46
+#define NR_RECVMSG 47
+#define syscall_nr(regs) BPF_CORE_READ((regs), orig_ax)
+#endif
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+
+/* The struct sock behind fd of the current task, NULL if not a socket. */
+static __always_inline struct sock *sock_of_fd(unsigned long fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
+	unsigned int max = BPF_CORE_READ(task, files, fdt, max_fds);
+	struct socket *sock;
+	struct file *f;
+
+	if (fd >= max || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return NULL;
+	if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(f, private_data);
+	return sock ? BPF_CORE_READ(sock, sk) : NULL;
+}
+
+static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret,
+					   bool recv)
+{
+	unsigned long nr, fd, flags = 0;
+
+	if (ret <= 0)
+		return 0;
+	nr = syscall_nr(regs);
+	if (recv) {
+		if (nr == NR_RECVFROM)
+			flags = PT_REGS_PARM4_CORE_SYSCALL(regs);
+		else if (nr == NR_RECVMSG)
+			flags = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		else if (nr != NR_READ && nr != NR_READV)
+			return 0;
+	} else if (nr != NR_WRITE && nr != NR_WRITEV && nr != NR_SENDTO &&
+		   nr != NR_SENDMSG && nr != NR_SENDFILE) {
+		return 0;
+	}
+	fd = PT_REGS_PARM1_CORE_SYSCALL(regs); /* sendfile: out_fd */
+	if (recv)
+		return handle_recv(sock_of_fd(fd), ret, flags);
+	return handle_send(sock_of_fd(fd), ret);
+}
+
+/* Attach candidates, chosen at start-up: tp_btf, then the tracepoint,
+ * then every syscall's exit (reading the socket behind its fd). */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(tcp_recv_btf, struct sock *sk, int ret, int flags)
 {
@@ -527,6 +600,12 @@ int tcp_recv_tp(struct trace_event_raw_sock_msg_length *ctx)
 	return handle_recv(ctx->sk, ctx->ret, ctx->flags);
 }
 
+SEC("raw_tp/sys_exit")
+int BPF_PROG(tcp_recv_sys, struct pt_regs *regs, long ret)
+{
+	return handle_sys_exit(regs, ret, true);
+}
+
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(tcp_send_btf, struct sock *sk, int ret, int flags)
 {
@@ -537,6 +616,12 @@ SEC("tracepoint/sock/sock_send_length")
 int tcp_send_tp(struct trace_event_raw_sock_msg_length *ctx)
 {
 	return handle_send(ctx->sk, ctx->ret);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(tcp_send_sys, struct pt_regs *regs, long ret)
+{
+	return handle_sys_exit(regs, ret, false);
 }
 
 SEC("tp_btf/inet_sock_set_state")

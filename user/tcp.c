@@ -56,12 +56,16 @@ struct tcp_collector {
 static const struct hook tcp_hooks[] = {
 	[HOOK_RECV] = { "sock_recv",
 	  { { ATTACH_TP_BTF, "tcp_recv_btf", "sock_recv_length" },
-	    { ATTACH_TRACEPOINT, "tcp_recv_tp", "sock/sock_recv_length" } },
-	  2 },
+	    { ATTACH_TRACEPOINT, "tcp_recv_tp", "sock/sock_recv_length" },
+	    /* before 6.3: read, readv, recvfrom, recvmsg on a socket */
+	    { ATTACH_RAW_TP, "tcp_recv_sys", "sys_exit" } },
+	  3 },
 	[HOOK_SEND] = { "sock_send",
 	  { { ATTACH_TP_BTF, "tcp_send_btf", "sock_send_length" },
-	    { ATTACH_TRACEPOINT, "tcp_send_tp", "sock/sock_send_length" } },
-	  2 },
+	    { ATTACH_TRACEPOINT, "tcp_send_tp", "sock/sock_send_length" },
+	    /* write, writev, sendto, sendmsg, sendfile */
+	    { ATTACH_RAW_TP, "tcp_send_sys", "sys_exit" } },
+	  3 },
 	[HOOK_STATE] = { "sock_state",
 	  { { ATTACH_TP_BTF, "tcp_state_btf", "inet_sock_set_state" },
 	    { ATTACH_TRACEPOINT, "tcp_state_tp",

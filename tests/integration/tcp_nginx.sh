@@ -19,6 +19,10 @@ collectors:
   tcp: { enabled: true }
 YAML
 start_kmond "$WORK/kmond.yaml"
+if [ -n "${KMOND_PROBE_DENY:-}" ]; then # run by tcp_fallback.sh
+	grep -q "collector tcp: running (.*raw_tp" "$WORK/kmond.err" ||
+		fail "the syscall fallback was not chosen"
+fi
 log=$WORK/nginx/logs/access.log
 before=$(wc -l <"$log")
 

@@ -33,6 +33,11 @@ collectors:
   tcp: { enabled: true }
 YAML
 start_kmond "$WORK/kmond.yaml"
+if [ -n "${KMOND_PROBE_DENY:-}" ]; then # run by tcp_fallback.sh
+	grep "collector tcp: running" "$WORK/kmond.err"
+	grep -q "collector tcp: running (.*raw_tp" "$WORK/kmond.err" ||
+		fail "the syscall fallback was not chosen"
+fi
 
 touch "$WORK/go"
 wait $old || fail "the early client failed"
