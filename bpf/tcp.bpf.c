@@ -34,6 +34,17 @@ struct {
 	__type(value, struct tcp_conn);
 } conns SEC(".maps");
 
+/* Server connections closed while a request was in: on loopback the
+ * peer's reset can close the socket inside the very send that answers
+ * it, before sock_send_length fires; that send finishes the request. An
+ * LRU: requests never answered simply age out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TCP_MAX_CLOSING);
+	__type(key, __u64); /* struct sock * */
+	__type(value, struct tcp_conn);
+} closing SEC(".maps");
+
 /* Client tuple (its own view) -> its owner, so the server end of a local
  * connection can name the service that called it. */
 struct {
@@ -226,7 +237,9 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk)
 			bpf_map_delete_elem(&conns, &skp);
 		return NULL;
 	}
-	if (!c && !is_tcp(sk))
+	/* A closed socket's last bytes start nothing new. */
+	if (!c && (!is_tcp(sk) ||
+		   BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE))
 		return NULL;
 	if (c) { /* accepted: its owner reads or writes it first */
 		c->role = TCP_ROLE_SERVER;
@@ -370,12 +383,13 @@ static __always_inline void finish(struct tcp_conn *c)
 
 /* The client's owner, when it is a process on this host kmond saw
  * connect or send. The client writes before the server can read, so
- * its entry is there by the first request. */
+ * its entry is there by the first request: one look per connection. */
 static __always_inline void find_src(struct tcp_conn *c)
 {
 	struct tcp_tuple other;
 	struct tcp_peer *p;
 
+	c->src_checked = 1;
 	swap_tuple(&c->t, &other);
 	p = bpf_map_lookup_elem(&peers, &other);
 	if (!p)
@@ -395,7 +409,7 @@ static __always_inline void on_request_bytes(struct tcp_conn *c, int len)
 		c->req_bytes = 0;
 		c->resp_bytes = 0;
 		c->req_off = c->rx_off;
-		if (!c->src_known)
+		if (!c->src_checked)
 			find_src(c);
 	}
 	c->req_bytes += len;
@@ -434,6 +448,20 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 	return 0;
 }
 
+/* The answer to a request whose socket closed during the send. */
+static __always_inline void answer_after_close(const struct sock *sk, int ret)
+{
+	__u64 skp = (__u64)sk;
+	struct tcp_conn *c = bpf_map_lookup_elem(&closing, &skp);
+
+	/* Its owner, not another socket made at the same address since. */
+	if (!c || c->pid != bpf_get_current_pid_tgid() >> 32)
+		return;
+	on_response_bytes(c, ret);
+	finish(c);
+	bpf_map_delete_elem(&closing, &skp);
+}
+
 static __always_inline int handle_send(const struct sock *sk, int ret)
 {
 	struct tcp_conn *c;
@@ -441,8 +469,10 @@ static __always_inline int handle_send(const struct sock *sk, int ret)
 	if (ret <= 0 || !sk)
 		return 0;
 	c = conn_of(sk);
-	if (!c)
+	if (!c) {
+		answer_after_close(sk, ret);
 		return 0;
+	}
 	if (c->role == TCP_ROLE_SERVER)
 		on_response_bytes(c, ret);
 	else
@@ -461,6 +491,8 @@ static __always_inline void on_close(const struct sock *sk)
 		return;
 	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_RESPONSE)
 		finish(c);
+	else if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST)
+		bpf_map_update_elem(&closing, &skp, c, BPF_ANY);
 	if (c->role == TCP_ROLE_CLIENT)
 		bpf_map_delete_elem(&peers, &c->t);
 	bpf_map_delete_elem(&conns, &skp);

@@ -19,6 +19,7 @@
 #define TCP_MAX_CONNS 65536
 #define TCP_MAX_PEERS 65536
 #define TCP_MAX_LISTEN 4096
+#define TCP_MAX_CLOSING 4096
 #define TCP_MAX_EDGES 1024
 #define TCP_RINGBUF_BYTES (1024 * 1024)
 /* User space is woken only once this much is waiting (and drains the
@@ -87,7 +88,7 @@ struct tcp_conn {
 	__u8 role;
 	__u8 phase;
 	__u8 src_known;	     /* src looked up and found */
-	__u8 pad;
+	__u8 src_checked;    /* src looked up (once per connection) */
 };
 
 /* One finished request (only when the requests policy wants it). */
