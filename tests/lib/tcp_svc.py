@@ -9,7 +9,11 @@ any, once per request), then answers exactly RESP bytes. So a record's
 req_bytes - 100 is the service time it must show.
 
 tcp_svc.py server --port P [--v6] [--downstream PORT] [--ready FILE]
-    one thread per connection; --v6 listens on [::] (dual stack)
+                  [--log FILE]
+    one thread per connection; --v6 listens on [::] (dual stack);
+    --log: a line "CLIENT_PORT MS NS" per request, NS the time from
+    having read the request to having sent the answer, as the server
+    measures it (a loaded machine may sleep longer than asked)
 tcp_svc.py client --port P [--host H] [--mode persistent|short]
                   [--ms 5,20,50] [--repeat N] [--wait FILE]
     persistent: one connection for every request; short: one each.
@@ -48,14 +52,19 @@ def call(sock, ms):
     recv_exact(sock, resp)
 
 
-def serve_conn(conn, downstream):
+LOG_LOCK = threading.Lock()
+
+
+def serve_conn(conn, downstream, log):
     down = None
+    peer_port = conn.getpeername()[1]
     with conn:
         f = conn.makefile("rb")
         while True:
             line = f.readline()
             if not line:
                 break
+            start = time.monotonic_ns()
             ms, resp = (int(x) for x in line.split()[:2])
             if downstream:
                 if down is None:
@@ -63,6 +72,10 @@ def serve_conn(conn, downstream):
                 call(down, DOWNSTREAM_MS)
             time.sleep(ms / 1000)
             conn.sendall(b"y" * (resp - 1) + b"\n")
+            if log:
+                with LOG_LOCK:
+                    log.write(f"{peer_port} {ms} {time.monotonic_ns() - start}\n")
+                    log.flush()
     if down:
         down.close()
 
@@ -78,11 +91,12 @@ def server(a):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(addr)
     s.listen(64)
+    log = open(a.log, "a") if a.log else None
     if a.ready:
         open(a.ready, "w").close()
     while True:
         conn, _ = s.accept()
-        threading.Thread(target=serve_conn, args=(conn, a.downstream),
+        threading.Thread(target=serve_conn, args=(conn, a.downstream, log),
                          daemon=True).start()
 
 
@@ -119,6 +133,7 @@ def main():
     ap.add_argument("--v6", action="store_true")
     ap.add_argument("--downstream", type=int)
     ap.add_argument("--ready")
+    ap.add_argument("--log")
     ap.add_argument("--mode", default="persistent",
                     choices=["persistent", "short"])
     ap.add_argument("--ms", default="5,20,50")
