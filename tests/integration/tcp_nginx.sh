@@ -54,5 +54,13 @@ got=$($RECORDS "$out" --kind tcp --where service=web --sum resp_bytes)
 expect_eq "response bytes" "$got" "$want"
 got=$($RECORDS "$out" --kind topology --where dst=web --sum requests)
 expect_eq "requests on the topology edges to nginx" "$got" "$answered"
+# kmond's own count: every request seen, none lost (ringbuf, maps)
+read -r events lost < <(python3 -c '
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if "\"stats\"" in l][-1]
+t = last["collectors"]["tcp"]
+print(t["events"], t["lost"])' "$out")
+expect_eq "requests in kmond's stats" "$events" "$answered"
+expect_eq "events lost" "$lost" 0
 pids=$($RECORDS "$out" --kind tcp --where service=web --values pid | sort -u | wc -l)
 echo "ok: records from $pids nginx worker(s)"
