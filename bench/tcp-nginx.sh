@@ -104,5 +104,6 @@ for mode in all none; do
 	echo "requests: $mode  throughput ratio $(calc "${rps_sum[$mode]} / ${rps_sum[off]}" 4)," \
 		"kmond CPU $(calc "${cpu_sum[$mode]} * 1000000 / $tck / ${reqs_sum[$mode]}") us/request," \
 		"peak RSS $((hwm[$mode] / 1024)) MiB," \
-		"BPF $(calc "${bpf_ns[$mode]} / (${bpf_cnt[$mode]} + 0.000001)" 0) ns per recv/send event"
+		"BPF $(calc "${bpf_ns[$mode]} / (${bpf_cnt[$mode]} + 0.000001)" 0) ns per recv/send event" \
+		"($(calc "${bpf_cnt[$mode]} / ${reqs_sum[$mode]}" 1) per request, wrk's included)"
 done

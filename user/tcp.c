@@ -326,6 +326,7 @@ static struct edge_state *edge_state(struct tcp_collector *c,
 static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 			const struct tcp_edge *e, size_t nkeys)
 {
+	/* 8 KiB each: kept off the stack (one collect at a time). */
 	static struct tcp_edge_val now;
 	static struct hist h;
 	struct edge_state *was = edge_state(c, e), d;
