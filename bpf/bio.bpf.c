@@ -102,13 +102,11 @@ static __always_inline __u8 rq_op(struct request *rq)
 
 /* The tracepoints' rwbs string: an 'F' first is a preflush flag when
  * another op letter follows ("FW"), the flush op itself otherwise. */
-static __always_inline __u8 rwbs_op(const char *rwbs)
+static __always_inline __u8 rwbs_op(char c, char next)
 {
-	char c = rwbs[0];
-
-	if (c == 'F' && (rwbs[1] == 'W' || rwbs[1] == 'R' ||
-			 rwbs[1] == 'D' || rwbs[1] == 'F'))
-		c = rwbs[1];
+	if (c == 'F' && (next == 'W' || next == 'R' || next == 'D' ||
+			 next == 'F'))
+		c = next;
 	switch (c) {
 	case 'R':
 		return BIO_OP_READ;
@@ -159,6 +157,7 @@ static __always_inline struct bio_start *own(void *ctx,
 	s.start_ns = bpf_ktime_get_ns();
 	/* A stack walk costs microseconds: only when slow I/Os are wanted. */
 	if (slow_on) {
+		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		s.stack_id = bpf_get_stackid(ctx, &bio_stacks, 0);
 		if (s.stack_id < 0)
 			count_stat(BIO_STACK_LOST);
@@ -250,6 +249,7 @@ static __always_inline void send_slow(const struct bio_start *s,
 	e->queued = s->insert_ns != 0;
 	e->pad = 0;
 	e->pad2 = 0;
+	__builtin_memcpy(e->comm, s->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -301,9 +301,11 @@ static __always_inline int
 complete_tp(struct trace_event_raw_block_rq_completion *ctx)
 {
 	__u64 bytes = (__u64)ctx->nr_sector << 9;
+	/* Byte by byte: the verifier takes only fixed offsets into ctx. */
+	char c = ctx->rwbs[0], next = ctx->rwbs[1];
 
 	return handle_complete(sector_key(ctx->dev, ctx->sector), ctx->dev,
-			       rwbs_op(ctx->rwbs), ctx->sector, bytes, bytes);
+			       rwbs_op(c, next), ctx->sector, bytes, bytes);
 }
 
 /* --- attach candidates, chosen at start-up: tp_btf, raw_tp, tracepoint --- */

@@ -57,6 +57,9 @@ struct bio_start {
 	__u32 svc;
 	__s32 stack_id; /* the submitter's kernel stack, < 0: none */
 	__u32 pad;
+	/* The submitting thread's, for slow I/Os: the process may have come
+	 * and gone before user space hears of it. Empty when !slow_on. */
+	char comm[16];
 };
 
 struct bio_rq_key {
@@ -80,6 +83,7 @@ struct bio_slow_event {
 	__u8 queued; /* it went through an insert */
 	__u16 pad;
 	__u32 pad2;
+	char comm[16];
 };
 
 enum bio_stat {

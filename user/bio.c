@@ -122,13 +122,18 @@ static const char *op_name(uint8_t op)
 	return op < BIO_NR_OPS ? op_names[op] : "other";
 }
 
+/* comm: the kernel's at submission, if known: right even when the
+ * provider has not yet heard of the process (or of its exec). */
 static void begin(struct bio_collector *c, const char *kind, uint64_t ts,
-		  uint32_t pid, uint32_t svc, uint32_t dev, uint8_t op)
+		  uint32_t pid, uint32_t svc, uint32_t dev, uint8_t op,
+		  const char *comm)
 {
 	struct proc_name who;
 
 	record__begin(&c->rec, kind, ts, c->k->cfg.node);
 	provider__name(c->k->provider, pid, svc, &who);
+	if (comm && comm[0])
+		who.comm = comm;
 	record__process(&c->rec, pid, who.comm, who.service);
 	record__str(&c->rec, "disk", disks__name(c->disks, dev));
 	record__str(&c->rec, "op", op_name(op));
@@ -161,7 +166,7 @@ static void emit_series(struct bio_collector *c, uint64_t ts,
 {
 	const struct bio_key *key = &s->key;
 
-	begin(c, "bio", ts, key->pid, key->svc, key->dev, key->op);
+	begin(c, "bio", ts, key->pid, key->svc, key->dev, key->op, NULL);
 	record__u64(&c->rec, "count", hist__count(&s->latency));
 	record__u64(&c->rec, "bytes", s->bytes);
 	add_percentiles(&c->rec, "latency", &s->latency);
@@ -172,7 +177,7 @@ static void emit_series(struct bio_collector *c, uint64_t ts,
 	if (!hist__count(&s->latency))
 		return;
 	/* The same I/Os as kmon-view's heatmap input (README). */
-	begin(c, "bio_hist", ts, key->pid, key->svc, key->dev, key->op);
+	begin(c, "bio_hist", ts, key->pid, key->svc, key->dev, key->op, NULL);
 	record__array_begin(&c->rec, "buckets");
 	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
 		if (!s->latency.buckets[b])
@@ -204,6 +209,7 @@ static int on_slow(void *ctx, void *data, size_t len)
 {
 	struct bio_collector *c = ctx;
 	const struct bio_slow_event *e = data;
+	char comm[sizeof(e->comm) + 1];
 	const char *const *frames;
 	struct timespec now;
 	size_t n;
@@ -212,8 +218,10 @@ static int on_slow(void *ctx, void *data, size_t len)
 		return 0;
 	load_ksyms(c);
 	clock_gettime(CLOCK_REALTIME, &now);
+	memcpy(comm, e->comm, sizeof(e->comm));
+	comm[sizeof(e->comm)] = '\0';
 	begin(c, "bio_slow", now.tv_sec * 1000000000ULL + now.tv_nsec, e->pid,
-	      e->svc, e->dev, e->op);
+	      e->svc, e->dev, e->op, comm);
 	record__u64(&c->rec, "bytes", e->bytes);
 	record__u64(&c->rec, "sector", e->sector);
 	record__u64(&c->rec, "latency_ns", e->latency_ns);

@@ -60,8 +60,8 @@ static void add(struct disks *d, uint32_t dev, const char *name)
 	d->n++;
 }
 
-/* One "major minor blocks name" line; false for anything else. */
-static bool parse_line(struct disks *d, const char *line, size_t len)
+/* Adds the device of a "major minor blocks name" line; skips others. */
+static void parse_line(struct disks *d, const char *line, size_t len)
 {
 	char buf[128], name[DISK_NAME_MAX + 1];
 	unsigned int major, minor;
@@ -69,16 +69,15 @@ static bool parse_line(struct disks *d, const char *line, size_t len)
 	int end = 0;
 
 	if (len >= sizeof(buf))
-		return false;
+		return;
 	memcpy(buf, line, len);
 	buf[len] = '\0';
 	if (sscanf(buf, "%u %u %llu %32s %n", &major, &minor, &blocks, name,
 		   &end) != 4 || buf[end] != '\0')
-		return false;
+		return;
 	if (major >= (1U << (32 - MINOR_BITS)) || minor > MINOR_MASK)
-		return false;
+		return;
 	add(d, major << MINOR_BITS | minor, name);
-	return true;
 }
 
 int disks__parse(struct disks *d, const char *text)
