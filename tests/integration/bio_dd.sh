@@ -64,3 +64,11 @@ lost=$(python3 -c '
 import json, sys
 print(max(json.loads(l)["collectors"]["bio"]["lost"] for l in open(sys.argv[1]) if "\"stats\"" in l))' "$WORK/out.json")
 expect_eq "bio events lost" "$lost" 0
+# kmon-view draws the writer's bio_hist records: every I/O in some cell.
+"$BUILD/kmon-view" heatmap --bio --pid $writer -i "$WORK/out.json" \
+	-o "$WORK/heat.svg" || fail "kmon-view heatmap --bio"
+cells=$(python3 -c '
+import re, sys
+svg = open(sys.argv[1]).read()
+print(sum(int(n) for n in re.findall(r"<rect class=\"cell\"[^>]* data-count=\"(\d+)\"", svg)))' "$WORK/heat.svg")
+expect_eq "I/Os in the heatmap" "$cells" "$($RECORDS "$WORK/out.json" --kind bio --where pid=$writer --sum count)"

@@ -50,9 +50,10 @@ slow = [r for r in recs if r["kind"] == "bio_slow" and r["pid"] == int(sys.argv[
 ok = bool(slow)
 for r in slow:
     st = r["stack"]
-    # Submitted by dd's write(): the block layer's submission path, below
-    # it the write syscall; the BPF and tracing frames are cut off.
-    good = (any("submit_bio" in f for f in st) and
+    # Submitted by dd's write(): the block layer (submit_bio on 6.5+,
+    # the plug flush where only insert sees it), below it the write
+    # syscall; the BPF and tracing frames are cut off.
+    good = (any(f.startswith(("blk_", "submit_bio")) for f in st) and
             any("write" in f for f in st) and
             not any(f.startswith(("bpf_", "__bpf_trace")) for f in st) and
             r["comm"] == "dd" and r["disk"] and r["latency_ns"] > 0)
