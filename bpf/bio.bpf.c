@@ -144,15 +144,14 @@ static __always_inline struct bio_rq_key sector_key(__u32 dev, __u64 sector)
 
 /* Follows the request on behalf of the current task when it is monitored
  * (and forgets what a reused request pointer left behind when not). */
-static __always_inline struct bio_start *own(void *ctx,
-					     const struct bio_rq_key *key)
+static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 {
 	struct bio_start s = { .stack_id = -1 };
 
 	s.pid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(s.pid, &s.svc)) {
 		bpf_map_delete_elem(&bio_inflight, key);
-		return NULL;
+		return false;
 	}
 	s.start_ns = bpf_ktime_get_ns();
 	/* A stack walk costs microseconds: only when slow I/Os are wanted. */
@@ -164,9 +163,22 @@ static __always_inline struct bio_start *own(void *ctx,
 	}
 	if (bpf_map_update_elem(&bio_inflight, key, &s, BPF_ANY)) {
 		count_stat(BIO_INFLIGHT_FULL);
-		return NULL;
+		return false;
 	}
-	return bpf_map_lookup_elem(&bio_inflight, key);
+	return true;
+}
+
+/* The request's entry, made for the current task if it has none. */
+static __always_inline struct bio_start *
+entry_or_own(void *ctx, const struct bio_rq_key *key, bool fresh)
+{
+	struct bio_start *s = NULL;
+
+	if (!fresh)
+		s = bpf_map_lookup_elem(&bio_inflight, key);
+	if (!s && own(ctx, key))
+		s = bpf_map_lookup_elem(&bio_inflight, key);
+	return s;
 }
 
 static __always_inline int handle_start(void *ctx, struct bio_rq_key key)
@@ -177,14 +189,10 @@ static __always_inline int handle_start(void *ctx, struct bio_rq_key key)
 
 static __always_inline int handle_insert(void *ctx, struct bio_rq_key key)
 {
-	struct bio_start *s = NULL;
-
 	/* Without block_io_start, insert is the first sight of a request:
 	 * whatever the key held before is a request that was merged away. */
-	if (have_io_start)
-		s = bpf_map_lookup_elem(&bio_inflight, &key);
-	if (!s)
-		s = own(ctx, &key);
+	struct bio_start *s = entry_or_own(ctx, &key, !have_io_start);
+
 	if (s)
 		s->insert_ns = bpf_ktime_get_ns();
 	return 0;
@@ -192,10 +200,8 @@ static __always_inline int handle_insert(void *ctx, struct bio_rq_key key)
 
 static __always_inline int handle_issue(void *ctx, struct bio_rq_key key)
 {
-	struct bio_start *s = bpf_map_lookup_elem(&bio_inflight, &key);
+	struct bio_start *s = entry_or_own(ctx, &key, false);
 
-	if (!s)
-		s = own(ctx, &key);
 	if (s)
 		s->issue_ns = bpf_ktime_get_ns();
 	return 0;
@@ -253,24 +259,23 @@ static __always_inline void send_slow(const struct bio_start *s,
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* nr_bytes completed now out of remaining: a partial completion only adds
- * its bytes, the last one accounts the request. */
-static __always_inline int handle_complete(struct bio_rq_key rk, __u32 dev,
+/* p: the request's entry (key rk); nr_bytes completed now out of
+ * remaining: a partial completion only adds its bytes, the last one
+ * accounts the request. */
+static __always_inline int handle_complete(const struct bio_rq_key *rk,
+					   struct bio_start *p, __u32 dev,
 					   __u8 op, __u64 sector,
 					   __u64 nr_bytes, __u64 remaining)
 {
 	struct bio_key key = { .dev = dev, .op = op };
-	struct bio_start *p, s;
 	__u64 now = bpf_ktime_get_ns(), lat, queue = 0;
+	struct bio_start s;
 
-	p = bpf_map_lookup_elem(&bio_inflight, &rk);
-	if (!p)
-		return 0; /* not monitored, or started before kmond */
 	p->bytes += nr_bytes;
 	if (nr_bytes < remaining)
 		return 0;
 	s = *p;
-	bpf_map_delete_elem(&bio_inflight, &rk);
+	bpf_map_delete_elem(&bio_inflight, rk);
 	if (!s.issue_ns)
 		return 0; /* issued before kmond attached */
 	lat = now - s.issue_ns;
@@ -287,10 +292,17 @@ static __always_inline int handle_complete(struct bio_rq_key rk, __u32 dev,
 	return 0;
 }
 
+/* Requests nobody follows (not monitored, or older than kmond) cost one
+ * lookup: the request is read only for those that count. */
 static __always_inline int complete_rq(struct request *rq, __u32 nr_bytes)
 {
+	struct bio_rq_key rk = rq_key(rq);
+	struct bio_start *p = bpf_map_lookup_elem(&bio_inflight, &rk);
+
+	if (!p)
+		return 0;
 	/* The tracepoint fires before the request's length is updated. */
-	return handle_complete(rq_key(rq), rq_dev(rq), rq_op(rq),
+	return handle_complete(&rk, p, rq_dev(rq), rq_op(rq),
 			       BPF_CORE_READ(rq, __sector), nr_bytes,
 			       BPF_CORE_READ(rq, __data_len));
 }
@@ -300,12 +312,16 @@ static __always_inline int complete_rq(struct request *rq, __u32 nr_bytes)
 static __always_inline int
 complete_tp(struct trace_event_raw_block_rq_completion *ctx)
 {
+	struct bio_rq_key rk = sector_key(ctx->dev, ctx->sector);
 	__u64 bytes = (__u64)ctx->nr_sector << 9;
 	/* Byte by byte: the verifier takes only fixed offsets into ctx. */
 	char c = ctx->rwbs[0], next = ctx->rwbs[1];
+	struct bio_start *p = bpf_map_lookup_elem(&bio_inflight, &rk);
 
-	return handle_complete(sector_key(ctx->dev, ctx->sector), ctx->dev,
-			       rwbs_op(c, next), ctx->sector, bytes, bytes);
+	if (!p)
+		return 0;
+	return handle_complete(&rk, p, ctx->dev, rwbs_op(c, next), ctx->sector,
+			       bytes, bytes);
 }
 
 /* --- attach candidates, chosen at start-up: tp_btf, raw_tp, tracepoint --- */
