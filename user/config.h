@@ -52,6 +52,15 @@ struct drop_cfg {
 	uint32_t samples;
 };
 
+struct bio_cfg {
+	bool enabled;
+	bool required;
+	/* Report each I/O of at least slow_ns (issue -> complete) with the
+	 * submitter's kernel stack; off when !slow. */
+	bool slow;
+	uint64_t slow_ns;
+};
+
 struct counters_cfg {
 	bool enabled;
 	bool required;
@@ -100,6 +109,7 @@ struct config {
 	int nservices;
 	struct syscall_cfg syscall;
 	struct drop_cfg drop;
+	struct bio_cfg bio;
 	struct counters_cfg counters;
 	struct exporter_cfg exporters[CONFIG_MAX_EXPORTERS];
 	int nexporters;
