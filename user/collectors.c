@@ -6,6 +6,7 @@
 extern const struct collector_ops syscall_collector;
 extern const struct collector_ops drop_collector;
 extern const struct collector_ops counters_collector;
+extern const struct collector_ops bio_collector;
 extern const struct collector_ops tcp_collector;
 
 /* Every collector kmond has: adding one is one line here. */
@@ -13,6 +14,7 @@ const struct collector_ops *const collectors[] = {
 	&syscall_collector,
 	&drop_collector,
 	&counters_collector,
+	&bio_collector,
 	&tcp_collector,
 	NULL,
 };

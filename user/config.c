@@ -436,6 +436,23 @@ static int drop_pair(struct parser *p, const char *key, yaml_node_t *k,
 	return unknown_key(p, k, "collectors.drop");
 }
 
+static int bio_pair(struct parser *p, const char *key, yaml_node_t *k,
+		    yaml_node_t *v, void *arg)
+{
+	struct bio_cfg *bc = arg;
+
+	if (strcmp(key, "enabled") == 0)
+		return get_bool(p, v, "enabled", &bc->enabled);
+	if (strcmp(key, "required") == 0)
+		return get_bool(p, v, "required", &bc->required);
+	if (strcmp(key, "slow") == 0) {
+		bc->slow = true;
+		return get_duration(p, v, "slow", 0, 3600 * NS_PER_SEC,
+				    &bc->slow_ns);
+	}
+	return unknown_key(p, k, "collectors.bio");
+}
+
 /* Tracepoints are "category:name", functions a symbol name (".isra.0"
  * suffixes included); whether they exist is up to the running kernel,
  * checked when the collector applies the list. */
@@ -585,6 +602,11 @@ static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 		cfg->tcp.enabled = true;
 		return for_each_pair(p, v, "collectors.tcp", tcp_pair,
 				     &cfg->tcp);
+	}
+	if (strcmp(key, "bio") == 0) {
+		cfg->bio.enabled = true;
+		return for_each_pair(p, v, "collectors.bio", bio_pair,
+				     &cfg->bio);
 	}
 	if (strcmp(key, "counters") == 0) {
 		cfg->counters.enabled = true;

@@ -54,6 +54,15 @@ struct drop_cfg {
 	uint32_t samples;
 };
 
+struct bio_cfg {
+	bool enabled;
+	bool required;
+	/* Report each I/O of at least slow_ns (issue -> complete) with the
+	 * submitter's kernel stack; off when !slow. */
+	bool slow;
+	uint64_t slow_ns;
+};
+
 struct counters_cfg {
 	bool enabled;
 	bool required;
@@ -118,6 +127,7 @@ struct config {
 	int nservices;
 	struct syscall_cfg syscall;
 	struct drop_cfg drop;
+	struct bio_cfg bio;
 	struct counters_cfg counters;
 	struct tcp_cfg tcp;
 	struct exporter_cfg exporters[CONFIG_MAX_EXPORTERS];

@@ -82,9 +82,18 @@ static struct proc *provider__proc(struct provider *p, uint32_t pid)
 	return v ? (struct proc *)(uintptr_t)*v : NULL;
 }
 
-static struct proc *provider__grave(struct provider *p, uint32_t pid)
+/* Exited processes are kept per (pid, service): a pid reused twice in one
+ * interval (by processes of other services) must not evict the one a
+ * kernel key still names. */
+static uint64_t grave_key(uint32_t pid, uint32_t svc)
 {
-	uint64_t *v = hashmap__find(p->graves, pid);
+	return (uint64_t)svc << 32 | pid;
+}
+
+static struct proc *provider__grave(struct provider *p, uint32_t pid,
+				    uint32_t svc)
+{
+	uint64_t *v = hashmap__find(p->graves, grave_key(pid, svc));
 
 	return v ? (struct proc *)(uintptr_t)*v : NULL;
 }
@@ -96,8 +105,9 @@ static struct proc *provider__proc_add(struct provider *p, uint32_t pid)
 	/* A pid seen again after its exit is a new process; the old one
 	 * keeps its name until this interval's records are out. */
 	if (proc && proc->exited) {
-		free(provider__grave(p, pid));
-		hashmap__set(p->graves, pid, (uintptr_t)proc);
+		free(provider__grave(p, pid, proc->service));
+		hashmap__set(p->graves, grave_key(pid, proc->service),
+			     (uintptr_t)proc);
 		proc = NULL;
 	}
 	if (!proc) {
@@ -649,9 +659,9 @@ void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 		    struct proc_name *out)
 {
 	struct proc *proc = provider__proc(p, pid);
-	struct proc *grave = provider__grave(p, pid);
+	struct proc *grave = provider__grave(p, pid, svc);
 
-	if (grave && (!proc || proc->service != svc) && grave->service == svc)
+	if (grave && (!proc || proc->service != svc))
 		proc = grave;
 	out->comm = proc ? proc->comm : "";
 	out->service = provider__service_name(p, svc);

@@ -328,6 +328,42 @@ static void test_tcp(void)
 		  "t.yaml:3:20: match.port: 65536 is out of range (1 to 65535)");
 }
 
+static void test_bio(void)
+{
+	struct config cfg;
+
+	CHECK_STR(parse("collectors:\n  bio: {}\n", &cfg), "ok");
+	CHECK(cfg.bio.enabled && !cfg.bio.required && !cfg.bio.slow);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  bio: { enabled: false, slow: 100ms, "
+			"required: true }\n", &cfg),
+		  "ok");
+	CHECK(!cfg.bio.enabled && cfg.bio.required && cfg.bio.slow);
+	CHECK(cfg.bio.slow_ns == 100000000ULL);
+	config__free(&cfg);
+	/* 0 is a threshold too: every I/O. */
+	CHECK_STR(parse("collectors:\n  bio: { slow: 0ns }\n", &cfg), "ok");
+	CHECK(cfg.bio.slow && cfg.bio.slow_ns == 0);
+	config__free(&cfg);
+
+	CHECK_STR(parse("collectors:\n  bio: { slow: 100 }\n", NULL),
+		  "t.yaml:2:16: slow: '100' is not a duration (like 250us, "
+		  "10ms, 5s, 1m)");
+	CHECK_STR(parse("collectors:\n  bio: { slow: 2h }\n", NULL),
+		  "t.yaml:2:16: slow: 2h is out of range");
+	CHECK_STR(parse("collectors:\n  bio: { slow: [1ms] }\n", NULL),
+		  "t.yaml:2:16: slow: expected a scalar, got a list");
+	CHECK_STR(parse("collectors:\n  bio: { enabled: yes please }\n",
+			NULL),
+		  "t.yaml:2:19: enabled: expected true or false, got 'yes "
+		  "please'");
+	CHECK_STR(parse("collectors:\n  bio: { disks: [vda] }\n", NULL),
+		  "t.yaml:2:10: collectors.bio: unknown key 'disks'");
+	CHECK_STR(parse("collectors:\n  bio: true\n", NULL),
+		  "t.yaml:2:8: collectors.bio: expected a mapping, got a "
+		  "scalar");
+}
+
 static void test_missing_file(void)
 {
 	struct config cfg;
@@ -361,6 +397,7 @@ int main(void)
 	test_valid();
 	test_errors();
 	test_drop_counters();
+	test_bio();
 	test_tcp();
 	test_missing_file();
 	test_file();
