@@ -202,7 +202,6 @@ static __always_inline struct tcp_conn *new_conn(__u64 skp, __u8 role,
 						 __u32 tgid, __u32 svc)
 {
 	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc };
-
 	long err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
 
 	if (err && err != -EEXIST) /* full */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # nginx (an event-loop server: several connections per worker, sendfile)
-# under curl and wrk: one tcp record per request in nginx's access log,
-# and their request and response bytes add up to the log's exactly.
+# under curl and wrk, named by its port: one tcp record per request in
+# nginx's access log, and their request and response bytes add up to the
+# log's exactly.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 
@@ -14,7 +15,7 @@ cat >"$WORK/kmond.yaml" <<YAML
 interval: 500ms
 services:
   - name: web
-    match: { comm: nginx }
+    match: { port: $PORT }   # master and workers: they share the listener
 collectors:
   tcp: { enabled: true }
 YAML
