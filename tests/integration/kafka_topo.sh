@@ -9,14 +9,10 @@
 # (and knows api only by its address), node-2 is api's client towards the
 # database, node-1 serves frontend -> cache and sees it as a client too.
 #
-# FEEDERS: the tcp collector (issue 3) does not exist yet, so each "node"
-# here is a kcat producer publishing, interval by interval, the topology
-# records that node's kmond would publish: SIMULATED NODES, not kmond.
-# The nodes are started and stopped through node_start/node_stop and the
-# checks only read what reached Kafka and kmon-topo, so switching to two
-# real kmond instances (each scoped to its own services or in its own
-# network namespace, driving loopback traffic) only replaces those two
-# functions and the expected figures below.
+# FEEDERS: kcat producers publishing, interval by interval, the records
+# each node would publish, client-side reports included (which kmond does
+# not write today), so every case of the merge rule is pinned down here.
+# kafka_topo_nodes.sh runs the same merge on two real kmond instances.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 

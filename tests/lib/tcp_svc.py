@@ -8,9 +8,11 @@ server sleeps MS milliseconds (after calling its downstream service, if
 any, once per request), then answers exactly RESP bytes. So a record's
 req_bytes - 100 is the service time it must show.
 
-tcp_svc.py server --port P [--v6] [--downstream PORT] [--ready FILE]
-                  [--log FILE]
-    one thread per connection; --v6 listens on [::] (dual stack);
+tcp_svc.py server --port P [--v6] [--bind ADDR] [--downstream [HOST:]PORT]
+                  [--ready FILE] [--log FILE]
+    one thread per connection; listens on 127.0.0.1, --bind ADDR, or
+    with --v6 on [::] (dual stack); the downstream host is 127.0.0.1
+    unless given;
     --log: a line "CLIENT_PORT MS NS" per request, NS the time from
     having read the request to having sent the answer, as the server
     measures it (a loaded machine may sleep longer than asked)
@@ -68,7 +70,9 @@ def serve_conn(conn, downstream, log):
             ms, resp = (int(x) for x in line.split()[:2])
             if downstream:
                 if down is None:
-                    down = socket.create_connection(("127.0.0.1", downstream))
+                    host, _, port = downstream.rpartition(":")
+                    down = socket.create_connection((host or "127.0.0.1",
+                                                     int(port)))
                 call(down, DOWNSTREAM_MS)
             time.sleep(ms / 1000)
             conn.sendall(b"y" * (resp - 1) + b"\n")
@@ -87,7 +91,7 @@ def server(a):
         addr = ("::", a.port)
     else:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        addr = ("127.0.0.1", a.port)
+        addr = (a.bind, a.port)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(addr)
     s.listen(64)
@@ -131,7 +135,8 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--v6", action="store_true")
-    ap.add_argument("--downstream", type=int)
+    ap.add_argument("--downstream")
+    ap.add_argument("--bind", default="127.0.0.1")
     ap.add_argument("--ready")
     ap.add_argument("--log")
     ap.add_argument("--mode", default="persistent",
