@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Overload: more events than kmond can take. A fork storm and a syscall
-# storm run while kmond is frozen (SIGSTOP, as a starved daemon on a
-# saturated node would be), so the provider's ringbuf overflows, and the
-# Kafka broker is down with a tiny outage queue, so the sink drops records.
+# Overload: more events than kmond can take. A fork storm, a syscall storm
+# and an HTTP flood on nginx (keep-alive and connect/close) run while kmond
+# is frozen (SIGSTOP, as a starved daemon on a saturated node would be), so
+# the provider's and the tcp collector's ringbufs overflow, and the Kafka
+# broker is down with a tiny outage queue, so the sink drops records.
 # kmond must stay up with bounded memory, count every loss by stage in its
 # stats record, and keep the counts aggregated in the kernel exact.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
+source "$(dirname "$0")/../lib/nginx.sh"
 
 FORKS=30000
 CALLS=3000000
@@ -17,6 +19,8 @@ ldd "$KMOND" | grep -q libasan && RSS_BOUND=$((512 * 1024 * 1024))
 cp "$BUILD/tests/kmt_fork" "$WORK/kmt_fork"
 cp "$BUILD/tests/kmt_getppid" "$WORK/kmt_getppid"
 
+PORT=$((20000 + RANDOM % 20000))
+start_nginx $PORT 2
 start_broker -p 0
 broker_cmd "down all"
 cat >"$WORK/kmond.yaml" <<YAML
@@ -25,6 +29,7 @@ collectors:
   syscall: { enabled: true }
   drop: { enabled: true }
   counters: { tracepoints: [sched:sched_process_fork] }
+  tcp: { enabled: true }
 exporters:
   - { type: file, path: "-" }
   - type: kafka
@@ -33,6 +38,7 @@ exporters:
     flush_timeout: 1s
 YAML
 start_kmond "$WORK/kmond.yaml"
+log_before=$(wc -l <"$WORK/nginx/logs/access.log") # start_nginx's probe
 
 # Both storms start now and wait for the go: kmond sees their exec first.
 "$WORK/kmt_fork" $FORKS --wait "$WORK/go" &
@@ -45,6 +51,11 @@ sleep 1.2
 
 kill -STOP "$KMOND_PID"
 touch "$WORK/go"
+wrk -t1 -c4 -d3s "http://127.0.0.1:$PORT/" >"$WORK/wrk1.out" &
+wrk1=$!
+wrk -t1 -c4 -d3s -H "Connection: close" "http://127.0.0.1:$PORT/" >"$WORK/wrk2.out" ||
+	fail "wrk (connect/close) failed"
+wait $wrk1 || fail "wrk (keep-alive) failed"
 wait "$forker" || fail "kmt_fork failed"
 wait "$caller" || fail "kmt_getppid failed"
 kill -CONT "$KMOND_PID"
@@ -59,6 +70,19 @@ expect_eq "getppid calls counted in the kernel" "$calls" $CALLS
 forks=$($RECORDS "$out" --kind counter --where pid=$forker \
 	--where event=sched:sched_process_fork --sum count)
 expect_eq "forks counted in the kernel" "$forks" $FORKS
+
+# Every answered request is in the topology (counted in the kernel), and
+# is either a tcp record or counted as lost.
+answered=$(tail -n +$((log_before + 1)) "$WORK/nginx/logs/access.log" | awk '$2 > 0' | wc -l)
+expect_eq "topology requests to nginx (= its access log)" \
+	"$($RECORDS "$out" --kind topology --where dst=nginx --sum requests)" "$answered"
+records=$($RECORDS "$out" --kind tcp --where comm=nginx --count)
+tcp_lost=$($RECORDS "$out" --kind stats --values collectors | tail -1 |
+	python3 -c 'import ast, sys; print(ast.literal_eval(sys.stdin.read())["tcp"]["lost"])')
+[ "$tcp_lost" -gt 0 ] || fail "the tcp ringbuf never overflowed ($answered requests)"
+[ $((records + tcp_lost)) -ge "$answered" ] && [ "$records" -le "$answered" ] ||
+	fail "$answered requests, $records tcp records, $tcp_lost lost"
+echo "ok: $answered requests: $records tcp records, $tcp_lost lost and counted"
 
 python3 - "$out" $RSS_BOUND <<'PY' || fail "stats under overload"
 import json, sys
