@@ -6,11 +6,13 @@
 extern const struct collector_ops syscall_collector;
 extern const struct collector_ops drop_collector;
 extern const struct collector_ops counters_collector;
+extern const struct collector_ops offcpu_collector;
 
 /* Every collector kmond has: adding one is one line here. */
 const struct collector_ops *const collectors[] = {
 	&syscall_collector,
 	&drop_collector,
 	&counters_collector,
+	&offcpu_collector,
 	NULL,
 };

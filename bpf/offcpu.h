@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Off-CPU time: event ABI shared by BPF and user space.
+ *
+ * At a selected thread's switch-out the kernel notes when and where
+ * (kernel and user stack ids) it blocked, per thread; at its switch-in
+ * the time off-CPU is added to an aggregate keyed by (process, service,
+ * kernel stack, user stack) and to a per-process power-of-two histogram.
+ * Nothing goes to user space per switch: it reads the cumulative
+ * aggregates each interval and reports their increase. */
+#ifndef KMON_OFFCPU_H
+#define KMON_OFFCPU_H
+
+#define OFFCPU_MAX_KEYS 16384
+#define OFFCPU_MAX_STARTS 65536 /* threads off-CPU at once */
+#define OFFCPU_MAX_HISTS 4096   /* processes */
+/* At most 65535: user space packs a stack id + 1 into 16 bits. */
+#define OFFCPU_STACK_ENTRIES 16384
+#define OFFCPU_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
+#define OFFCPU_HIST_SLOTS 64   /* slot s holds [2^s, 2^(s+1)) ns; 0: 0 and 1 */
+
+/* Which switch-outs start a block (the `state` setting). */
+#define OFFCPU_STATE_SLEEP 0 /* TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE */
+#define OFFCPU_STATE_ALL 1   /* preemption too: run-queue waits count */
+
+#define OFFCPU_DEFAULT_MIN_BLOCK_NS 1000000ULL
+
+struct offcpu_key {
+	__u32 pid; /* tgid */
+	__u32 svc; /* service id when it blocked, 0: none */
+	__s32 kstack; /* stack ids, < 0: none */
+	__s32 ustack;
+};
+
+/* Cumulative: user space reports the increase per interval. */
+struct offcpu_val {
+	__u64 total_ns;
+	__u64 count;
+};
+
+/* A thread that is off-CPU now, keyed by its tid. */
+struct offcpu_start {
+	__u64 ts; /* ns, monotonic */
+	__u32 pid;
+	__u32 svc;
+	__s32 kstack;
+	__s32 ustack;
+};
+
+struct offcpu_hist_key {
+	__u32 pid;
+	__u32 svc;
+};
+
+struct offcpu_hist {
+	__u64 slots[OFFCPU_HIST_SLOTS]; /* cumulative counts */
+};
+
+enum offcpu_stat {
+	OFFCPU_BLOCKS,	     /* blocks of min_block or more, counted */
+	OFFCPU_START_FULL,   /* blocks lost: no room to note their start */
+	OFFCPU_KEY_FULL,     /* blocks lost: no room for their key */
+	OFFCPU_HIST_FULL,    /* blocks missing from the histograms */
+	OFFCPU_STACK_LOST,   /* stacks lost (stack map full or collision) */
+	OFFCPU_NR_STATS,
+};
+
+#endif
