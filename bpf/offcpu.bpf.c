@@ -4,7 +4,8 @@
  * is added to the aggregate of its (process, service, kernel stack, user
  * stack) and to its process's histogram. The hot path is every context
  * switch on the machine: an unselected thread costs one state read and one
- * pid_service lookup going out, one start-map lookup coming in. */
+ * pid_service lookup going out, one start-map lookup coming in. Kernel
+ * stacks are walked only for blocks that count (see offcpu.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -51,13 +52,27 @@ struct {
 	__type(value, struct offcpu_hist);
 } offcpu_hists SEC(".maps");
 
-/* Kernel and user stacks share one map: ids are what keys hold. */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, OFFCPU_STACK_ENTRIES);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, OFFCPU_STACK_DEPTH * sizeof(__u64));
-} offcpu_stacks SEC(".maps");
+} offcpu_ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_STACK_ENTRIES);
+	__type(key, __u64); /* hash of the frames */
+	__type(value, struct offcpu_kstack);
+} offcpu_kstacks SEC(".maps");
+
+/* Where a kernel stack is walked: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_kstack);
+} offcpu_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -74,9 +89,9 @@ static __always_inline void count_stat(__u32 stat)
 		__sync_fetch_and_add(v, 1);
 }
 
-static __always_inline __s32 stack_id(void *ctx, __u64 flags)
+static __always_inline __s32 ustack_id(void *ctx)
 {
-	long id = bpf_get_stackid(ctx, &offcpu_stacks, flags);
+	long id = bpf_get_stackid(ctx, &offcpu_ustacks, BPF_F_USER_STACK);
 
 	/* -EFAULT (a kernel thread has no user stack) is no loss. */
 	if (id == -ENOMEM || id == -EEXIST)
@@ -84,9 +99,51 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return id;
 }
 
+/* Stores the walked stack (bytes long) under a hash of its frames and
+ * returns that hash; 0 when there is none. Two stacks sharing a 64-bit
+ * hash would share a key: negligible. */
+static __always_inline __u64 kstack_put(struct offcpu_kstack *ks, long bytes)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	if (bytes <= 0)
+		return 0;
+	for (int i = 0; i < OFFCPU_STACK_DEPTH && i * 8 < bytes; i++)
+		h = (h ^ ks->ips[i]) * 0x100000001b3ULL;
+	h ^= h >> 32;
+	h = h ?: 1;
+	if (bpf_map_lookup_elem(&offcpu_kstacks, &h))
+		return h;
+	if (bpf_map_update_elem(&offcpu_kstacks, &h, ks, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&offcpu_kstacks, &h)) {
+		count_stat(OFFCPU_STACK_LOST);
+		return 0;
+	}
+	return h;
+}
+
+/* The kernel stack of the current task (task NULL) or of a task that is
+ * not running. The buffer past the frames is zeroed by the helpers. */
+static __always_inline __u64 kstack_of(void *ctx, struct task_struct *task)
+{
+	struct offcpu_kstack *ks;
+	__u32 zero = 0;
+	long bytes;
+
+	ks = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!ks)
+		return 0;
+	if (task)
+		bytes = bpf_get_task_stack(task, ks, sizeof(*ks), 0);
+	else
+		bytes = bpf_get_stack(ctx, ks, sizeof(*ks), 0);
+	return kstack_put(ks, bytes);
+}
+
 /* --- switch-out: the current task is prev --- */
 
-static __always_inline void block_starts(void *ctx)
+/* lazy: the kernel stack is taken at switch-in (the hook has the task). */
+static __always_inline void block_starts(void *ctx, bool lazy)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct offcpu_start s = {};
@@ -97,8 +154,8 @@ static __always_inline void block_starts(void *ctx)
 	s.pid = id >> 32;
 	if (!kmon_selected_tgid(s.pid, &s.svc))
 		return;
-	s.kstack = stack_id(ctx, 0);
-	s.ustack = stack_id(ctx, BPF_F_USER_STACK);
+	s.kstack = lazy ? 0 : kstack_of(ctx, NULL);
+	s.ustack = ustack_id(ctx);
 	s.ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&offcpu_starts, &tid, &s, BPF_ANY))
 		count_stat(OFFCPU_START_FULL);
@@ -153,7 +210,10 @@ static __always_inline void add_block(const struct offcpu_start *s,
 	add_hist(s, delta);
 }
 
-static __always_inline void block_ends(__u32 tid)
+/* next: the task switching in, when the hook has it (its kernel stack is
+ * still the one it blocked in). */
+static __always_inline void block_ends(void *ctx, __u32 tid,
+				       struct task_struct *next)
 {
 	struct offcpu_start *sp, s;
 	__u64 delta;
@@ -168,6 +228,8 @@ static __always_inline void block_ends(__u32 tid)
 	delta = bpf_ktime_get_ns() - s.ts;
 	if (delta < min_block_ns)
 		return;
+	if (!s.kstack && next)
+		s.kstack = kstack_of(ctx, next);
 	add_block(&s, delta);
 }
 
@@ -186,13 +248,14 @@ static __always_inline bool starts_block(bool preempt, __u32 state,
 	       (state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE));
 }
 
+/* trusted: next is a BTF pointer the stack helpers accept (tp_btf). */
 static __always_inline int handle_switch(void *ctx, bool preempt,
 					 struct task_struct *prev,
-					 struct task_struct *next)
+					 struct task_struct *next, bool trusted)
 {
 	if (starts_block(preempt, task_state(prev), TASK_DEAD))
-		block_starts(ctx);
-	block_ends(BPF_CORE_READ(next, pid));
+		block_starts(ctx, trusted);
+	block_ends(ctx, BPF_CORE_READ(next, pid), trusted ? next : NULL);
 	return 0;
 }
 
@@ -201,14 +264,14 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return handle_switch(ctx, preempt, prev, next);
+	return handle_switch(ctx, preempt, prev, next, true);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	return handle_switch(ctx, preempt, prev, next);
+	return handle_switch(ctx, preempt, prev, next, false);
 }
 
 /* prev_state already says "preempted" (TASK_REPORT_MAX, above the sleep
@@ -218,7 +281,7 @@ int offcpu_switch_tp(struct trace_event_raw_sched_switch *ctx)
 {
 	if (starts_block(false, ctx->prev_state,
 			 REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE))
-		block_starts(ctx);
-	block_ends(ctx->next_pid);
+		block_starts(ctx, false);
+	block_ends(ctx, ctx->next_pid, NULL);
 	return 0;
 }

@@ -2,19 +2,25 @@
 /* Off-CPU time: event ABI shared by BPF and user space.
  *
  * At a selected thread's switch-out the kernel notes when and where
- * (kernel and user stack ids) it blocked, per thread; at its switch-in
+ * (its stacks) it blocked, per thread; at its switch-in
  * the time off-CPU is added to an aggregate keyed by (process, service,
  * kernel stack, user stack) and to a per-process power-of-two histogram.
  * Nothing goes to user space per switch: it reads the cumulative
- * aggregates each interval and reports their increase. */
+ * aggregates each interval and reports their increase.
+ *
+ * Walking a kernel stack costs more than the rest of a switch, and most
+ * blocks are shorter than min_block: where the hook has the task (tp_btf),
+ * the kernel stack is taken at switch-in, of the task still asleep, only
+ * for blocks that count. The user stack can only be walked in the
+ * process's own context: at switch-out. Kernel stacks are kept in a hash
+ * map under a 64-bit hash of their frames; user stacks in a stack map. */
 #ifndef KMON_OFFCPU_H
 #define KMON_OFFCPU_H
 
 #define OFFCPU_MAX_KEYS 16384
 #define OFFCPU_MAX_STARTS 65536 /* threads off-CPU at once */
 #define OFFCPU_MAX_HISTS 4096   /* processes */
-/* At most 65535: user space packs a stack id + 1 into 16 bits. */
-#define OFFCPU_STACK_ENTRIES 16384
+#define OFFCPU_STACK_ENTRIES 16384 /* user stacks; and kernel stacks */
 #define OFFCPU_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 #define OFFCPU_HIST_SLOTS 64   /* slot s holds [2^s, 2^(s+1)) ns; 0: 0 and 1 */
 
@@ -25,10 +31,15 @@
 #define OFFCPU_DEFAULT_MIN_BLOCK_NS 1000000ULL
 
 struct offcpu_key {
-	__u32 pid; /* tgid */
-	__u32 svc; /* service id when it blocked, 0: none */
-	__s32 kstack; /* stack ids, < 0: none */
-	__s32 ustack;
+	__u64 kstack; /* key in offcpu_kstacks, 0: none */
+	__u32 pid;    /* tgid */
+	__u32 svc;    /* service id when it blocked, 0: none */
+	__s32 ustack; /* id in offcpu_ustacks, < 0: none */
+	__u32 pad;
+};
+
+struct offcpu_kstack {
+	__u64 ips[OFFCPU_STACK_DEPTH]; /* innermost first, 0-terminated */
 };
 
 /* Cumulative: user space reports the increase per interval. */
@@ -39,11 +50,12 @@ struct offcpu_val {
 
 /* A thread that is off-CPU now, keyed by its tid. */
 struct offcpu_start {
-	__u64 ts; /* ns, monotonic */
+	__u64 ts;     /* ns, monotonic */
+	__u64 kstack; /* 0: none yet (taken at switch-in) */
 	__u32 pid;
 	__u32 svc;
-	__s32 kstack;
 	__s32 ustack;
+	__u32 pad;
 };
 
 struct offcpu_hist_key {
@@ -60,7 +72,7 @@ enum offcpu_stat {
 	OFFCPU_START_FULL,   /* blocks lost: no room to note their start */
 	OFFCPU_KEY_FULL,     /* blocks lost: no room for their key */
 	OFFCPU_HIST_FULL,    /* blocks missing from the histograms */
-	OFFCPU_STACK_LOST,   /* stacks lost (stack map full or collision) */
+	OFFCPU_STACK_LOST,   /* stacks lost (stack maps full, collision) */
 	OFFCPU_NR_STATS,
 };
 

@@ -14,14 +14,4 @@ struct ksyms;
 size_t drop_frames_skip(const struct ksyms *ks, const uint64_t *ips,
 			size_t n);
 
-struct stack_cache;
-
-/* The frames of kernel stack id (< 0: none) read from the stack map at
- * map_fd (max_depth u64 each), innermost first and without the tracing
- * frames on top; symbolized once per id and kept in cache. NULL and *n 0
- * when there is no such stack. */
-const char *const *kstack_frames(struct stack_cache *cache,
-				 const struct ksyms *ks, int map_fd, int id,
-				 size_t max_depth, size_t *n);
-
 #endif

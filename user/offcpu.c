@@ -40,15 +40,17 @@ struct offcpu_collector {
 	struct offcpu_bpf *skel;
 	struct kmond *k;
 	struct ksyms *ksyms;
-	struct stack_cache *stacks; /* kernel stack id -> frames */
+	struct hashmap *kframes; /* kernel stack hash -> struct kframes * */
 	struct usyms *usyms;
 	/* key_id() -> total_ns and count already reported */
 	struct hashmap *reported_ns, *reported_count;
 	/* hist_id() -> u64[OFFCPU_HIST_SLOTS] already reported */
 	struct hashmap *reported_hist;
 	struct hashmap *gone; /* pids whose caches go after this interval */
-	bool used[OFFCPU_STACK_ENTRIES]; /* stack ids a live key holds */
-	size_t nkeys;			 /* keys at the last collect */
+	/* stacks a live key holds: user stack ids, kernel stack hashes */
+	bool used[OFFCPU_STACK_ENTRIES];
+	struct hashmap *kused;
+	size_t nkeys; /* keys at the last collect */
 	size_t orphans; /* keys deleted since the last stack sweep */
 	uint64_t stack_lost; /* OFFCPU_STACK_LOST at the last sweep */
 	uint64_t events;     /* blocks reported */
@@ -86,13 +88,16 @@ static int offcpu_apply(void *state, const struct config *cfg)
 
 /* --- records --- */
 
-/* A unique number per key: 22 bits of pid (PID_MAX_LIMIT), 10 of service
- * (CONFIG_MAX_SERVICES), 16 per stack id + 1 (OFFCPU_STACK_ENTRIES). */
+/* 64-bit FNV-1a of the key: where its reported totals are kept. Two keys
+ * colliding would share them: negligible at OFFCPU_MAX_KEYS. */
 static uint64_t key_id(const struct offcpu_key *key)
 {
-	return (uint64_t)key->pid << 42 | (uint64_t)(key->svc & 0x3ff) << 32 |
-	       (uint64_t)(uint16_t)(key->kstack + 1) << 16 |
-	       (uint16_t)(key->ustack + 1);
+	const unsigned char *b = (const void *)key;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < sizeof(*key); i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
 }
 
 static uint64_t hist_id(const struct offcpu_hist_key *key)
@@ -110,9 +115,63 @@ static void add_process(struct offcpu_collector *c, uint32_t pid, uint32_t svc)
 		hashmap__set(c->gone, pid, 1);
 }
 
+/* A kernel stack's frames, symbolized once per stack. */
+struct kframes {
+	size_t n;
+	char *frames[];
+};
+
+static void kframes_free(struct kframes *kf)
+{
+	for (size_t i = 0; kf && i < kf->n; i++)
+		free(kf->frames[i]);
+	free(kf);
+}
+
+static struct kframes *kframes_read(struct offcpu_collector *c, uint64_t h)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
+	struct offcpu_kstack ks;
+	char buf[KSYM_NAME_MAX + 32];
+	struct kframes *kf;
+	size_t depth = 0, top;
+
+	if (bpf_map_lookup_elem(fd, &h, &ks))
+		return NULL;
+	while (depth < OFFCPU_STACK_DEPTH && ks.ips[depth])
+		depth++;
+	/* Stacks walked at switch-out start in this program. */
+	top = drop_frames_skip(c->ksyms, (const uint64_t *)ks.ips, depth);
+	kf = calloc(1, sizeof(*kf) + (depth - top) * sizeof(char *));
+	if (!kf)
+		return NULL;
+	for (size_t i = top; i < depth; i++) {
+		ksyms__format(c->ksyms, ks.ips[i], buf, sizeof(buf));
+		kf->frames[kf->n] = strdup(buf);
+		if (!kf->frames[kf->n])
+			break;
+		kf->n++;
+	}
+	return kf;
+}
+
+static const struct kframes *kernel_frames(struct offcpu_collector *c,
+					   uint64_t h)
+{
+	uint64_t *slot = hashmap__find(c->kframes, h);
+	struct kframes *kf;
+
+	if (slot)
+		return (const struct kframes *)(uintptr_t)*slot;
+	kf = kframes_read(c, h);
+	if (kf)
+		hashmap__set(c->kframes, h, (uintptr_t)kf);
+	return kf;
+}
+
 static void add_user_frames(struct offcpu_collector *c, uint32_t pid, int id)
 {
-	int fd = bpf_map__fd(c->skel->maps.offcpu_stacks);
+	int fd = bpf_map__fd(c->skel->maps.offcpu_ustacks);
 	uint64_t ips[OFFCPU_STACK_DEPTH] = { 0 };
 	char buf[KSYM_NAME_MAX + 64];
 
@@ -127,15 +186,13 @@ static void add_user_frames(struct offcpu_collector *c, uint32_t pid, int id)
 /* Kernel frames first, then user frames, each innermost first. */
 static void add_stack(struct offcpu_collector *c, const struct offcpu_key *key)
 {
-	const char *const *frames;
-	size_t n;
+	const struct kframes *kf = key->kstack ?
+					   kernel_frames(c, key->kstack) :
+					   NULL;
 
-	frames = kstack_frames(c->stacks, c->ksyms,
-			       bpf_map__fd(c->skel->maps.offcpu_stacks),
-			       key->kstack, OFFCPU_STACK_DEPTH, &n);
 	record__array_begin(&c->rec, "stack");
-	for (size_t i = 0; i < n; i++)
-		record__array_str(&c->rec, frames[i]);
+	for (size_t i = 0; kf && i < kf->n; i++)
+		record__array_str(&c->rec, kf->frames[i]);
 	add_user_frames(c, key->pid, key->ustack);
 	record__array_end(&c->rec);
 }
@@ -178,10 +235,11 @@ static bool report_key(struct offcpu_collector *c, uint64_t ts,
 	return val->count == before && c->nkeys > OFFCPU_MAX_KEYS / 4 * 3;
 }
 
-static void mark_used(struct offcpu_collector *c, int kstack, int ustack)
+static void mark_used(struct offcpu_collector *c, uint64_t kstack,
+		      int ustack)
 {
-	if (kstack >= 0 && kstack < OFFCPU_STACK_ENTRIES)
-		c->used[kstack] = true;
+	if (kstack)
+		hashmap__set(c->kused, kstack, 1);
 	if (ustack >= 0 && ustack < OFFCPU_STACK_ENTRIES)
 		c->used[ustack] = true;
 }
@@ -195,6 +253,10 @@ static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 	bool more;
 
 	memset(c->used, 0, sizeof(c->used));
+	hashmap__free(c->kused);
+	c->kused = hashmap__new();
+	if (!c->kused)
+		abort();
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		key = next;
@@ -230,13 +292,33 @@ static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 /* Deletes the stacks no key and no thread off-CPU now holds. A thread
  * that blocks during the sweep may lose its new stack (the race costs a
  * stack, never a block), which is why sweeps are rare. */
+static void sweep_kstacks(struct offcpu_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
+	uint64_t h, next, *slot;
+	bool more;
+
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		h = next;
+		more = bpf_map_get_next_key(fd, &h, &next) == 0;
+		if (hashmap__find(c->kused, h))
+			continue;
+		bpf_map_delete_elem(fd, &h);
+		slot = hashmap__find(c->kframes, h);
+		if (!slot)
+			continue;
+		kframes_free((struct kframes *)(uintptr_t)*slot);
+		hashmap__delete(c->kframes, h);
+	}
+}
+
 static void sweep_stacks(struct offcpu_collector *c)
 {
 	int sfd = bpf_map__fd(c->skel->maps.offcpu_starts);
-	int fd = bpf_map__fd(c->skel->maps.offcpu_stacks);
+	int fd = bpf_map__fd(c->skel->maps.offcpu_ustacks);
 	struct offcpu_start start;
 	__u32 tid, next_tid, id, next_id;
-	size_t deleted = 0;
 	bool more;
 
 	more = bpf_map_get_next_key(sfd, NULL, &next_tid) == 0;
@@ -253,11 +335,8 @@ static void sweep_stacks(struct offcpu_collector *c)
 		if (id < OFFCPU_STACK_ENTRIES && c->used[id])
 			continue;
 		bpf_map_delete_elem(fd, &id);
-		deleted++;
 	}
-	/* Ids are reused by other stacks from now on. */
-	if (deleted)
-		stack_cache__clear(c->stacks);
+	sweep_kstacks(c);
 	c->orphans = 0;
 }
 
@@ -404,10 +483,14 @@ static void offcpu_stop(void *state)
 		return;
 	offcpu_bpf__destroy(c->skel);
 	ksyms__free(c->ksyms);
-	stack_cache__free(c->stacks);
+	while (c->kframes && hashmap__next(c->kframes, &pos, &id, &ptr))
+		kframes_free((struct kframes *)(uintptr_t)ptr);
+	hashmap__free(c->kframes);
+	hashmap__free(c->kused);
 	usyms__free(c->usyms);
 	hashmap__free(c->reported_ns);
 	hashmap__free(c->reported_count);
+	pos = 0;
 	while (c->reported_hist &&
 	       hashmap__next(c->reported_hist, &pos, &id, &ptr))
 		free((void *)(uintptr_t)ptr);
@@ -450,10 +533,10 @@ static int offcpu_start(struct kmond *k, void **state)
 	c->reported_count = hashmap__new();
 	c->reported_hist = hashmap__new();
 	c->gone = hashmap__new();
-	c->stacks = stack_cache__new(OFFCPU_STACK_ENTRIES);
+	c->kframes = hashmap__new();
 	c->usyms = usyms__new(OFFCPU_SPARE_BINARIES);
 	if (!c->reported_ns || !c->reported_count || !c->reported_hist ||
-	    !c->gone || !c->stacks || !c->usyms) {
+	    !c->gone || !c->kframes || !c->usyms) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
