@@ -105,14 +105,25 @@ static uint64_t hist_id(const struct offcpu_hist_key *key)
 	return (uint64_t)key->pid << 32 | key->svc;
 }
 
+/* Whether pid exited; its caches go once this interval's records are
+ * out. */
+static bool process_gone(struct offcpu_collector *c, uint32_t pid,
+			 uint32_t svc)
+{
+	struct proc_name who;
+
+	provider__name(c->k->provider, pid, svc, &who);
+	if (who.gone)
+		hashmap__set(c->gone, pid, 1);
+	return who.gone;
+}
+
 static void add_process(struct offcpu_collector *c, uint32_t pid, uint32_t svc)
 {
 	struct proc_name who;
 
 	provider__name(c->k->provider, pid, svc, &who);
 	record__process(&c->rec, pid, who.comm, who.service);
-	if (who.gone)
-		hashmap__set(c->gone, pid, 1);
 }
 
 /* A kernel stack's frames, symbolized once per stack. */
@@ -221,7 +232,6 @@ static bool report_key(struct offcpu_collector *c, uint64_t ts,
 	uint64_t id = key_id(key), *ns = hashmap__find(c->reported_ns, id);
 	uint64_t *cnt = hashmap__find(c->reported_count, id);
 	uint64_t before_ns = ns ? *ns : 0, before = cnt ? *cnt : 0;
-	struct proc_name who;
 
 	if (val->count > before) {
 		emit(c, ts, key, val->total_ns - before_ns, val->count - before);
@@ -229,8 +239,7 @@ static bool report_key(struct offcpu_collector *c, uint64_t ts,
 	}
 	hashmap__set(c->reported_ns, id, val->total_ns);
 	hashmap__set(c->reported_count, id, val->count);
-	provider__name(c->k->provider, key->pid, key->svc, &who);
-	if (who.gone)
+	if (process_gone(c, key->pid, key->svc))
 		return true;
 	return val->count == before && c->nkeys > OFFCPU_MAX_KEYS / 4 * 3;
 }
@@ -386,7 +395,6 @@ static bool report_hist(struct offcpu_collector *c, uint64_t ts,
 {
 	uint64_t id = hist_id(key), *slot = hashmap__find(c->reported_hist, id);
 	uint64_t *before = slot ? (uint64_t *)(uintptr_t)*slot : NULL;
-	struct proc_name who;
 
 	if (!before) {
 		before = calloc(OFFCPU_HIST_SLOTS, sizeof(*before));
@@ -398,8 +406,7 @@ static bool report_hist(struct offcpu_collector *c, uint64_t ts,
 		emit_hist(c, ts, key, h, before);
 		memcpy(before, h->slots, sizeof(h->slots));
 	}
-	provider__name(c->k->provider, key->pid, key->svc, &who);
-	return who.gone;
+	return process_gone(c, key->pid, key->svc);
 }
 
 static void forget_hist(struct offcpu_collector *c, int fd,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -500,11 +501,35 @@ void usyms__forget(struct usyms *u, uint32_t pid)
 	hashmap__delete(u->procs, pid);
 }
 
+/* Processes that exited without being forgotten (their keys went idle
+ * before they exited): their mappings go. */
+static void forget_exited(struct usyms *u)
+{
+	uint64_t pid, val, *dead = NULL;
+	size_t pos = 0, n = 0, cap = 0;
+
+	while (hashmap__next(u->procs, &pos, &pid, &val)) {
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			dead = realloc(dead, cap * sizeof(*dead));
+			if (!dead)
+				abort();
+		}
+		dead[n++] = pid;
+	}
+	for (size_t i = 0; i < n; i++)
+		usyms__forget(u, (uint32_t)dead[i]);
+	free(dead);
+}
+
 void usyms__tick(struct usyms *u)
 {
 	struct binary **pp = &u->bins;
 
 	u->epoch++;
+	forget_exited(u);
 	/* Unused tables go once over the bound: the newest are kept at the
 	 * head of the list, so the oldest unused go first. */
 	for (size_t kept = 0; *pp;) {

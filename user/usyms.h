@@ -44,8 +44,8 @@ int usyms__format(struct usyms *u, uint32_t pid, uint64_t addr, char *buf,
 /* The process exited (or its mappings changed): drop its mappings. */
 void usyms__forget(struct usyms *u, uint32_t pid);
 /* Once per interval: a process whose address missed every mapping may
- * read its maps again (dlopen) at most once per tick; unused binaries
- * beyond the bound are freed. */
+ * read its maps again (dlopen) at most once per tick; exited processes
+ * are forgotten and unused binaries beyond the bound freed. */
 void usyms__tick(struct usyms *u);
 size_t usyms__binaries(const struct usyms *u); /* cached symbol tables */
 
