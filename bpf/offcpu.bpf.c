@@ -31,6 +31,16 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 __u64 min_block_ns = OFFCPU_DEFAULT_MIN_BLOCK_NS;
 __u32 state_filter = OFFCPU_STATE_SLEEP;
 
+/* Where a block's start is noted: in the task itself when the hook has
+ * trusted task pointers (tp_btf), far cheaper than a hash update and
+ * delete per switch; else by tid (ts 0: none). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
+} offcpu_task_starts SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, OFFCPU_MAX_STARTS);
@@ -142,11 +152,13 @@ static __always_inline __u64 kstack_of(void *ctx, struct task_struct *task)
 
 /* --- switch-out: the current task is prev --- */
 
-/* lazy: the kernel stack is taken at switch-in (the hook has the task). */
-static __always_inline void block_starts(void *ctx, bool lazy)
+/* prev: the task switching out (current), when the hook has a trusted
+ * pointer to it; then its kernel stack is taken at switch-in, and its
+ * start kept in the task. */
+static __always_inline void block_starts(void *ctx, struct task_struct *prev)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct offcpu_start s = {};
+	struct offcpu_start s = {}, *sp;
 	__u32 tid = (__u32)id;
 
 	if (!tid) /* the idle task */
@@ -154,11 +166,21 @@ static __always_inline void block_starts(void *ctx, bool lazy)
 	s.pid = id >> 32;
 	if (!kmon_selected_tgid(s.pid, &s.svc))
 		return;
-	s.kstack = lazy ? 0 : kstack_of(ctx, NULL);
+	s.kstack = prev ? 0 : kstack_of(ctx, NULL);
 	s.ustack = ustack_id(ctx);
 	s.ts = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&offcpu_starts, &tid, &s, BPF_ANY))
+	if (!prev) {
+		if (bpf_map_update_elem(&offcpu_starts, &tid, &s, BPF_ANY))
+			count_stat(OFFCPU_START_FULL);
+		return;
+	}
+	sp = bpf_task_storage_get(&offcpu_task_starts, prev, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sp) {
 		count_stat(OFFCPU_START_FULL);
+		return;
+	}
+	*sp = s;
 }
 
 /* --- switch-in of next --- */
@@ -212,19 +234,35 @@ static __always_inline void add_block(const struct offcpu_start *s,
 
 /* next: the task switching in, when the hook has it (its kernel stack is
  * still the one it blocked in). */
+static __always_inline bool take_start(__u32 tid, struct task_struct *next,
+				       struct offcpu_start *s)
+{
+	struct offcpu_start *sp;
+
+	if (next) {
+		sp = bpf_task_storage_get(&offcpu_task_starts, next, 0, 0);
+		if (!sp || !sp->ts)
+			return false;
+		*s = *sp;
+		sp->ts = 0;
+		return true;
+	}
+	sp = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	if (!sp)
+		return false;
+	*s = *sp;
+	bpf_map_delete_elem(&offcpu_starts, &tid);
+	return true;
+}
+
 static __always_inline void block_ends(void *ctx, __u32 tid,
 				       struct task_struct *next)
 {
-	struct offcpu_start *sp, s;
+	struct offcpu_start s;
 	__u64 delta;
 
-	if (!tid)
+	if (!tid || !take_start(tid, next, &s))
 		return;
-	sp = bpf_map_lookup_elem(&offcpu_starts, &tid);
-	if (!sp)
-		return;
-	s = *sp;
-	bpf_map_delete_elem(&offcpu_starts, &tid);
 	delta = bpf_ktime_get_ns() - s.ts;
 	if (delta < min_block_ns)
 		return;
@@ -248,13 +286,14 @@ static __always_inline bool starts_block(bool preempt, __u32 state,
 	       (state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE));
 }
 
-/* trusted: next is a BTF pointer the stack helpers accept (tp_btf). */
+/* trusted: prev and next are BTF pointers the task storage and stack
+ * helpers accept (tp_btf). */
 static __always_inline int handle_switch(void *ctx, bool preempt,
 					 struct task_struct *prev,
 					 struct task_struct *next, bool trusted)
 {
 	if (starts_block(preempt, task_state(prev), TASK_DEAD))
-		block_starts(ctx, trusted);
+		block_starts(ctx, trusted ? prev : NULL);
 	block_ends(ctx, BPF_CORE_READ(next, pid), trusted ? next : NULL);
 	return 0;
 }
@@ -281,7 +320,7 @@ int offcpu_switch_tp(struct trace_event_raw_sched_switch *ctx)
 {
 	if (starts_block(false, ctx->prev_state,
 			 REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE))
-		block_starts(ctx, false);
+		block_starts(ctx, NULL);
 	block_ends(ctx, ctx->next_pid, NULL);
 	return 0;
 }

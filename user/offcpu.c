@@ -298,9 +298,10 @@ static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 
 /* --- stacks --- */
 
-/* Deletes the stacks no key and no thread off-CPU now holds. A thread
- * that blocks during the sweep may lose its new stack (the race costs a
- * stack, never a block), which is why sweeps are rare. */
+/* Deletes the stacks no key and no thread off-CPU now holds (threads
+ * whose start is in task storage cannot be listed: a thread asleep across
+ * a sweep may lose its user stack, as may one that blocks during it; it
+ * costs a stack, never a block), which is why sweeps are rare. */
 static void sweep_kstacks(struct offcpu_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
@@ -522,6 +523,11 @@ static int offcpu_load(struct offcpu_collector *c, struct kmond *k)
 	err = err ?: provider__share_maps(k->provider, c->skel->obj);
 	if (err)
 		return err;
+	/* Only tp_btf keeps starts in the task: kernels without task
+	 * storage must not be asked for the map. */
+	if (chosen[0] != 0)
+		bpf_map__set_autocreate(c->skel->maps.offcpu_task_starts,
+					false);
 	err = offcpu_bpf__load(c->skel);
 	if (err)
 		log_error("failed to load offcpu: %s", strerror(-err));
