@@ -30,6 +30,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Control, rewritten by user space on reload. */
 __u64 min_block_ns = OFFCPU_DEFAULT_MIN_BLOCK_NS;
 __u32 state_filter = OFFCPU_STATE_SLEEP;
+/* Bumped by user space when it deletes stacks: user stack ids remembered
+ * in tasks from before may be gone. */
+__u32 stack_gen;
 
 /* Where a block's start is noted: in the task itself when the hook has
  * trusted task pointers (tp_btf), far cheaper than a hash update and
@@ -152,6 +155,30 @@ static __always_inline __u64 kstack_of(void *ctx, struct task_struct *task)
 
 /* --- switch-out: the current task is prev --- */
 
+static __always_inline bool same_uregs(const struct offcpu_uregs *a,
+				       const struct offcpu_uregs *b)
+{
+	return a->ip == b->ip && a->sp == b->sp && a->fp == b->fp &&
+	       a->gen == b->gen;
+}
+
+/* The user stack of current (task), walked again only when it entered
+ * the kernel from somewhere else than last time (see offcpu_uregs). */
+static __always_inline __s32 ustack_cached(void *ctx, struct task_struct *task,
+					   struct offcpu_start *last)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct offcpu_uregs u = { .gen = stack_gen };
+
+	u.ip = PT_REGS_IP_CORE(regs);
+	u.sp = PT_REGS_SP_CORE(regs);
+	u.fp = PT_REGS_FP_CORE(regs);
+	if (last->ustack >= 0 && same_uregs(&u, &last->uregs))
+		return last->ustack;
+	last->uregs = u;
+	return ustack_id(ctx);
+}
+
 /* prev: the task switching out (current), when the hook has a trusted
  * pointer to it; then its kernel stack is taken at switch-in, and its
  * start kept in the task. */
@@ -166,10 +193,10 @@ static __always_inline void block_starts(void *ctx, struct task_struct *prev)
 	s.pid = id >> 32;
 	if (!kmon_selected_tgid(s.pid, &s.svc))
 		return;
-	s.kstack = prev ? 0 : kstack_of(ctx, NULL);
-	s.ustack = ustack_id(ctx);
-	s.ts = bpf_ktime_get_ns();
 	if (!prev) {
+		s.kstack = kstack_of(ctx, NULL);
+		s.ustack = ustack_id(ctx);
+		s.ts = bpf_ktime_get_ns();
 		if (bpf_map_update_elem(&offcpu_starts, &tid, &s, BPF_ANY))
 			count_stat(OFFCPU_START_FULL);
 		return;
@@ -180,7 +207,14 @@ static __always_inline void block_starts(void *ctx, struct task_struct *prev)
 		count_stat(OFFCPU_START_FULL);
 		return;
 	}
-	*sp = s;
+	/* A new task's storage is zeroed: ustack 0 would look walked. */
+	if (!sp->pid)
+		sp->ustack = -1;
+	sp->ustack = ustack_cached(ctx, prev, sp);
+	sp->kstack = 0; /* taken at switch-in */
+	sp->pid = s.pid;
+	sp->svc = s.svc;
+	sp->ts = bpf_ktime_get_ns();
 }
 
 /* --- switch-in of next --- */

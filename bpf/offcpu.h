@@ -48,7 +48,20 @@ struct offcpu_val {
 	__u64 count;
 };
 
-/* A thread that is off-CPU now, keyed by its tid. */
+/* Where a thread entered the kernel from user space: if it blocks again
+ * from the very same place (a server loop's read or epoll_wait: same
+ * instruction, stack pointer and frame pointer), its user stack is taken
+ * to be the same and is not walked again. Walks cost most of a switch
+ * (reading user memory; a bogus frame pointer costs a page fault). Two
+ * call paths reaching one instruction at the same stack depth would share
+ * the first one's stack: rare, and only the outer frames could differ. */
+struct offcpu_uregs {
+	__u64 ip, sp, fp;
+	__u32 gen; /* stack_gen when walked: a sweep may free the stack */
+	__u32 pad;
+};
+
+/* A thread that is off-CPU now (by tid, or in the task: ts 0 = none). */
 struct offcpu_start {
 	__u64 ts;     /* ns, monotonic */
 	__u64 kstack; /* 0: none yet (taken at switch-in) */
@@ -56,6 +69,7 @@ struct offcpu_start {
 	__u32 svc;
 	__s32 ustack;
 	__u32 pad;
+	struct offcpu_uregs uregs; /* task storage only: where ustack was walked */
 };
 
 struct offcpu_hist_key {

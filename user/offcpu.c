@@ -331,6 +331,9 @@ static void sweep_stacks(struct offcpu_collector *c)
 	__u32 tid, next_tid, id, next_id;
 	bool more;
 
+	/* Tasks re-walk their user stacks from now on: the ids they
+	 * remember may be deleted below. */
+	c->skel->bss->stack_gen++;
 	more = bpf_map_get_next_key(sfd, NULL, &next_tid) == 0;
 	while (more) {
 		tid = next_tid;
