@@ -179,28 +179,24 @@ static __always_inline __s32 ustack_cached(void *ctx, struct task_struct *task,
 	return ustack_id(ctx);
 }
 
-/* prev: the task switching out (current), when the hook has a trusted
- * pointer to it; then its kernel stack is taken at switch-in, and its
- * start kept in the task. */
-static __always_inline void block_starts(void *ctx, struct task_struct *prev)
+/* Hooks without task pointers: the start by tid, both stacks now. */
+static __always_inline void start_by_tid(void *ctx, __u32 tid,
+					 struct offcpu_start *s)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct offcpu_start s = {}, *sp;
-	__u32 tid = (__u32)id;
+	s->kstack = kstack_of(ctx, NULL);
+	s->ustack = ustack_id(ctx);
+	s->ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_starts, &tid, s, BPF_ANY))
+		count_stat(OFFCPU_START_FULL);
+}
 
-	if (!tid) /* the idle task */
-		return;
-	s.pid = id >> 32;
-	if (!kmon_selected_tgid(s.pid, &s.svc))
-		return;
-	if (!prev) {
-		s.kstack = kstack_of(ctx, NULL);
-		s.ustack = ustack_id(ctx);
-		s.ts = bpf_ktime_get_ns();
-		if (bpf_map_update_elem(&offcpu_starts, &tid, &s, BPF_ANY))
-			count_stat(OFFCPU_START_FULL);
-		return;
-	}
+/* tp_btf: the start in the task itself; the kernel stack is taken at
+ * switch-in, for blocks that count. */
+static __always_inline void start_in_task(void *ctx, struct task_struct *prev,
+					  const struct offcpu_start *s)
+{
+	struct offcpu_start *sp;
+
 	sp = bpf_task_storage_get(&offcpu_task_starts, prev, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!sp) {
@@ -211,10 +207,29 @@ static __always_inline void block_starts(void *ctx, struct task_struct *prev)
 	if (!sp->pid)
 		sp->ustack = -1;
 	sp->ustack = ustack_cached(ctx, prev, sp);
-	sp->kstack = 0; /* taken at switch-in */
-	sp->pid = s.pid;
-	sp->svc = s.svc;
+	sp->kstack = 0;
+	sp->pid = s->pid;
+	sp->svc = s->svc;
 	sp->ts = bpf_ktime_get_ns();
+}
+
+/* prev: the task switching out (current), when the hook has a trusted
+ * pointer to it. */
+static __always_inline void block_starts(void *ctx, struct task_struct *prev)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct offcpu_start s = {};
+	__u32 tid = (__u32)id;
+
+	if (!tid) /* the idle task */
+		return;
+	s.pid = id >> 32;
+	if (!kmon_selected_tgid(s.pid, &s.svc))
+		return;
+	if (prev)
+		start_in_task(ctx, prev, &s);
+	else
+		start_by_tid(ctx, tid, &s);
 }
 
 /* --- switch-in of next --- */

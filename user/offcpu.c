@@ -53,7 +53,6 @@ struct offcpu_collector {
 	size_t nkeys; /* keys at the last collect */
 	size_t orphans; /* keys deleted since the last stack sweep */
 	uint64_t stack_lost; /* OFFCPU_STACK_LOST at the last sweep */
-	uint64_t events;     /* blocks reported */
 	struct record rec;
 };
 
@@ -233,10 +232,8 @@ static bool report_key(struct offcpu_collector *c, uint64_t ts,
 	uint64_t *cnt = hashmap__find(c->reported_count, id);
 	uint64_t before_ns = ns ? *ns : 0, before = cnt ? *cnt : 0;
 
-	if (val->count > before) {
+	if (val->count > before)
 		emit(c, ts, key, val->total_ns - before_ns, val->count - before);
-		c->events += val->count - before;
-	}
 	hashmap__set(c->reported_ns, id, val->total_ns);
 	hashmap__set(c->reported_count, id, val->count);
 	if (process_gone(c, key->pid, key->svc))
