@@ -72,8 +72,10 @@ struct {
 	__uint(value_size, OFFCPU_STACK_DEPTH * sizeof(__u64));
 } offcpu_ustacks SEC(".maps");
 
+/* Not preallocated: a kilobyte per entry, most never used. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, OFFCPU_STACK_ENTRIES);
 	__type(key, __u64); /* hash of the frames */
 	__type(value, struct offcpu_kstack);

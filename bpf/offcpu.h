@@ -20,7 +20,7 @@
 #define OFFCPU_MAX_KEYS 16384
 #define OFFCPU_MAX_STARTS 65536 /* threads off-CPU at once */
 #define OFFCPU_MAX_HISTS 4096   /* processes */
-#define OFFCPU_STACK_ENTRIES 16384 /* user stacks; and kernel stacks */
+#define OFFCPU_STACK_ENTRIES 8192 /* user stacks; and kernel stacks */
 #define OFFCPU_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 #define OFFCPU_HIST_SLOTS 64   /* slot s holds [2^s, 2^(s+1)) ns; 0: 0 and 1 */
 

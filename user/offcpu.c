@@ -523,11 +523,14 @@ static int offcpu_load(struct offcpu_collector *c, struct kmond *k)
 	err = err ?: provider__share_maps(k->provider, c->skel->obj);
 	if (err)
 		return err;
-	/* Only tp_btf keeps starts in the task: kernels without task
-	 * storage must not be asked for the map. */
+	/* tp_btf keeps starts in the task, the others by tid: only one of
+	 * the maps is needed (and kernels without task storage must not be
+	 * asked for it). */
 	if (chosen[0] != 0)
 		bpf_map__set_autocreate(c->skel->maps.offcpu_task_starts,
 					false);
+	else
+		bpf_map__set_max_entries(c->skel->maps.offcpu_starts, 1);
 	err = offcpu_bpf__load(c->skel);
 	if (err)
 		log_error("failed to load offcpu: %s", strerror(-err));
