@@ -53,4 +53,27 @@ static __always_inline __u32 task_state(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
 }
 
+/* Kernel 5.16 ("block: remove the ->rq_disk field in struct request")
+ * moved a request's disk to rq->q->disk; older kernels
+ * have rq->rq_disk. */
+struct request___rq_disk {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct gendisk *request_disk(struct request *rq)
+{
+	struct request___rq_disk *old = (void *)rq;
+
+	if (bpf_core_field_exists(old->rq_disk))
+		return BPF_CORE_READ(old, rq_disk);
+	return BPF_CORE_READ(rq, q, disk);
+}
+
+/* REQ_OP_* have kept their values since 4.10, but kernel 6.0 (the
+ * blk_opf_t series) renamed enum req_opf to enum req_op: take the value from BTF where the new
+ * name exists, the long-standing number otherwise. */
+#define REQ_OP_VALUE(name, old)                                   \
+	(bpf_core_enum_value_exists(enum req_op, name) ?          \
+		 bpf_core_enum_value(enum req_op, name) : (old))
+
 #endif

@@ -7,6 +7,8 @@ extern const struct collector_ops syscall_collector;
 extern const struct collector_ops drop_collector;
 extern const struct collector_ops counters_collector;
 extern const struct collector_ops offcpu_collector;
+extern const struct collector_ops bio_collector;
+extern const struct collector_ops tcp_collector;
 
 /* Every collector kmond has: adding one is one line here. */
 const struct collector_ops *const collectors[] = {
@@ -14,5 +16,7 @@ const struct collector_ops *const collectors[] = {
 	&drop_collector,
 	&counters_collector,
 	&offcpu_collector,
+	&bio_collector,
+	&tcp_collector,
 	NULL,
 };

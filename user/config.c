@@ -275,6 +275,13 @@ static int match_pair(struct parser *p, const char *key, yaml_node_t *k,
 		m->svc->pid = (uint32_t)pid;
 		return 0;
 	}
+	if (strcmp(key, "port") == 0) {
+		m->svc->type = SELECTOR_PORT;
+		if (get_uint(p, v, "match.port", 1, 65535, &pid))
+			return -1;
+		m->svc->port = (uint16_t)pid;
+		return 0;
+	}
 	if (strcmp(key, "exe") == 0) {
 		m->svc->type = SELECTOR_EXE;
 		return get_string(p, v, "match.exe", m->svc->path,
@@ -335,7 +342,7 @@ static int service_pair(struct parser *p, const char *key, yaml_node_t *k,
 		if (for_each_pair(p, v, "match", match_pair, &m))
 			return -1;
 		if (m.nselectors == 0)
-			return fail(p, v, "match: needs a selector (comm, pid, exe, cgroup or container)");
+			return fail(p, v, "match: needs a selector (comm, pid, exe, cgroup, container or port)");
 		s->has_match = true;
 		return 0;
 	}
@@ -427,6 +434,23 @@ static int drop_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return 0;
 	}
 	return unknown_key(p, k, "collectors.drop");
+}
+
+static int bio_pair(struct parser *p, const char *key, yaml_node_t *k,
+		    yaml_node_t *v, void *arg)
+{
+	struct bio_cfg *bc = arg;
+
+	if (strcmp(key, "enabled") == 0)
+		return get_bool(p, v, "enabled", &bc->enabled);
+	if (strcmp(key, "required") == 0)
+		return get_bool(p, v, "required", &bc->required);
+	if (strcmp(key, "slow") == 0) {
+		bc->slow = true;
+		return get_duration(p, v, "slow", 0, 3600 * NS_PER_SEC,
+				    &bc->slow_ns);
+	}
+	return unknown_key(p, k, "collectors.bio");
 }
 
 /* Tracepoints are "category:name", functions a symbol name (".isra.0"
@@ -523,6 +547,67 @@ static int offcpu_pair(struct parser *p, const char *key, yaml_node_t *k,
 	return unknown_key(p, k, "collectors.offcpu");
 }
 
+/* requests: all | none | { slow: DURATION } | { sample: N } */
+static int tcp_requests_pair(struct parser *p, const char *key,
+			     yaml_node_t *k, yaml_node_t *v, void *arg)
+{
+	struct tcp_cfg *tc = arg;
+	uint64_t n;
+
+	if (tc->requests != TCP_RECORDS_ALL)
+		return fail(p, k, "requests: give one of slow or sample");
+	if (strcmp(key, "slow") == 0) {
+		tc->requests = TCP_RECORDS_SLOW;
+		return get_duration(p, v, "requests.slow", 0, 3600 * NS_PER_SEC,
+				    &tc->slow_ns);
+	}
+	if (strcmp(key, "sample") == 0) {
+		if (get_uint(p, v, "requests.sample", 1, 1000000000, &n))
+			return -1;
+		tc->requests = TCP_RECORDS_SAMPLE;
+		tc->sample = (uint32_t)n;
+		return 0;
+	}
+	return unknown_key(p, k, "requests");
+}
+
+static int parse_tcp_requests(struct parser *p, yaml_node_t *v,
+			      struct tcp_cfg *tc)
+{
+	tc->requests = TCP_RECORDS_ALL;
+	if (v->type == YAML_MAPPING_NODE) {
+		if (for_each_pair(p, v, "requests", tcp_requests_pair, tc))
+			return -1;
+		if (tc->requests == TCP_RECORDS_ALL)
+			return fail(p, v, "requests: give slow or sample");
+		return 0;
+	}
+	if (expect(p, v, YAML_SCALAR_NODE, "requests"))
+		return -1;
+	if (strcmp(scalar(v), "all") == 0)
+		return 0;
+	if (strcmp(scalar(v), "none") == 0) {
+		tc->requests = TCP_RECORDS_NONE;
+		return 0;
+	}
+	return fail(p, v, "requests: expected all, none, { slow: DURATION } "
+			  "or { sample: N }, got '%s'", scalar(v));
+}
+
+static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
+		    yaml_node_t *v, void *arg)
+{
+	struct tcp_cfg *tc = arg;
+
+	if (strcmp(key, "enabled") == 0)
+		return get_bool(p, v, "enabled", &tc->enabled);
+	if (strcmp(key, "required") == 0)
+		return get_bool(p, v, "required", &tc->required);
+	if (strcmp(key, "requests") == 0)
+		return parse_tcp_requests(p, v, tc);
+	return unknown_key(p, k, "collectors.tcp");
+}
+
 static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 			   yaml_node_t *v, void *arg)
 {
@@ -539,6 +624,16 @@ static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 		cfg->drop.samples = CONFIG_DROP_SAMPLES;
 		return for_each_pair(p, v, "collectors.drop", drop_pair,
 				     &cfg->drop);
+	}
+	if (strcmp(key, "tcp") == 0) {
+		cfg->tcp.enabled = true;
+		return for_each_pair(p, v, "collectors.tcp", tcp_pair,
+				     &cfg->tcp);
+	}
+	if (strcmp(key, "bio") == 0) {
+		cfg->bio.enabled = true;
+		return for_each_pair(p, v, "collectors.bio", bio_pair,
+				     &cfg->bio);
 	}
 	if (strcmp(key, "counters") == 0) {
 		cfg->counters.enabled = true;

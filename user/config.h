@@ -27,6 +27,7 @@ enum selector_type {
 	SELECTOR_EXE,       /* executable path, or a glob of it */
 	SELECTOR_CGROUP,    /* cgroup path prefix, in any hierarchy */
 	SELECTOR_CONTAINER, /* container id (or a prefix of 12+ chars) */
+	SELECTOR_PORT,      /* the process listening on a TCP port */
 };
 
 struct service_cfg {
@@ -34,6 +35,7 @@ struct service_cfg {
 	enum selector_type type;
 	char comm[CONFIG_COMM_MAX];
 	uint32_t pid;
+	uint16_t port;
 	char path[CONFIG_PATH_MAX]; /* exe glob, cgroup prefix, container id */
 };
 
@@ -51,6 +53,15 @@ struct drop_cfg {
 	/* Drops reported one by one per (reason, stack, owner) and interval;
 	 * the rest of that interval go out as one record with a count. */
 	uint32_t samples;
+};
+
+struct bio_cfg {
+	bool enabled;
+	bool required;
+	/* Report each I/O of at least slow_ns (issue -> complete) with the
+	 * submitter's kernel stack; off when !slow. */
+	bool slow;
+	uint64_t slow_ns;
 };
 
 struct counters_cfg {
@@ -74,6 +85,22 @@ struct offcpu_cfg {
 	bool required;
 	enum offcpu_state state;
 	uint64_t min_block_ns; /* shorter blocks are not counted */
+};
+
+/* Which finished requests become tcp records (topology counts all). */
+enum tcp_requests_cfg {
+	TCP_RECORDS_ALL,
+	TCP_RECORDS_NONE,
+	TCP_RECORDS_SLOW,   /* latency >= slow_ns */
+	TCP_RECORDS_SAMPLE, /* one in `sample` */
+};
+
+struct tcp_cfg {
+	bool enabled;
+	bool required;
+	enum tcp_requests_cfg requests;
+	uint64_t slow_ns;
+	uint32_t sample;
 };
 
 enum exporter_type {
@@ -113,8 +140,10 @@ struct config {
 	int nservices;
 	struct syscall_cfg syscall;
 	struct drop_cfg drop;
+	struct bio_cfg bio;
 	struct counters_cfg counters;
 	struct offcpu_cfg offcpu;
+	struct tcp_cfg tcp;
 	struct exporter_cfg exporters[CONFIG_MAX_EXPORTERS];
 	int nexporters;
 };

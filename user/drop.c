@@ -25,13 +25,13 @@
 #include "collector.h"
 #include "drop.h"
 #include "drop.skel.h"
-#include "drop_frames.h"
 #include "drop_owners.skel.h"
 #include "drop_reason.h"
 #include "exporter.h"
 #include "hashmap.h"
 #include "kmond.h"
 #include "ksyms.h"
+#include "kstack.h"
 #include "log.h"
 #include "maps.h"
 #include "provider.h"
@@ -99,43 +99,6 @@ static void add_addr(struct record *r, const char *name, int family,
 	record__str(r, name, buf);
 }
 
-/* The frames of stack id, innermost first, symbolized once per id. */
-static const char *const *stack_frames(struct drop_collector *c, int id,
-				       size_t *n)
-{
-	uint64_t ips[DROP_STACK_DEPTH] = { 0 };
-	const char *const *frames;
-	char **out, buf[KSYM_NAME_MAX + 32];
-	size_t depth = 0, top = 0;
-
-	*n = 0;
-	if (id < 0)
-		return NULL;
-	frames = stack_cache__get(c->stacks, id, n);
-	if (frames)
-		return frames;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.drop_stacks), &id,
-				ips))
-		return NULL;
-	while (depth < DROP_STACK_DEPTH && ips[depth])
-		depth++;
-	top = drop_frames_skip(c->ksyms, ips, depth);
-	depth -= top;
-	out = calloc(depth ? depth : 1, sizeof(*out));
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < depth; i++) {
-		ksyms__format(c->ksyms, ips[top + i], buf, sizeof(buf));
-		out[i] = strdup(buf);
-		if (!out[i]) {
-			depth = i;
-			break;
-		}
-	}
-	stack_cache__put(c->stacks, id, out, depth);
-	return stack_cache__get(c->stacks, id, n);
-}
-
 static void add_owner(struct drop_collector *c, const struct drop_key *key)
 {
 	struct proc_name who;
@@ -178,7 +141,9 @@ static void emit(struct drop_collector *c, uint64_t ts,
 	record__u64(&c->rec, "count", count);
 	if (summary)
 		record__bool(&c->rec, "summary", true);
-	frames = stack_frames(c, stack_id, &n);
+	frames = kstack_frames(c->stacks, c->ksyms,
+			       bpf_map__fd(c->skel->maps.drop_stacks), stack_id,
+			       DROP_STACK_DEPTH, &n);
 	record__array_begin(&c->rec, "stack");
 	for (size_t i = 0; i < n; i++)
 		record__array_str(&c->rec, frames[i]);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -105,11 +106,30 @@ static int try_fentry(const char *func)
 	return err;
 }
 
+/* KMOND_PROBE_DENY="target,target...": candidates on these targets count
+ * as absent, so tests can run the fallbacks this kernel would not pick
+ * ("sock_recv_length,sock/sock_recv_length"). */
+static bool denied(const char *target)
+{
+	const char *list = getenv("KMOND_PROBE_DENY"), *p;
+	size_t n = strlen(target);
+
+	for (p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+		if (strncmp(p, target, n) == 0 && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 bool probe__available(const struct attach_candidate *c, char *why,
 		      size_t whylen)
 {
 	int err;
 
+	if (denied(c->target)) {
+		snprintf(why, whylen, "%s denied by KMOND_PROBE_DENY",
+			 c->target);
+		return false;
+	}
 	switch (c->kind) {
 	case ATTACH_TP_BTF:
 		if (btf_has("btf_trace_", c->target, BTF_KIND_TYPEDEF))

@@ -19,6 +19,7 @@
 
 #include "hashmap.h"
 #include "kmond.h"
+#include "listen.h"
 #include "log.h"
 #include "maps.h"
 #include "proc_events.h"
@@ -48,8 +49,16 @@ struct provider {
 	/* pids named by pid selectors whose process has exited: a new
 	 * process given the same pid is not the one the config meant. */
 	struct hashmap *spent_pids;
-	/* some selector needs /proc (exe, cgroup, container, pid) */
+	/* some selector needs /proc (exe, cgroup, container, pid, port) */
 	bool resolve_in_user_space;
+	/* port selectors: (pid << 16 | port) of each process holding a
+	 * listening socket on a selected port */
+	struct hashmap *port_pids;
+	bool port_selectors;
+	/* sum of the hashes of the selected listeners' inodes when the fds
+	 * were last scanned: a new one rescans */
+	uint64_t listeners_sum;
+	bool ports_stale; /* rescan whatever the sum */
 	uint64_t pid_changes;
 };
 
@@ -73,9 +82,18 @@ static struct proc *provider__proc(struct provider *p, uint32_t pid)
 	return v ? (struct proc *)(uintptr_t)*v : NULL;
 }
 
-static struct proc *provider__grave(struct provider *p, uint32_t pid)
+/* Exited processes are kept per (pid, service): a pid reused twice in one
+ * interval (by processes of other services) must not evict the one a
+ * kernel key still names. */
+static uint64_t grave_key(uint32_t pid, uint32_t svc)
 {
-	uint64_t *v = hashmap__find(p->graves, pid);
+	return (uint64_t)svc << 32 | pid;
+}
+
+static struct proc *provider__grave(struct provider *p, uint32_t pid,
+				    uint32_t svc)
+{
+	uint64_t *v = hashmap__find(p->graves, grave_key(pid, svc));
 
 	return v ? (struct proc *)(uintptr_t)*v : NULL;
 }
@@ -87,8 +105,9 @@ static struct proc *provider__proc_add(struct provider *p, uint32_t pid)
 	/* A pid seen again after its exit is a new process; the old one
 	 * keeps its name until this interval's records are out. */
 	if (proc && proc->exited) {
-		free(provider__grave(p, pid));
-		hashmap__set(p->graves, pid, (uintptr_t)proc);
+		free(provider__grave(p, pid, proc->service));
+		hashmap__set(p->graves, grave_key(pid, proc->service),
+			     (uintptr_t)proc);
 		proc = NULL;
 	}
 	if (!proc) {
@@ -192,6 +211,9 @@ static bool selector_matches(struct provider *p,
 	case SELECTOR_CONTAINER:
 		text = facts__cgroups(f);
 		return text && cgroups_in_container(text, s->path);
+	case SELECTOR_PORT:
+		return hashmap__find(p->port_pids,
+				     (uint64_t)pid << 16 | s->port) != NULL;
 	}
 	return false;
 }
@@ -314,28 +336,130 @@ static void provider__note_exit(struct provider *p, uint32_t pid)
 			hashmap__set(p->spent_pids, pid, 1);
 }
 
-int provider__apply(struct provider *p, const struct config *cfg)
+/* --- port selectors --- */
+
+static bool port_selected(const struct config *cfg, uint16_t port)
 {
-	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0 };
-	int ctl_fd = bpf_map__fd(p->skel->maps.kmon_ctl);
-	__u32 zero = 0;
+	for (int i = 0; i < cfg->nservices; i++)
+		if (cfg->services[i].type == SELECTOR_PORT &&
+		    cfg->services[i].port == port)
+			return true;
+	return false;
+}
+
+/* The processes holding socket inode of each selected listener: one walk
+ * of every /proc/PID/fd. */
+static void scan_socket_owners(struct provider *p, struct hashmap *inodes)
+{
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *de, *fe;
+	char path[300], link[64];
+
+	if (!proc)
+		return;
+	while ((de = readdir(proc))) {
+		unsigned long pid = strtoul(de->d_name, NULL, 10);
+
+		if (!pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lu/fd", pid);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while ((fe = readdir(fds))) {
+			unsigned long long inode;
+			uint64_t *port;
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%lu/fd/%s", pid,
+				 fe->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (sscanf(link, "socket:[%llu]", &inode) != 1)
+				continue;
+			port = hashmap__find(inodes, inode);
+			if (port)
+				hashmap__set(p->port_pids,
+					     (uint64_t)pid << 16 | *port, 1);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+/* Keeps port selectors current as listeners come and go. Reading the
+ * listen list is cheap; the fds are walked only when it changed. Returns
+ * whether they were (the caller re-resolves every process). */
+static bool provider__read_ports(struct provider *p)
+{
+	struct hashmap *inodes;
+	struct listener *ls;
+	uint64_t sum = 0;
+	int n;
+
+	if (!p->port_selectors)
+		return false;
+	n = listen__read(&ls);
+	if (n < 0)
+		return false;
+	inodes = hashmap__new();
+	for (int i = 0; i < n; i++) {
+		if (!port_selected(p->cfg, ls[i].port))
+			continue;
+		hashmap__set(inodes, ls[i].inode, ls[i].port);
+		sum += (ls[i].inode * 0x9e3779b97f4a7c15ULL) ^ ls[i].port;
+	}
+	free(ls);
+	if (sum == p->listeners_sum && !p->ports_stale) {
+		hashmap__free(inodes);
+		return false;
+	}
+	p->listeners_sum = sum;
+	p->ports_stale = false;
+	hashmap__free(p->port_pids);
+	p->port_pids = hashmap__new();
+	scan_socket_owners(p, inodes);
+	hashmap__free(inodes);
+	return true;
+}
+
+static void provider__resolve_all(struct provider *p)
+{
 	uint64_t pid, value;
 	size_t pos = 0;
 
-	p->cfg = cfg;
-	p->resolve_in_user_space = false;
-	for (int i = 0; i < cfg->nservices; i++)
-		if (cfg->services[i].type != SELECTOR_COMM)
-			p->resolve_in_user_space = true;
-	provider__forget_spent(p, cfg);
-	provider__set_names(p, cfg);
-	provider__write_comms(p, cfg);
 	while (hashmap__next(p->procs, &pos, &pid, &value)) {
 		struct proc *proc = (struct proc *)(uintptr_t)value;
 
 		if (!proc->exited)
 			publish(p, pid, proc, resolve(p, pid, proc));
 	}
+}
+
+int provider__apply(struct provider *p, const struct config *cfg)
+{
+	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0 };
+	int ctl_fd = bpf_map__fd(p->skel->maps.kmon_ctl);
+	__u32 zero = 0;
+
+	p->cfg = cfg;
+	p->resolve_in_user_space = false;
+	p->port_selectors = false;
+	for (int i = 0; i < cfg->nservices; i++) {
+		if (cfg->services[i].type != SELECTOR_COMM)
+			p->resolve_in_user_space = true;
+		if (cfg->services[i].type == SELECTOR_PORT)
+			p->port_selectors = true;
+	}
+	/* The ports the new config names are looked up now. */
+	p->ports_stale = true;
+	provider__forget_spent(p, cfg);
+	provider__set_names(p, cfg);
+	provider__write_comms(p, cfg);
+	provider__read_ports(p);
+	provider__resolve_all(p);
 	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
 }
 
@@ -462,6 +586,7 @@ int provider__new(struct kmond *k, const struct config *cfg,
 	p->procs = hashmap__new();
 	p->graves = hashmap__new();
 	p->spent_pids = hashmap__new();
+	p->port_pids = hashmap__new();
 	p->skel = provider_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -534,9 +659,9 @@ void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 		    struct proc_name *out)
 {
 	struct proc *proc = provider__proc(p, pid);
-	struct proc *grave = provider__grave(p, pid);
+	struct proc *grave = provider__grave(p, pid, svc);
 
-	if (grave && (!proc || proc->service != svc) && grave->service == svc)
+	if (grave && (!proc || proc->service != svc))
 		proc = grave;
 	out->comm = proc ? proc->comm : "";
 	out->service = provider__service_name(p, svc);
@@ -580,6 +705,8 @@ void provider__end_interval(struct provider *p)
 	free(gone);
 	free_procs(p->graves);
 	p->graves = hashmap__new();
+	if (provider__read_ports(p))
+		provider__resolve_all(p);
 }
 
 void provider__stats(struct provider *p, struct provider_stats *st)
@@ -607,6 +734,7 @@ void provider__destroy(struct provider *p)
 	free_procs(p->procs);
 	free_procs(p->graves);
 	hashmap__free(p->spent_pids);
+	hashmap__free(p->port_pids);
 	provider_bpf__destroy(p->skel);
 	free(p->names);
 	free(p);

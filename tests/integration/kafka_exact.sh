@@ -4,22 +4,32 @@
 # and a Kafka sink: kmon.syscall holds its records with counts summing to
 # exactly N, each keyed by its service with kind/node headers, and the
 # messages are byte for byte the file sink's lines (every kind).
-# (Uses the syscall collector; once the tcp collector exists, N requests
-# to a selected server -> N messages on kmon.tcp belongs here too.)
+# R requests to a selected loopback server give exactly R messages on
+# kmon.tcp, keyed by the server's service.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 
 N=23456
+R=300
+SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
+PORT=$(free_port)
 cp "$BUILD/tests/kmt_getppid" "$WORK/kmt_getppid"
 start_broker -p 0
+$SVC server --port "$PORT" --ready "$WORK/web.up" &
+STARTED_PIDS+=($!)
+web=$!
+for ((i = 0; i < 50; i++)); do [ -e "$WORK/web.up" ] && break; sleep 0.1; done
 cat >"$WORK/kmond.yaml" <<YAML
 node: kafka-node-1
 interval: 200ms
 services:
   - name: probe-svc
     match: { comm: kmt_getppid }
+  - name: web
+    match: { port: $PORT }
 collectors:
   syscall: { syscalls: [getppid] }
+  tcp: { enabled: true }
 exporters:
   - { type: file, path: "-" }
   - type: kafka
@@ -32,12 +42,16 @@ start_kmond "$WORK/kmond.yaml"
 "$WORK/kmt_getppid" $N &
 pid=$!
 wait $pid
+got=$($SVC client --port "$PORT" --ms 0 --repeat $((R - 20)))
+got=$((got + $($SVC client --port "$PORT" --ms 0 --repeat 20 --mode short)))
+expect_eq "requests answered" "$got" $R
 sleep 0.6 # three intervals
 stop_kmond
 grep -q "records not delivered" "$WORK/kmond.err" && fail "kmond gave up on records"
 
 consume kmon.syscall "$WORK/syscall.kcat"
 consume kmon.stats "$WORK/stats.kcat"
+consume kmon.tcp "$WORK/tcp.kcat"
 $KAFKA_MSGS payloads "$WORK/syscall.kcat" >"$WORK/syscall.json"
 
 got=$($RECORDS "$WORK/syscall.json" --kind syscall --where pid=$pid --where syscall=getppid --sum count)
@@ -54,6 +68,14 @@ expect_eq "message key of its records" "$keys" probe-svc
 n=$($KAFKA_MSGS check "$WORK/syscall.kcat" --kind syscall --node kafka-node-1) ||
 	fail "kmon.syscall: $n"
 echo "ok: $n kmon.syscall messages: kind/node headers and keys match their records"
+$KAFKA_MSGS payloads "$WORK/tcp.kcat" >"$WORK/tcp.json"
+expect_eq "kmon.tcp messages of the web server" \
+	"$($RECORDS "$WORK/tcp.json" --kind tcp --where pid=$web --count)" $R
+n=$($KAFKA_MSGS check "$WORK/tcp.kcat" --kind tcp --node kafka-node-1) ||
+	fail "kmon.tcp: $n"
+keys=$(python3 -c 'import json,sys
+print("\n".join(sorted({json.loads(l)["key"] for l in open(sys.argv[1])})))' "$WORK/tcp.kcat")
+expect_eq "message keys on kmon.tcp" "$keys" web
 n=$($KAFKA_MSGS check "$WORK/stats.kcat" --kind stats --node kafka-node-1) ||
 	fail "kmon.stats: $n"
 [ "$n" -ge 3 ] || fail "only $n stats messages"

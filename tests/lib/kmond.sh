@@ -72,3 +72,16 @@ expect_eq() {
 prog_ids() {
 	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -n | tr '\n' ' '
 }
+
+# map_entries PID NAME: the number of entries in the BPF map NAME a
+# process holds.
+map_entries() {
+	local id
+	for id in $(grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
+		if bpftool map show id "$id" 2>/dev/null | grep -q " name $2 "; then
+			bpftool map dump id "$id" -j | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
+			return
+		fi
+	done
+	echo "no map $2"
+}

@@ -170,8 +170,8 @@ static void test_errors(void)
 		  "t.yaml:3:22: match: give one selector per service entry "
 		  "(add another entry with the same name)");
 	CHECK_STR(parse("services:\n  - name: a\n    match: {}\n", NULL),
-		  "t.yaml:3:12: match: needs a selector (comm, pid, exe, cgroup or "
-		  "container)");
+		  "t.yaml:3:12: match: needs a selector (comm, pid, exe, cgroup, "
+		  "container or port)");
 	CHECK_STR(parse("collectors:\n  tcpx: {}\n", NULL),
 		  "t.yaml:2:3: collectors: unknown collector 'tcpx'");
 	CHECK_STR(parse("collectors:\n  syscall: { enabled: yes }\n", NULL),
@@ -266,6 +266,104 @@ static void test_drop_counters(void)
 		  "t.yaml:3:17: functions: must not be empty");
 }
 
+static void test_tcp(void)
+{
+	struct config cfg;
+
+	CHECK_STR(parse("collectors:\n  tcp: { enabled: true }\n", &cfg), "ok");
+	CHECK(cfg.tcp.enabled && !cfg.tcp.required);
+	CHECK(cfg.tcp.requests == TCP_RECORDS_ALL);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { requests: none }\n", &cfg), "ok");
+	CHECK(cfg.tcp.enabled && cfg.tcp.requests == TCP_RECORDS_NONE);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { requests: all }\n", &cfg), "ok");
+	CHECK(cfg.tcp.requests == TCP_RECORDS_ALL);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp:\n    requests: { slow: 10ms }\n",
+			&cfg),
+		  "ok");
+	CHECK(cfg.tcp.requests == TCP_RECORDS_SLOW);
+	CHECK(cfg.tcp.slow_ns == 10000000ULL);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp:\n    requests: { sample: 100 }\n",
+			&cfg),
+		  "ok");
+	CHECK(cfg.tcp.requests == TCP_RECORDS_SAMPLE && cfg.tcp.sample == 100);
+	config__free(&cfg);
+	CHECK_STR(parse("services:\n  - name: web\n    match: { port: 8080 }\n",
+			&cfg),
+		  "ok");
+	CHECK(cfg.services[0].type == SELECTOR_PORT);
+	CHECK(cfg.services[0].port == 8080);
+	config__free(&cfg);
+
+	CHECK_STR(parse("collectors:\n  tcp: { requests: some }\n", NULL),
+		  "t.yaml:2:20: requests: expected all, none, { slow: DURATION } "
+		  "or { sample: N }, got 'some'");
+	CHECK_STR(parse("collectors:\n  tcp: { requests: { slow: 10 } }\n",
+			NULL),
+		  "t.yaml:2:28: requests.slow: '10' is not a duration (like "
+		  "250us, 10ms, 5s, 1m)");
+	CHECK_STR(parse("collectors:\n  tcp: { requests: { sample: 0 } }\n",
+			NULL),
+		  "t.yaml:2:30: requests.sample: 0 is out of range (1 to "
+		  "1000000000)");
+	CHECK_STR(parse("collectors:\n  tcp:\n    requests: { slow: 1ms, "
+			"sample: 2 }\n",
+			NULL),
+		  "t.yaml:3:28: requests: give one of slow or sample");
+	CHECK_STR(parse("collectors:\n  tcp: { requests: {} }\n", NULL),
+		  "t.yaml:2:20: requests: give slow or sample");
+	CHECK_STR(parse("collectors:\n  tcp: { requests: { fast: 1ms } }\n",
+			NULL),
+		  "t.yaml:2:22: requests: unknown key 'fast'");
+	CHECK_STR(parse("collectors:\n  tcp: { latency: 1ms }\n", NULL),
+		  "t.yaml:2:10: collectors.tcp: unknown key 'latency'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { port: 0 }\n",
+			NULL),
+		  "t.yaml:3:20: match.port: 0 is out of range (1 to 65535)");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { port: 65536 }\n",
+			NULL),
+		  "t.yaml:3:20: match.port: 65536 is out of range (1 to 65535)");
+}
+
+static void test_bio(void)
+{
+	struct config cfg;
+
+	CHECK_STR(parse("collectors:\n  bio: {}\n", &cfg), "ok");
+	CHECK(cfg.bio.enabled && !cfg.bio.required && !cfg.bio.slow);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  bio: { enabled: false, slow: 100ms, "
+			"required: true }\n", &cfg),
+		  "ok");
+	CHECK(!cfg.bio.enabled && cfg.bio.required && cfg.bio.slow);
+	CHECK(cfg.bio.slow_ns == 100000000ULL);
+	config__free(&cfg);
+	/* 0 is a threshold too: every I/O. */
+	CHECK_STR(parse("collectors:\n  bio: { slow: 0ns }\n", &cfg), "ok");
+	CHECK(cfg.bio.slow && cfg.bio.slow_ns == 0);
+	config__free(&cfg);
+
+	CHECK_STR(parse("collectors:\n  bio: { slow: 100 }\n", NULL),
+		  "t.yaml:2:16: slow: '100' is not a duration (like 250us, "
+		  "10ms, 5s, 1m)");
+	CHECK_STR(parse("collectors:\n  bio: { slow: 2h }\n", NULL),
+		  "t.yaml:2:16: slow: 2h is out of range");
+	CHECK_STR(parse("collectors:\n  bio: { slow: [1ms] }\n", NULL),
+		  "t.yaml:2:16: slow: expected a scalar, got a list");
+	CHECK_STR(parse("collectors:\n  bio: { enabled: yes please }\n",
+			NULL),
+		  "t.yaml:2:19: enabled: expected true or false, got 'yes "
+		  "please'");
+	CHECK_STR(parse("collectors:\n  bio: { disks: [vda] }\n", NULL),
+		  "t.yaml:2:10: collectors.bio: unknown key 'disks'");
+	CHECK_STR(parse("collectors:\n  bio: true\n", NULL),
+		  "t.yaml:2:8: collectors.bio: expected a mapping, got a "
+		  "scalar");
+}
+
 static void test_missing_file(void)
 {
 	struct config cfg;
@@ -331,6 +429,8 @@ int main(void)
 	test_errors();
 	test_drop_counters();
 	test_offcpu();
+	test_bio();
+	test_tcp();
 	test_missing_file();
 	test_file();
 	return unit_done("config");

@@ -11374,22 +11374,21 @@ enum mthp_stat_item {
 	MTHP_STAT_ANON_FAULT_ALLOC = 0,
 	MTHP_STAT_ANON_FAULT_FALLBACK = 1,
 	MTHP_STAT_ANON_FAULT_FALLBACK_CHARGE = 2,
-	MTHP_STAT_ANON_FAULT_DECLINED = 3,
-	MTHP_STAT_ZSWPOUT = 4,
-	MTHP_STAT_SWPIN = 5,
-	MTHP_STAT_SWPIN_FALLBACK = 6,
-	MTHP_STAT_SWPIN_FALLBACK_CHARGE = 7,
-	MTHP_STAT_SWPOUT = 8,
-	MTHP_STAT_SWPOUT_FALLBACK = 9,
-	MTHP_STAT_SHMEM_ALLOC = 10,
-	MTHP_STAT_SHMEM_FALLBACK = 11,
-	MTHP_STAT_SHMEM_FALLBACK_CHARGE = 12,
-	MTHP_STAT_SPLIT = 13,
-	MTHP_STAT_SPLIT_FAILED = 14,
-	MTHP_STAT_SPLIT_DEFERRED = 15,
-	MTHP_STAT_NR_ANON = 16,
-	MTHP_STAT_NR_ANON_PARTIALLY_MAPPED = 17,
-	__MTHP_STAT_COUNT = 18,
+	MTHP_STAT_ZSWPOUT = 3,
+	MTHP_STAT_SWPIN = 4,
+	MTHP_STAT_SWPIN_FALLBACK = 5,
+	MTHP_STAT_SWPIN_FALLBACK_CHARGE = 6,
+	MTHP_STAT_SWPOUT = 7,
+	MTHP_STAT_SWPOUT_FALLBACK = 8,
+	MTHP_STAT_SHMEM_ALLOC = 9,
+	MTHP_STAT_SHMEM_FALLBACK = 10,
+	MTHP_STAT_SHMEM_FALLBACK_CHARGE = 11,
+	MTHP_STAT_SPLIT = 12,
+	MTHP_STAT_SPLIT_FAILED = 13,
+	MTHP_STAT_SPLIT_DEFERRED = 14,
+	MTHP_STAT_NR_ANON = 15,
+	MTHP_STAT_NR_ANON_PARTIALLY_MAPPED = 16,
+	__MTHP_STAT_COUNT = 17,
 };
 
 enum vm_event_item {
@@ -18939,23 +18938,11 @@ struct kvm_vm_stat {
 	u64 nx_lpage_splits;
 	u64 max_mmu_page_hash_collisions;
 	u64 max_mmu_rmap_size;
-	u64 mmu_kicks_spared;
 };
 
 struct kvm_possible_nx_huge_pages {
 	struct list_head pages;
 	u64 nr_pages;
-};
-
-struct kvm_mmu_gate {
-	atomic_t active;
-	atomic_t waking;
-	u64 last_wake;
-	spinlock_t lock;
-	struct list_head parked;
-	long: 64;
-	long: 64;
-	long: 64;
 };
 
 enum kvm_irqchip_mode {
@@ -19014,8 +19001,6 @@ struct kvm_arch {
 	struct list_head active_mmu_pages;
 	struct kvm_possible_nx_huge_pages possible_nx_huge_pages[2];
 	spinlock_t mmu_unsync_pages_lock;
-	long: 64;
-	struct kvm_mmu_gate mmu_gate;
 	u64 shadow_mmio_value;
 	atomic_t noncoherent_dma_count;
 	long unsigned int nr_possible_bypass_irqs;
@@ -19089,13 +19074,6 @@ struct kvm_arch {
 	struct kvm_mmu_memory_cache split_desc_cache;
 	gfn_t gfn_direct_bits;
 	int cpu_dirty_log_size;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
 };
 
 struct kvm_io_bus;
@@ -19164,9 +19142,6 @@ struct kvm {
 	bool vm_dead;
 	struct notifier_block pm_notifier;
 	char stats_id[48];
-	long: 64;
-	long: 64;
-	long: 64;
 };
 
 struct kvm_vcpu_stat_generic {
@@ -19885,8 +19860,6 @@ struct kvm_vcpu_stat {
 	u64 preemption_other;
 	u64 guest_mode;
 	u64 notify_window_exits;
-	u64 pf_parked;
-	u64 pf_park_timeouts;
 };
 
 struct kvm_dirty_ring {
@@ -27135,14 +27108,6 @@ struct kvm_mmu_pages {
 	unsigned int nr;
 };
 
-struct mmu_kick_set {
-	hpa_t roots[8];
-	int nr_roots;
-	int nr_links;
-	bool flush;
-	bool all;
-};
-
 struct mmu_page_path {
 	struct kvm_mmu_page *parent[5];
 	unsigned int idx[5];
@@ -27152,12 +27117,6 @@ struct shadow_page_caches {
 	struct kvm_mmu_memory_cache *page_header_cache;
 	struct kvm_mmu_memory_cache *shadow_page_cache;
 	struct kvm_mmu_memory_cache *shadowed_info_cache;
-};
-
-struct mmu_gate_waiter {
-	struct list_head node;
-	struct task_struct *task;
-	bool go;
 };
 
 struct guest_walkerEPT {
@@ -27506,13 +27465,6 @@ struct kvm_pvm {
 	bool native_ok;
 	bool syscall_msrs_reported;
 	bool xstate_fault_reported;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
 };
 
 struct pvm_db_verdict {
@@ -32203,10 +32155,6 @@ struct kvm_task_sleep_head {
 	struct hlist_head list;
 };
 
-enum {
-	KERNEL_PARAM_OPS_FL_NOARG = 1,
-};
-
 struct pvm_vif {
 	u8 if_;
 	u8 pending;
@@ -34314,6 +34262,10 @@ enum {
 };
 
 typedef void (*task_work_func_t)(struct callback_head *);
+
+enum {
+	KERNEL_PARAM_OPS_FL_NOARG = 1,
+};
 
 enum {
 	KERNEL_PARAM_FL_UNSAFE = 1,
@@ -51244,7 +51196,7 @@ enum zone_flags {
 };
 
 struct mthp_stat {
-	long unsigned int stats[180];
+	long unsigned int stats[170];
 };
 
 struct reclaim_stat {
@@ -51607,7 +51559,6 @@ enum transparent_hugepage_flag {
 	TRANSPARENT_HUGEPAGE_DEFRAG_REQ_MADV_FLAG = 6,
 	TRANSPARENT_HUGEPAGE_DEFRAG_KHUGEPAGED_FLAG = 7,
 	TRANSPARENT_HUGEPAGE_USE_ZERO_PAGE_FLAG = 8,
-	TRANSPARENT_HUGEPAGE_ANON_BESIDE_FULL_FLAG = 9,
 };
 
 struct thpsize {

@@ -1,0 +1,668 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Per-request TCP latency on the server side, and the service graph.
+ *
+ * sock_recv_length and sock_send_length fire in the reading or writing
+ * process, with the socket and the byte count: they drive the request
+ * model of each server-side connection (see tcp.h). inet_sock_set_state
+ * tells the roles: a passive open (SYN_RECV -> ESTABLISHED) is a server
+ * connection, connect() (CLOSE -> SYN_SENT) runs in the client's owner,
+ * listen() marks a listening port, and CLOSE ends a connection. Sockets
+ * older than kmond take their role from the listen list user space
+ * writes into listen_ports. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "filter.bpf.h"
+#include "tcp.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define MSG_PEEK 0x2
+#define MSG_ERRQUEUE 0x2000
+#define EEXIST 17
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCP_MAX_CONNS);
+	__type(key, __u64); /* struct sock * */
+	__type(value, struct tcp_conn);
+} conns SEC(".maps");
+
+/* Server connections closed while a request was in: on loopback the
+ * peer's reset can close the socket inside the very send that answers
+ * it, before sock_send_length fires; that send finishes the request. An
+ * LRU: requests never answered simply age out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TCP_MAX_CLOSING);
+	__type(key, __u64); /* struct sock * */
+	__type(value, struct tcp_conn);
+} closing SEC(".maps");
+
+/* Client tuple (its own view) -> its owner, so the server end of a local
+ * connection can name the service that called it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TCP_MAX_PEERS);
+	__type(key, struct tcp_tuple);
+	__type(value, struct tcp_peer);
+} peers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCP_MAX_LISTEN);
+	__type(key, struct tcp_listen_key);
+	__type(value, __u32);
+} listen_ports SEC(".maps");
+
+/* Grown on demand: an edge's value holds a whole histogram per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, TCP_MAX_EDGES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tcp_edge);
+	__type(value, struct tcp_edge_val);
+} edges SEC(".maps");
+
+/* Never written: the zeroes a new edge starts from (too big for the
+ * stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tcp_edge_val);
+} edge_zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tcp_ctl);
+} tcp_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TCP_RINGBUF_BYTES);
+} tcp_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TCP_NR_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tcp_stats SEC(".maps");
+
+/* Requests seen by the sample policy, over all CPUs: exactly one in
+ * `sample` is sent. Reset by user space when the policy is applied. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sample_count SEC(".maps");
+
+static __always_inline __u64 *stat_slot(__u32 stat)
+{
+	return bpf_map_lookup_elem(&tcp_stats, &stat);
+}
+
+static __always_inline void count_stat(__u32 stat)
+{
+	__u64 *v = stat_slot(stat);
+
+	if (v)
+		*v += 1; /* per CPU */
+}
+
+/* --- sockets --- */
+
+static __always_inline bool is_tcp(const struct sock *sk)
+{
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+
+	return (family == AF_INET || family == AF_INET6) &&
+	       BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP;
+}
+
+static __always_inline bool v4_mapped(const __u8 *a)
+{
+	__u64 lo;
+	__u32 mid;
+
+	__builtin_memcpy(&lo, a, 8);
+	__builtin_memcpy(&mid, a + 8, 4);
+	return lo == 0 && mid == bpf_htonl(0xffff);
+}
+
+/* IPv4-mapped IPv6 (a dual-stack socket reached over IPv4) reads as
+ * IPv4, so both ends of one connection name it alike. */
+static __always_inline void read_tuple(const struct sock *sk,
+				       struct tcp_tuple *t)
+{
+	__builtin_memset(t, 0, sizeof(*t));
+	t->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	t->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	t->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (t->family == AF_INET) {
+		__u32 laddr = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		__u32 raddr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+
+		__builtin_memcpy(t->laddr, &laddr, 4);
+		__builtin_memcpy(t->raddr, &raddr, 4);
+		return;
+	}
+	BPF_CORE_READ_INTO(&t->laddr, sk, __sk_common.skc_v6_rcv_saddr);
+	BPF_CORE_READ_INTO(&t->raddr, sk, __sk_common.skc_v6_daddr);
+	if (v4_mapped(t->laddr) && v4_mapped(t->raddr)) {
+		__builtin_memcpy(t->laddr, t->laddr + 12, 4);
+		__builtin_memcpy(t->raddr, t->raddr + 12, 4);
+		__builtin_memset(t->laddr + 4, 0, 12);
+		__builtin_memset(t->raddr + 4, 0, 12);
+		t->family = AF_INET;
+	}
+}
+
+/* The same connection seen from its other end. */
+static __always_inline void swap_tuple(const struct tcp_tuple *in,
+				       struct tcp_tuple *out)
+{
+	__builtin_memcpy(out->laddr, in->raddr, 16);
+	__builtin_memcpy(out->raddr, in->laddr, 16);
+	out->lport = in->rport;
+	out->rport = in->lport;
+	out->family = in->family;
+	out->pad = 0;
+}
+
+static __always_inline void listen_key(const struct sock *sk,
+				       struct tcp_listen_key *k)
+{
+	k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	k->port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	k->pad = 0;
+}
+
+static __always_inline bool on_listening_port(const struct sock *sk)
+{
+	struct tcp_listen_key k;
+
+	listen_key(sk, &k);
+	return bpf_map_lookup_elem(&listen_ports, &k) != NULL;
+}
+
+/* --- connection state --- */
+
+static __always_inline struct tcp_conn *new_conn(__u64 skp, __u8 role,
+						 __u32 tgid, __u32 svc)
+{
+	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc };
+	long err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
+
+	if (err && err != -EEXIST) /* full */
+		count_stat(TCP_CONNS_FULL);
+	return bpf_map_lookup_elem(&conns, &skp);
+}
+
+static __always_inline void remember_client(struct tcp_conn *c)
+{
+	struct tcp_peer peer = { .pid = c->pid, .svc = c->svc };
+
+	bpf_map_update_elem(&peers, &c->t, &peer, BPF_ANY);
+}
+
+/* The state of a socket the current process reads or writes: made on
+ * first sight when the process is monitored; NULL when it is none of
+ * ours. Known sockets cost one lookup and no read of the socket. */
+static __always_inline struct tcp_conn *conn_of(const struct sock *sk)
+{
+	__u64 skp = (__u64)sk;
+	struct tcp_conn *c = bpf_map_lookup_elem(&conns, &skp);
+	__u32 tgid, svc;
+	__u8 role;
+
+	if (c && c->role != TCP_ROLE_UNKNOWN)
+		return c;
+	/* The process first: most of a host's sockets are no one's we
+	 * monitor, and reading the socket costs more than a lookup. */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!kmon_selected_tgid(tgid, &svc)) {
+		if (c) /* accepted by a process nobody monitors */
+			bpf_map_delete_elem(&conns, &skp);
+		return NULL;
+	}
+	/* A closed socket's last bytes start nothing new. */
+	if (!c && (!is_tcp(sk) ||
+		   BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE))
+		return NULL;
+	if (c) { /* accepted: its owner reads or writes it first */
+		c->role = TCP_ROLE_SERVER;
+		c->pid = tgid;
+		c->svc = svc;
+		read_tuple(sk, &c->t);
+		return c;
+	}
+	/* Older than kmond, or a client: the listen list tells. */
+	role = on_listening_port(sk) ? TCP_ROLE_SERVER : TCP_ROLE_CLIENT;
+	c = new_conn(skp, role, tgid, svc);
+	if (!c)
+		return NULL;
+	read_tuple(sk, &c->t);
+	if (role == TCP_ROLE_CLIENT)
+		remember_client(c);
+	return c;
+}
+
+/* --- requests --- */
+
+static __always_inline bool wanted(__u64 latency)
+{
+	__u32 zero = 0;
+	struct tcp_ctl *ctl = bpf_map_lookup_elem(&tcp_ctl, &zero);
+	__u64 *n;
+
+	if (!ctl)
+		return true;
+	switch (ctl->requests) {
+	case TCP_REQUESTS_NONE:
+		return false;
+	case TCP_REQUESTS_SLOW:
+		return latency >= ctl->slow_ns;
+	case TCP_REQUESTS_SAMPLE:
+		n = bpf_map_lookup_elem(&sample_count, &zero);
+		if (!n || ctl->sample <= 1)
+			return true;
+		return __sync_fetch_and_add(n, 1) % ctl->sample == 0;
+	}
+	return true;
+}
+
+static __always_inline void edge_of(const struct tcp_conn *c,
+				    struct tcp_edge *e)
+{
+	__builtin_memset(e, 0, sizeof(*e));
+	e->dst_svc = c->svc;
+	e->dst_pid = c->svc ? 0 : c->pid;
+	if (c->src_known) {
+		e->src_svc = c->src.svc;
+		e->src_pid = c->src.svc ? 0 : c->src.pid;
+		return;
+	}
+	__builtin_memcpy(e->src_addr, c->t.raddr, 16);
+	e->src_family = c->t.family;
+}
+
+static __always_inline struct tcp_edge_val *edge_val(const struct tcp_edge *e)
+{
+	struct tcp_edge_val *v = bpf_map_lookup_elem(&edges, e), *zero;
+	__u32 key = 0;
+
+	if (v)
+		return v;
+	zero = bpf_map_lookup_elem(&edge_zero, &key);
+	if (!zero)
+		return NULL;
+	/* EEXIST: another CPU made it first; use theirs. */
+	bpf_map_update_elem(&edges, e, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&edges, e);
+}
+
+static __always_inline void account_edge(const struct tcp_conn *c,
+					 __u64 latency)
+{
+	struct tcp_edge e;
+	struct tcp_edge_val *v;
+	__u32 b = hist_bucket(latency);
+
+	edge_of(c, &e);
+	v = edge_val(&e);
+	if (!v) {
+		count_stat(TCP_EDGES_FULL);
+		return;
+	}
+	/* Per CPU: plain adds. */
+	v->requests++;
+	v->req_bytes += c->req_bytes;
+	v->resp_bytes += c->resp_bytes;
+	__builtin_memcpy(v->dst_addr, c->t.laddr, 16);
+	v->dst_family = c->t.family;
+	if (b < HIST_BUCKETS)
+		v->buckets[b]++;
+}
+
+static __always_inline __u64 wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&tcp_events, BPF_RB_AVAIL_DATA) >=
+			       TCP_WAKEUP_BYTES ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void send_event(const struct tcp_conn *c,
+				       __u64 latency)
+{
+	struct tcp_event *ev;
+
+	ev = bpf_ringbuf_reserve(&tcp_events, sizeof(*ev), 0);
+	if (!ev) {
+		count_stat(TCP_RB_LOST);
+		return;
+	}
+	ev->t = c->t;
+	ev->end_ns = c->last_send_ns;
+	ev->latency_ns = latency;
+	ev->req_bytes = c->req_bytes;
+	ev->resp_bytes = c->resp_bytes;
+	ev->req_off = c->req_off;
+	ev->resp_off = c->resp_off;
+	ev->pid = c->pid;
+	ev->tid = c->tid;
+	ev->svc = c->svc;
+	ev->pad = 0;
+	ev->src = c->src;
+	bpf_ringbuf_submit(ev, wakeup_flags());
+}
+
+static __always_inline void finish(struct tcp_conn *c)
+{
+	__u64 latency = c->last_send_ns - c->start_ns;
+
+	c->phase = TCP_IDLE;
+	c->requests++;
+	count_stat(TCP_REQUESTS_SEEN);
+	account_edge(c, latency);
+	if (wanted(latency))
+		send_event(c, latency);
+}
+
+/* The client's owner, when it is a process on this host kmond saw
+ * connect or send. The client writes before the server can read, so
+ * its entry is there by the first request: one look per connection. */
+static __always_inline void find_src(struct tcp_conn *c)
+{
+	struct tcp_tuple other;
+	struct tcp_peer *p;
+
+	c->src_checked = 1;
+	swap_tuple(&c->t, &other);
+	p = bpf_map_lookup_elem(&peers, &other);
+	if (!p)
+		return;
+	c->src = *p;
+	c->src_known = 1;
+}
+
+static __always_inline void on_request_bytes(struct tcp_conn *c, int len)
+{
+	if (c->phase == TCP_RESPONSE)
+		finish(c);
+	if (c->phase == TCP_IDLE) {
+		c->phase = TCP_REQUEST;
+		c->start_ns = bpf_ktime_get_ns();
+		c->tid = (__u32)bpf_get_current_pid_tgid();
+		c->req_bytes = 0;
+		c->resp_bytes = 0;
+		c->req_off = c->rx_off;
+		if (!c->src_checked)
+			find_src(c);
+	}
+	c->req_bytes += len;
+	c->rx_off += len;
+}
+
+static __always_inline void on_response_bytes(struct tcp_conn *c, int len)
+{
+	/* Bytes before any request (a greeting) answer nothing. */
+	if (c->phase == TCP_REQUEST) {
+		c->phase = TCP_RESPONSE;
+		c->resp_off = c->tx_off;
+	}
+	if (c->phase == TCP_RESPONSE) {
+		c->resp_bytes += len;
+		c->last_send_ns = bpf_ktime_get_ns();
+	}
+	c->tx_off += len;
+}
+
+static __always_inline int handle_recv(const struct sock *sk, int ret,
+				       int flags)
+{
+	struct tcp_conn *c;
+
+	/* A peek is read again; the error queue holds no stream data. */
+	if (ret <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)) || !sk)
+		return 0;
+	c = conn_of(sk);
+	if (!c)
+		return 0;
+	if (c->role == TCP_ROLE_SERVER)
+		on_request_bytes(c, ret);
+	else
+		c->rx_off += ret;
+	return 0;
+}
+
+/* The answer to a request whose socket closed during the send. */
+static __always_inline void answer_after_close(const struct sock *sk, int ret)
+{
+	__u64 skp = (__u64)sk;
+	struct tcp_conn *c = bpf_map_lookup_elem(&closing, &skp);
+
+	/* Its owner, not another socket made at the same address since. */
+	if (!c || c->pid != bpf_get_current_pid_tgid() >> 32)
+		return;
+	on_response_bytes(c, ret);
+	finish(c);
+	bpf_map_delete_elem(&closing, &skp);
+}
+
+static __always_inline int handle_send(const struct sock *sk, int ret)
+{
+	struct tcp_conn *c;
+
+	if (ret <= 0 || !sk)
+		return 0;
+	c = conn_of(sk);
+	if (!c) {
+		answer_after_close(sk, ret);
+		return 0;
+	}
+	if (c->role == TCP_ROLE_SERVER)
+		on_response_bytes(c, ret);
+	else
+		c->tx_off += ret;
+	return 0;
+}
+
+/* --- connection life --- */
+
+static __always_inline void on_close(const struct sock *sk)
+{
+	__u64 skp = (__u64)sk;
+	struct tcp_conn *c = bpf_map_lookup_elem(&conns, &skp);
+
+	if (!c)
+		return;
+	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_RESPONSE)
+		finish(c);
+	else if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST)
+		bpf_map_update_elem(&closing, &skp, c, BPF_ANY);
+	if (c->role == TCP_ROLE_CLIENT)
+		bpf_map_delete_elem(&peers, &c->t);
+	bpf_map_delete_elem(&conns, &skp);
+}
+
+static __always_inline void on_connect(const struct sock *sk)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, svc;
+
+	/* connect(), in the caller's context; the local port comes later. */
+	if (kmon_selected_tgid(tgid, &svc))
+		new_conn((__u64)sk, TCP_ROLE_CLIENT, tgid, svc);
+}
+
+static __always_inline void on_connected(const struct sock *sk)
+{
+	__u64 skp = (__u64)sk;
+	struct tcp_conn *c = bpf_map_lookup_elem(&conns, &skp);
+
+	if (!c || c->role != TCP_ROLE_CLIENT)
+		return;
+	read_tuple(sk, &c->t);
+	remember_client(c);
+}
+
+static __always_inline int handle_state(const struct sock *sk, int oldstate,
+					int newstate)
+{
+	struct tcp_listen_key lk;
+	__u32 one = 1;
+
+	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	if (newstate == TCP_SYN_SENT) {
+		on_connect(sk);
+	} else if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_SENT) {
+		on_connected(sk);
+	} else if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
+		/* Softirq: the owner is known at its first read. */
+		new_conn((__u64)sk, TCP_ROLE_UNKNOWN, 0, 0);
+	} else if (newstate == TCP_LISTEN) {
+		listen_key(sk, &lk);
+		bpf_map_update_elem(&listen_ports, &lk, &one, BPF_ANY);
+	} else if (newstate == TCP_CLOSE) {
+		if (oldstate == TCP_LISTEN) {
+			listen_key(sk, &lk);
+			bpf_map_delete_elem(&listen_ports, &lk);
+		}
+		on_close(sk);
+	}
+	return 0;
+}
+
+/* --- the syscall fallback (kernels before 6.3: no sock_*_length) --- */
+
+/* The syscalls that move stream bytes through a socket fd, and where
+ * their recv flags are. */
+#if defined(__TARGET_ARCH_arm64)
+#define NR_READ 63
+#define NR_WRITE 64
+#define NR_READV 65
+#define NR_WRITEV 66
+#define NR_SENDFILE 71
+#define NR_SENDTO 206
+#define NR_RECVFROM 207
+#define NR_SENDMSG 211
+#define NR_RECVMSG 212
+#define syscall_nr(regs) BPF_CORE_READ((regs), syscallno)
+#else
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_READV 19
+#define NR_WRITEV 20
+#define NR_SENDFILE 40
+#define NR_SENDTO 44
+#define NR_RECVFROM 45
+#define NR_SENDMSG 46
+#define NR_RECVMSG 47
+#define syscall_nr(regs) BPF_CORE_READ((regs), orig_ax)
+#endif
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+
+/* The struct sock behind fd of the current task, NULL if not a socket. */
+static __always_inline struct sock *sock_of_fd(unsigned long fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
+	unsigned int max = BPF_CORE_READ(task, files, fdt, max_fds);
+	struct socket *sock;
+	struct file *f;
+
+	if (fd >= max || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return NULL;
+	if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(f, private_data);
+	return sock ? BPF_CORE_READ(sock, sk) : NULL;
+}
+
+static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret,
+					   bool recv)
+{
+	unsigned long nr, fd, flags = 0;
+
+	if (ret <= 0)
+		return 0;
+	nr = syscall_nr(regs);
+	if (recv) {
+		if (nr == NR_RECVFROM)
+			flags = PT_REGS_PARM4_CORE_SYSCALL(regs);
+		else if (nr == NR_RECVMSG)
+			flags = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		else if (nr != NR_READ && nr != NR_READV)
+			return 0;
+	} else if (nr != NR_WRITE && nr != NR_WRITEV && nr != NR_SENDTO &&
+		   nr != NR_SENDMSG && nr != NR_SENDFILE) {
+		return 0;
+	}
+	fd = PT_REGS_PARM1_CORE_SYSCALL(regs); /* sendfile: out_fd */
+	if (recv)
+		return handle_recv(sock_of_fd(fd), ret, flags);
+	return handle_send(sock_of_fd(fd), ret);
+}
+
+/* Attach candidates, chosen at start-up: tp_btf, then the tracepoint,
+ * then every syscall's exit (reading the socket behind its fd). */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(tcp_recv_btf, struct sock *sk, int ret, int flags)
+{
+	return handle_recv(sk, ret, flags);
+}
+
+SEC("tracepoint/sock/sock_recv_length")
+int tcp_recv_tp(struct trace_event_raw_sock_msg_length *ctx)
+{
+	return handle_recv(ctx->sk, ctx->ret, ctx->flags);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(tcp_recv_sys, struct pt_regs *regs, long ret)
+{
+	return handle_sys_exit(regs, ret, true);
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(tcp_send_btf, struct sock *sk, int ret, int flags)
+{
+	return handle_send(sk, ret);
+}
+
+SEC("tracepoint/sock/sock_send_length")
+int tcp_send_tp(struct trace_event_raw_sock_msg_length *ctx)
+{
+	return handle_send(ctx->sk, ctx->ret);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(tcp_send_sys, struct pt_regs *regs, long ret)
+{
+	return handle_sys_exit(regs, ret, false);
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(tcp_state_btf, const struct sock *sk, int oldstate, int newstate)
+{
+	return handle_state(sk, oldstate, newstate);
+}
+
+SEC("tracepoint/sock/inet_sock_set_state")
+int tcp_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
+{
+	return handle_state(ctx->skaddr, ctx->oldstate, ctx->newstate);
+}

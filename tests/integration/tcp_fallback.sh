@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The syscall fallback (kernels without sock:sock_{recv,send}_length):
+# with those tracepoints denied, the tcp collector reads the bytes at
+# every syscall's exit, and the checks of tcp_requests.sh (thread per
+# connection, IPv6, older connections) and tcp_nginx.sh (event loop,
+# sendfile, writev) hold all the same.
+export KMOND_PROBE_DENY=sock_recv_length,sock/sock_recv_length,sock_send_length,sock/sock_send_length
+dir=$(dirname "$0")
+bash "$dir/tcp_requests.sh" && bash "$dir/tcp_nginx.sh"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# A loopback server with known service times (5, 20, 50 ms) reached over a
+# persistent connection, short connections, IPv6, and a connection opened
+# before kmond started: one tcp record per request, each with its exact
+# bytes and a latency of at least its service time, within a few percent
+# of what the server measured itself (a loaded machine oversleeps). The
+# server is named by the port it listens on.
+source "$(dirname "$0")/../lib/kmond.sh"
+
+SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
+CHECK="python3 $(dirname "$0")/../lib/tcp_check.py"
+PORT=$((20000 + RANDOM % 20000))
+
+$SVC server --port $PORT --v6 --ready "$WORK/up" --log "$WORK/served" &
+server=$!
+STARTED_PIDS+=($server)
+for _ in $(seq 50); do [ -e "$WORK/up" ] && break; sleep 0.1; done
+[ -e "$WORK/up" ] || fail "test server did not start"
+
+# Connected now, asks only once kmond runs.
+$SVC client --port $PORT --ms 7 --repeat 3 --wait "$WORK/go" >"$WORK/old.n" &
+old=$!
+STARTED_PIDS+=($old)
+for _ in $(seq 50); do [ -e "$WORK/go.ready" ] && break; sleep 0.1; done
+[ -e "$WORK/go.ready" ] || fail "the early client did not connect"
+
+cat >"$WORK/kmond.yaml" <<YAML
+interval: 500ms
+services:
+  - name: timed
+    match: { port: $PORT }
+collectors:
+  tcp: { enabled: true }
+YAML
+start_kmond "$WORK/kmond.yaml"
+if [ -n "${KMOND_PROBE_DENY:-}" ]; then # run by tcp_fallback.sh
+	grep "collector tcp: running" "$WORK/kmond.err"
+	grep -q "collector tcp: running (.*raw_tp" "$WORK/kmond.err" ||
+		fail "the syscall fallback was not chosen"
+fi
+
+touch "$WORK/go"
+wait $old || fail "the early client failed"
+n_persistent=$($SVC client --port $PORT --mode persistent --repeat 3)
+n_short=$($SVC client --port $PORT --mode short --repeat 2)
+n_v6=$($SVC client --port $PORT --host ::1 --repeat 2)
+sleep 1.2 # two intervals
+# Every connection closed: the kernel forgot them all.
+conns=$(map_entries $KMOND_PID conns)
+expect_eq "connections still in the kernel's table" "$conns" 0
+stop_kmond
+
+out=$WORK/out.json
+$RECORDS "$out" --check >/dev/null || fail "output is not JSON lines"
+$CHECK "$out" --pid $server --log "$WORK/served" >"$WORK/groups" ||
+	fail "records out of bounds"
+cat "$WORK/groups"
+for ms in 5 20 50; do
+	want=$(((n_persistent + n_short) / 3))
+	got=$(awk -v ms=$ms '$1 == "ipv4" && $2 == "127.0.0.1" && $3 == ms { print $4 }' "$WORK/groups")
+	expect_eq "IPv4 requests of $ms ms" "$got" $want
+	got=$(awk -v ms=$ms '$1 == "ipv6" && $2 == "::1" && $3 == ms { print $4 }' "$WORK/groups")
+	expect_eq "IPv6 requests of $ms ms" "$got" $((n_v6 / 3))
+done
+got=$(awk '$3 == 7 { print $4 }' "$WORK/groups")
+expect_eq "requests on the connection older than kmond" "$got" "$(cat "$WORK/old.n")"
+total=$($RECORDS "$out" --kind tcp --count)
+expect_eq "tcp records in all" "$total" $((n_persistent + n_short + n_v6 + 3))
+services=$($RECORDS "$out" --kind tcp --values service | sort -u)
+expect_eq "service of every record" "$services" timed
+lport=$($RECORDS "$out" --kind tcp --values lport | sort -u)
+expect_eq "local port of every record" "$lport" $PORT

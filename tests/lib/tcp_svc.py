@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""A loopback service with known service times, and its client, for the
+tcp collector's tests.
+
+A request is one line of exactly 100 + MS bytes, "MS RESP ...\\n"; the
+server sleeps MS milliseconds (after calling its downstream service, if
+any, once per request), then answers exactly RESP bytes. So a record's
+req_bytes - 100 is the service time it must show.
+
+tcp_svc.py server --port P [--v6] [--downstream PORT] [--ready FILE]
+                  [--log FILE]
+    one thread per connection; --v6 listens on [::] (dual stack);
+    --log: a line "CLIENT_PORT MS NS" per request, NS the time from
+    having read the request to having sent the answer, as the server
+    measures it (a loaded machine may sleep longer than asked)
+tcp_svc.py client --port P [--host H] [--mode persistent|short]
+                  [--ms 5,20,50] [--repeat N] [--wait FILE]
+    persistent: one connection for every request; short: one each.
+    --wait: connect, create FILE.ready, then wait for FILE to exist
+    before the first request (a connection older than kmond).
+    Prints the number of requests answered."""
+import argparse
+import os
+import socket
+import sys
+import threading
+import time
+
+REQ_BASE = 100
+RESP_BASE = 1000
+DOWNSTREAM_MS = 1
+
+
+def request(ms, resp):
+    head = b"%d %d " % (ms, resp)
+    return head + b"x" * (REQ_BASE + ms - len(head) - 1) + b"\n"
+
+
+def recv_exact(sock, n):
+    got = 0
+    while got < n:
+        chunk = sock.recv(n - got)
+        if not chunk:
+            raise ConnectionError("closed early")
+        got += len(chunk)
+
+
+def call(sock, ms):
+    resp = RESP_BASE + ms
+    sock.sendall(request(ms, resp))
+    recv_exact(sock, resp)
+
+
+LOG_LOCK = threading.Lock()
+
+
+def serve_conn(conn, downstream, log):
+    down = None
+    peer_port = conn.getpeername()[1]
+    with conn:
+        f = conn.makefile("rb")
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            start = time.monotonic_ns()
+            ms, resp = (int(x) for x in line.split()[:2])
+            if downstream:
+                if down is None:
+                    down = socket.create_connection(("127.0.0.1", downstream))
+                call(down, DOWNSTREAM_MS)
+            time.sleep(ms / 1000)
+            conn.sendall(b"y" * (resp - 1) + b"\n")
+            if log:
+                with LOG_LOCK:
+                    log.write(f"{peer_port} {ms} {time.monotonic_ns() - start}\n")
+                    log.flush()
+    if down:
+        down.close()
+
+
+def server(a):
+    if a.v6:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        addr = ("::", a.port)
+    else:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        addr = ("127.0.0.1", a.port)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(addr)
+    s.listen(64)
+    log = open(a.log, "a") if a.log else None
+    if a.ready:
+        open(a.ready, "w").close()
+    while True:
+        conn, _ = s.accept()
+        threading.Thread(target=serve_conn, args=(conn, a.downstream, log),
+                         daemon=True).start()
+
+
+def client(a):
+    times = [int(x) for x in a.ms.split(",")] * a.repeat
+    family = socket.AF_INET6 if ":" in a.host else socket.AF_INET
+    n = 0
+    sock = None
+    if a.mode == "persistent":
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.connect((a.host, a.port))
+        if a.wait:
+            open(a.wait + ".ready", "w").close()
+            while not os.path.exists(a.wait):
+                time.sleep(0.05)
+    for ms in times:
+        if a.mode == "short":
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.connect((a.host, a.port))
+                call(s, ms)
+        else:
+            call(sock, ms)
+        n += 1
+    if sock:
+        sock.close()
+    print(n)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("role", choices=["server", "client"])
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--v6", action="store_true")
+    ap.add_argument("--downstream", type=int)
+    ap.add_argument("--ready")
+    ap.add_argument("--log")
+    ap.add_argument("--mode", default="persistent",
+                    choices=["persistent", "short"])
+    ap.add_argument("--ms", default="5,20,50")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--wait")
+    a = ap.parse_args()
+    try:
+        server(a) if a.role == "server" else client(a)
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+main()
