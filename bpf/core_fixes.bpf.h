@@ -40,6 +40,19 @@ kfree_skb_rx_sk_of(struct trace_event_raw_kfree_skb *ctx)
 	return NULL;
 }
 
+/* Kernel 5.14 (commit 2f064a59a11f "sched: Change task_struct::state")
+ * renamed task_struct's `state` (long) to `__state` (unsigned int). */
+struct task_struct___pre_5_14 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
+}
+
 /* Kernel 5.16 ("block: remove the ->rq_disk field in struct request")
  * moved a request's disk to rq->q->disk; older kernels
  * have rq->rq_disk. */

@@ -6,6 +6,7 @@
 extern const struct collector_ops syscall_collector;
 extern const struct collector_ops drop_collector;
 extern const struct collector_ops counters_collector;
+extern const struct collector_ops offcpu_collector;
 extern const struct collector_ops bio_collector;
 extern const struct collector_ops tcp_collector;
 
@@ -14,6 +15,7 @@ const struct collector_ops *const collectors[] = {
 	&syscall_collector,
 	&drop_collector,
 	&counters_collector,
+	&offcpu_collector,
 	&bio_collector,
 	&tcp_collector,
 	NULL,

@@ -520,6 +520,33 @@ static int counters_pair(struct parser *p, const char *key, yaml_node_t *k,
 	return unknown_key(p, k, "collectors.counters");
 }
 
+static int offcpu_pair(struct parser *p, const char *key, yaml_node_t *k,
+		       yaml_node_t *v, void *arg)
+{
+	struct offcpu_cfg *oc = arg;
+
+	if (strcmp(key, "enabled") == 0)
+		return get_bool(p, v, "enabled", &oc->enabled);
+	if (strcmp(key, "required") == 0)
+		return get_bool(p, v, "required", &oc->required);
+	if (strcmp(key, "min_block") == 0)
+		return get_duration(p, v, "min_block", 0, 3600 * NS_PER_SEC,
+				    &oc->min_block_ns);
+	if (strcmp(key, "state") == 0) {
+		if (expect(p, v, YAML_SCALAR_NODE, "state"))
+			return -1;
+		if (strcmp(scalar(v), "sleep") == 0)
+			oc->state = OFFCPU_SLEEP;
+		else if (strcmp(scalar(v), "all") == 0)
+			oc->state = OFFCPU_ALL;
+		else
+			return fail(p, v, "state: expected sleep or all, got '%s'",
+				    scalar(v));
+		return 0;
+	}
+	return unknown_key(p, k, "collectors.offcpu");
+}
+
 /* requests: all | none | { slow: DURATION } | { sample: N } */
 static int tcp_requests_pair(struct parser *p, const char *key,
 			     yaml_node_t *k, yaml_node_t *v, void *arg)
@@ -612,6 +639,12 @@ static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 		cfg->counters.enabled = true;
 		return for_each_pair(p, v, "collectors.counters",
 				     counters_pair, &cfg->counters);
+	}
+	if (strcmp(key, "offcpu") == 0) {
+		cfg->offcpu.enabled = true;
+		cfg->offcpu.min_block_ns = CONFIG_OFFCPU_MIN_BLOCK_NS;
+		return for_each_pair(p, v, "collectors.offcpu", offcpu_pair,
+				     &cfg->offcpu);
 	}
 	return fail(p, k, "collectors: unknown collector '%s'", key);
 }

@@ -17,6 +17,7 @@
 #define CONFIG_MAX_COUNTERS 64 /* tracepoints, and functions, each */
 #define CONFIG_EVENT_MAX 128   /* "category:name" or a function name */
 #define CONFIG_DROP_SAMPLES 16
+#define CONFIG_OFFCPU_MIN_BLOCK_NS 1000000ULL
 
 #define CONFIG_PATH_MAX 256
 
@@ -74,6 +75,18 @@ struct counters_cfg {
 	int nfunctions;
 };
 
+enum offcpu_state {
+	OFFCPU_SLEEP, /* blocked: TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE */
+	OFFCPU_ALL,   /* any switch-out, preemption included */
+};
+
+struct offcpu_cfg {
+	bool enabled;
+	bool required;
+	enum offcpu_state state;
+	uint64_t min_block_ns; /* shorter blocks are not counted */
+};
+
 /* Which finished requests become tcp records (topology counts all). */
 enum tcp_requests_cfg {
 	TCP_RECORDS_ALL,
@@ -129,6 +142,7 @@ struct config {
 	struct drop_cfg drop;
 	struct bio_cfg bio;
 	struct counters_cfg counters;
+	struct offcpu_cfg offcpu;
 	struct tcp_cfg tcp;
 	struct exporter_cfg exporters[CONFIG_MAX_EXPORTERS];
 	int nexporters;

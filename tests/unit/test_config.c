@@ -391,12 +391,44 @@ static void test_file(void)
 	unlink(path);
 }
 
+static void test_offcpu(void)
+{
+	struct config cfg;
+
+	CHECK_STR(parse("collectors:\n  offcpu: {}\n", &cfg), "ok");
+	CHECK(cfg.offcpu.enabled && !cfg.offcpu.required);
+	CHECK(cfg.offcpu.state == OFFCPU_SLEEP);
+	CHECK(cfg.offcpu.min_block_ns == 1000000);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  offcpu: { state: all, min_block: "
+			"250us, required: true }\n", &cfg),
+		  "ok");
+	CHECK(cfg.offcpu.state == OFFCPU_ALL && cfg.offcpu.required);
+	CHECK(cfg.offcpu.min_block_ns == 250000);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  offcpu: { enabled: false }\n", &cfg),
+		  "ok");
+	CHECK(!cfg.offcpu.enabled);
+	config__free(&cfg);
+
+	CHECK_STR(parse("collectors:\n  offcpu: { state: running }\n", NULL),
+		  "t.yaml:2:20: state: expected sleep or all, got 'running'");
+	CHECK_STR(parse("collectors:\n  offcpu: { min_block: 1 }\n", NULL),
+		  "t.yaml:2:24: min_block: '1' is not a duration (like 250us, "
+		  "10ms, 5s, 1m)");
+	CHECK_STR(parse("collectors:\n  offcpu: { min_block: 2h }\n", NULL),
+		  "t.yaml:2:24: min_block: 2h is out of range");
+	CHECK_STR(parse("collectors:\n  offcpu: { stacks: 3 }\n", NULL),
+		  "t.yaml:2:13: collectors.offcpu: unknown key 'stacks'");
+}
+
 int main(void)
 {
 	test_durations();
 	test_valid();
 	test_errors();
 	test_drop_counters();
+	test_offcpu();
 	test_bio();
 	test_tcp();
 	test_missing_file();

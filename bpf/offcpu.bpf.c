@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Off-CPU time from sched_switch. A selected thread switching out notes
+ * when and where it blocked (per tid); switching back in, its time off-CPU
+ * is added to the aggregate of its (process, service, kernel stack, user
+ * stack) and to its process's histogram. The hot path is every context
+ * switch on the machine: an unselected thread costs one state read and one
+ * pid_service lookup going out, one start-map lookup coming in. Kernel
+ * stacks are walked only for blocks that count (see offcpu.h). */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "core_fixes.bpf.h"
+#include "filter.bpf.h"
+#include "histogram.h"
+#include "offcpu.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define EEXIST 17
+#define ENOMEM 12
+#define TASK_INTERRUPTIBLE 0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_DEAD 0x80
+/* The sched_switch tracepoint reports a dying task's exit_state. */
+#define REPORT_EXIT_DEAD 0x10
+#define REPORT_EXIT_ZOMBIE 0x20
+
+/* Control, rewritten by user space on reload. */
+__u64 min_block_ns = OFFCPU_DEFAULT_MIN_BLOCK_NS;
+__u32 state_filter = OFFCPU_STATE_SLEEP;
+/* Bumped by user space when it deletes stacks: user stack ids remembered
+ * in tasks from before may be gone. */
+__u32 stack_gen;
+
+/* Where a block's start is noted: in the task itself when the hook has
+ * trusted task pointers (tp_btf), far cheaper than a hash update and
+ * delete per switch; else by tid (ts 0: none). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_start);
+} offcpu_task_starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX_STARTS);
+	__type(key, __u32); /* tid */
+	__type(value, struct offcpu_start);
+} offcpu_starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX_KEYS);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_val);
+} offcpu_aggs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_MAX_HISTS);
+	__type(key, struct offcpu_hist_key);
+	__type(value, struct offcpu_hist);
+} offcpu_hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, OFFCPU_STACK_ENTRIES);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, OFFCPU_STACK_DEPTH * sizeof(__u64));
+} offcpu_ustacks SEC(".maps");
+
+/* Not preallocated: a kilobyte per entry, most never used. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, OFFCPU_STACK_ENTRIES);
+	__type(key, __u64); /* hash of the frames */
+	__type(value, struct offcpu_kstack);
+} offcpu_kstacks SEC(".maps");
+
+/* Where a kernel stack is walked: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_kstack);
+} offcpu_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OFFCPU_NR_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} offcpu_stats SEC(".maps");
+
+static __always_inline void count_stat(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &stat);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline __s32 ustack_id(void *ctx)
+{
+	long id = bpf_get_stackid(ctx, &offcpu_ustacks, BPF_F_USER_STACK);
+
+	/* -EFAULT (a kernel thread has no user stack) is no loss. */
+	if (id == -ENOMEM || id == -EEXIST)
+		count_stat(OFFCPU_STACK_LOST);
+	return id;
+}
+
+/* Stores the walked stack (bytes long) under a hash of its frames and
+ * returns that hash; 0 when there is none. Two stacks sharing a 64-bit
+ * hash would share a key: negligible. */
+static __always_inline __u64 kstack_put(struct offcpu_kstack *ks, long bytes)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	if (bytes <= 0)
+		return 0;
+	for (int i = 0; i < OFFCPU_STACK_DEPTH && i * 8 < bytes; i++)
+		h = (h ^ ks->ips[i]) * 0x100000001b3ULL;
+	h ^= h >> 32;
+	h = h ?: 1;
+	if (bpf_map_lookup_elem(&offcpu_kstacks, &h))
+		return h;
+	if (bpf_map_update_elem(&offcpu_kstacks, &h, ks, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&offcpu_kstacks, &h)) {
+		count_stat(OFFCPU_STACK_LOST);
+		return 0;
+	}
+	return h;
+}
+
+/* The kernel stack of the current task (task NULL) or of a task that is
+ * not running. The buffer past the frames is zeroed by the helpers. */
+static __always_inline __u64 kstack_of(void *ctx, struct task_struct *task)
+{
+	struct offcpu_kstack *ks;
+	__u32 zero = 0;
+	long bytes;
+
+	ks = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!ks)
+		return 0;
+	if (task)
+		bytes = bpf_get_task_stack(task, ks, sizeof(*ks), 0);
+	else
+		bytes = bpf_get_stack(ctx, ks, sizeof(*ks), 0);
+	return kstack_put(ks, bytes);
+}
+
+/* --- switch-out: the current task is prev --- */
+
+static __always_inline bool same_uregs(const struct offcpu_uregs *a,
+				       const struct offcpu_uregs *b)
+{
+	return a->ip == b->ip && a->sp == b->sp && a->fp == b->fp &&
+	       a->gen == b->gen;
+}
+
+/* The user stack of current (task), walked again only when it entered
+ * the kernel from somewhere else than last time (see offcpu_uregs). */
+static __always_inline __s32 ustack_cached(void *ctx, struct task_struct *task,
+					   struct offcpu_start *last)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct offcpu_uregs u = { .gen = stack_gen };
+
+	u.ip = PT_REGS_IP_CORE(regs);
+	u.sp = PT_REGS_SP_CORE(regs);
+	u.fp = PT_REGS_FP_CORE(regs);
+	if (last->ustack >= 0 && same_uregs(&u, &last->uregs))
+		return last->ustack;
+	last->uregs = u;
+	return ustack_id(ctx);
+}
+
+/* Hooks without task pointers: the start by tid, both stacks now. */
+static __always_inline void start_by_tid(void *ctx, __u32 tid,
+					 struct offcpu_start *s)
+{
+	s->kstack = kstack_of(ctx, NULL);
+	s->ustack = ustack_id(ctx);
+	s->ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_starts, &tid, s, BPF_ANY))
+		count_stat(OFFCPU_START_FULL);
+}
+
+/* tp_btf: the start in the task itself; the kernel stack is taken at
+ * switch-in, for blocks that count. */
+static __always_inline void start_in_task(void *ctx, struct task_struct *prev,
+					  const struct offcpu_start *s)
+{
+	struct offcpu_start *sp;
+
+	sp = bpf_task_storage_get(&offcpu_task_starts, prev, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sp) {
+		count_stat(OFFCPU_START_FULL);
+		return;
+	}
+	/* A new task's storage is zeroed: ustack 0 would look walked. */
+	if (!sp->pid)
+		sp->ustack = -1;
+	sp->ustack = ustack_cached(ctx, prev, sp);
+	sp->kstack = 0;
+	sp->pid = s->pid;
+	sp->svc = s->svc;
+	sp->ts = bpf_ktime_get_ns();
+}
+
+/* prev: the task switching out (current), when the hook has a trusted
+ * pointer to it. */
+static __always_inline void block_starts(void *ctx, struct task_struct *prev)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct offcpu_start s = {};
+	__u32 tid = (__u32)id;
+
+	if (!tid) /* the idle task */
+		return;
+	s.pid = id >> 32;
+	if (!kmon_selected_tgid(s.pid, &s.svc))
+		return;
+	if (prev)
+		start_in_task(ctx, prev, &s);
+	else
+		start_by_tid(ctx, tid, &s);
+}
+
+/* --- switch-in of next --- */
+
+static __always_inline void add_hist(const struct offcpu_start *s, __u64 delta)
+{
+	static const struct offcpu_hist fresh;
+	struct offcpu_hist_key hk = { .pid = s->pid, .svc = s->svc };
+	struct offcpu_hist *h;
+	__u32 slot = delta ? hist_log2(delta) : 0;
+
+	h = bpf_map_lookup_elem(&offcpu_hists, &hk);
+	if (!h) {
+		/* EEXIST: another CPU made it first; use theirs. */
+		bpf_map_update_elem(&offcpu_hists, &hk, &fresh, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&offcpu_hists, &hk);
+	}
+	if (!h) {
+		count_stat(OFFCPU_HIST_FULL);
+		return;
+	}
+	if (slot < OFFCPU_HIST_SLOTS)
+		__sync_fetch_and_add(&h->slots[slot], 1);
+}
+
+static __always_inline void add_block(const struct offcpu_start *s,
+				      __u64 delta)
+{
+	struct offcpu_key key = { .pid = s->pid, .svc = s->svc,
+				  .kstack = s->kstack, .ustack = s->ustack };
+	struct offcpu_val *v, first = { .total_ns = delta, .count = 1 };
+
+	v = bpf_map_lookup_elem(&offcpu_aggs, &key);
+	if (v) {
+		__sync_fetch_and_add(&v->total_ns, delta);
+		__sync_fetch_and_add(&v->count, 1);
+	} else if (bpf_map_update_elem(&offcpu_aggs, &key, &first,
+				       BPF_NOEXIST)) {
+		/* EEXIST: another CPU made it; add there. */
+		v = bpf_map_lookup_elem(&offcpu_aggs, &key);
+		if (!v) {
+			count_stat(OFFCPU_KEY_FULL);
+			return;
+		}
+		__sync_fetch_and_add(&v->total_ns, delta);
+		__sync_fetch_and_add(&v->count, 1);
+	}
+	count_stat(OFFCPU_BLOCKS);
+	add_hist(s, delta);
+}
+
+/* next: the task switching in, when the hook has it (its kernel stack is
+ * still the one it blocked in). */
+static __always_inline bool take_start(__u32 tid, struct task_struct *next,
+				       struct offcpu_start *s)
+{
+	struct offcpu_start *sp;
+
+	if (next) {
+		sp = bpf_task_storage_get(&offcpu_task_starts, next, 0, 0);
+		if (!sp || !sp->ts)
+			return false;
+		*s = *sp;
+		sp->ts = 0;
+		return true;
+	}
+	sp = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	if (!sp)
+		return false;
+	*s = *sp;
+	bpf_map_delete_elem(&offcpu_starts, &tid);
+	return true;
+}
+
+static __always_inline void block_ends(void *ctx, __u32 tid,
+				       struct task_struct *next)
+{
+	struct offcpu_start s;
+	__u64 delta;
+
+	if (!tid || !take_start(tid, next, &s))
+		return;
+	delta = bpf_ktime_get_ns() - s.ts;
+	if (delta < min_block_ns)
+		return;
+	if (!s.kstack && next)
+		s.kstack = kstack_of(ctx, next);
+	add_block(&s, delta);
+}
+
+/* --- hooks --- */
+
+/* Whether prev's switch-out starts a block: it went to sleep (not
+ * preempted), or with state `all` anything but dying. */
+static __always_inline bool starts_block(bool preempt, __u32 state,
+					 __u32 dying)
+{
+	if (state & dying)
+		return false; /* it never comes back */
+	if (state_filter == OFFCPU_STATE_ALL)
+		return true;
+	return !preempt &&
+	       (state & (TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE));
+}
+
+/* trusted: prev and next are BTF pointers the task storage and stack
+ * helpers accept (tp_btf). */
+static __always_inline int handle_switch(void *ctx, bool preempt,
+					 struct task_struct *prev,
+					 struct task_struct *next, bool trusted)
+{
+	if (starts_block(preempt, task_state(prev), TASK_DEAD))
+		block_starts(ctx, trusted ? prev : NULL);
+	block_ends(ctx, BPF_CORE_READ(next, pid), trusted ? next : NULL);
+	return 0;
+}
+
+/* Attach candidates, chosen at start-up: tp_btf, raw_tp, tracepoint. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return handle_switch(ctx, preempt, prev, next, true);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return handle_switch(ctx, preempt, prev, next, false);
+}
+
+/* prev_state already says "preempted" (TASK_REPORT_MAX, above the sleep
+ * bits) and, for a dying task, its exit state. */
+SEC("tracepoint/sched/sched_switch")
+int offcpu_switch_tp(struct trace_event_raw_sched_switch *ctx)
+{
+	if (starts_block(false, ctx->prev_state,
+			 REPORT_EXIT_DEAD | REPORT_EXIT_ZOMBIE))
+		block_starts(ctx, NULL);
+	block_ends(ctx, ctx->next_pid, NULL);
+	return 0;
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# A process sleeping 40 x 50 ms shows ~2 s off-CPU in stacks through the
+# kernel's nanosleep, with its libc caller symbolized from the ELF, 40
+# blocks, and a histogram whose blocks all fall in the 50 ms row.
+source "$(dirname "$0")/../lib/kmond.sh"
+
+cp "$BUILD/tests/kmt_nanosleep" "$WORK/kmt_offsleep"
+cat >"$WORK/kmond.yaml" <<YAML
+interval: 500ms
+services:
+  - name: sleeper
+    match: { comm: kmt_offsleep }
+collectors:
+  offcpu: { enabled: true, state: sleep, min_block: 1ms }
+YAML
+start_kmond "$WORK/kmond.yaml"
+"$WORK/kmt_offsleep" 50 40 &
+sleeper=$!
+STARTED_PIDS+=("$sleeper")
+wait "$sleeper"
+sleep 1.2
+stop_kmond
+
+python3 - "$WORK/out.json" "$sleeper" <<'PY' || fail "offcpu records"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+pid = int(sys.argv[2])
+mine = [r for r in recs if r["kind"] == "offcpu" and r["pid"] == pid]
+if not mine:
+    sys.exit("no offcpu record for the sleeper")
+bad = [r for r in mine if r["service"] != "sleeper" or r["comm"] != "kmt_offsleep"]
+if bad:
+    sys.exit(f"wrong process fields: {bad[0]}")
+kernel = ("do_nanosleep", "hrtimer_nanosleep")
+sleeps = [r for r in mine if any(f.startswith(kernel) for f in r["stack"])]
+ns = sum(r["total_ns"] for r in sleeps)
+count = sum(r["count"] for r in sleeps)
+print(f"ok: {count} blocks, {ns / 1e9:.3f} s in nanosleep stacks")
+if not 1.8e9 <= ns <= 2.2e9:
+    sys.exit(f"nanosleep off-CPU time {ns} ns, want 2e9 +- 10%")
+if not 38 <= count <= 42:
+    sys.exit(f"nanosleep blocks {count}, want ~40")
+# kernel frames first, innermost first (the scheduler's own frames are
+# left out of stacks taken at switch-in)
+st = sleeps[0]["stack"]
+first = lambda p: next((i for i, f in enumerate(st) if f.startswith(p)), -1)
+if not 0 <= first("hrtimer_nanosleep") < first("entry_SYSCALL"):
+    sys.exit(f"kernel frames out of order: {st}")
+# then the user frames: libc's nanosleep wrapper, from its .dynsym
+user = st[first("entry_SYSCALL") + 1:]
+if not user or "nanosleep+0x" not in user[0]:
+    sys.exit(f"innermost user frame is not libc's nanosleep: {user}")
+print(f"ok: user frames {user}")
+hists = [r for r in recs if r["kind"] == "offcpu_hist" and r["pid"] == pid]
+rows = {}
+for r in hists:
+    for lo, n in r["buckets"]:
+        rows[lo] = rows.get(lo, 0) + n
+if rows.get(2**25, 0) < 38:
+    sys.exit(f"histogram rows {rows}: want ~40 blocks in [2^25, 2^26) ns")
+print(f"ok: histogram {rows}")
+stats = [r for r in recs if r["kind"] == "stats"]
+lost = stats[-1]["collectors"]["offcpu"]["lost"]
+if lost:
+    sys.exit(f"offcpu lost {lost}")
+PY

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# User frames are symbolized from the process's own ELF symbols: the
+# helper blocks in its function kmt_offcpu_block (a PIE: its load bias
+# must be undone), which must appear as the innermost user frame. A thread
+# blocking from two places in turn gets each block's own user stack (the
+# kernel reuses a thread's last user stack only for the same place).
+source "$(dirname "$0")/../lib/kmond.sh"
+
+cp "$BUILD/tests/kmt_offcpu" "$WORK/kmt_named"
+cat >"$WORK/kmond.yaml" <<YAML
+interval: 300ms
+services:
+  - name: named
+    match: { comm: kmt_named }
+collectors:
+  offcpu: { enabled: true }
+YAML
+start_kmond "$WORK/kmond.yaml"
+"$WORK/kmt_named" 20 30 || fail "helper failed"
+"$WORK/kmt_named" 10 40 --two || fail "helper failed"
+sleep 0.8
+stop_kmond
+
+python3 - "$WORK/out.json" <<'PY' || fail "user frames"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+mine = [r for r in recs if r["kind"] == "offcpu" and r["service"] == "named"]
+if not mine:
+    sys.exit("no offcpu record for the helper")
+def blocks_in(fn, sleep_ns):
+    rs = [r for r in mine if any(f.startswith(fn + "+0x") for f in r["stack"])
+          and sleep_ns <= r["total_ns"] / r["count"] < 1.5 * sleep_ns]
+    return rs, sum(r["count"] for r in rs)
+hits, blocks = blocks_in("kmt_offcpu_block", 20e6)
+if not 28 <= blocks <= 30:
+    sys.exit(f"{blocks} 20 ms blocks with a kmt_offcpu_block frame, want 30: "
+             f"{[r['stack'] for r in mine]}")
+_, one = blocks_in("kmt_offcpu_block", 10e6)
+_, other = blocks_in("kmt_offcpu_block_other", 10e6)
+if not (18 <= one <= 20 and 18 <= other <= 20):
+    sys.exit(f"alternating: {one} blocks in kmt_offcpu_block and {other} in "
+             f"kmt_offcpu_block_other, want 20 each")
+print(f"ok: alternating places: {one} and {other} blocks")
+st = hits[0]["stack"]
+i = next(i for i, f in enumerate(st) if f.startswith("kmt_offcpu_block"))
+if not st[i - 1].startswith("entry_SYSCALL"):
+    sys.exit(f"kmt_offcpu_block is not the innermost user frame: {st}")
+print(f"ok: {blocks} blocks in kmt_offcpu_block: {st[i:]}")
+PY
