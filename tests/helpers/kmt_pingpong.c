@@ -2,7 +2,10 @@
 /* Benchmark workload: two processes pass one byte back and forth over a
  * pair of pipes for SECONDS, so each side blocks in read() at every turn:
  * two context switches per round trip. Prints the round trips per second.
- * --cpu N pins both to CPU N, so every turn is a switch on one CPU. */
+ * --cpu N pins both to CPU N, so every turn is a switch on one CPU.
+ * --work NS makes each side compute NS nanoseconds per message, as a
+ * service does between its reads: it sets the switch rate (0: as fast as
+ * switches go, the worst case). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
@@ -31,30 +34,53 @@ static void pin(int cpu)
 		perror("sched_setaffinity");
 }
 
+static void compute(double ns)
+{
+	double until;
+
+	if (ns <= 0)
+		return;
+	until = now() + ns / 1e9;
+	while (now() < until)
+		;
+}
+
 /* The child echoes every byte until its input closes. */
-static void echo(int in, int out)
+static void echo(int in, int out, double work_ns)
 {
 	char b;
 
-	while (read(in, &b, 1) == 1)
+	while (read(in, &b, 1) == 1) {
+		compute(work_ns);
 		if (write(out, &b, 1) != 1)
 			break;
+	}
 	_exit(0);
 }
 
 int main(int argc, char **argv)
 {
 	int to[2], from[2], cpu = -1;
-	double secs, start, end;
+	double secs, start, end, work_ns = 0;
 	long trips = 0;
 	pid_t child;
 	char b = 'x';
 
-	if (argc == 4 && strcmp(argv[2], "--cpu") == 0)
-		cpu = atoi(argv[3]);
-	else if (argc != 2) {
-		fprintf(stderr, "usage: %s SECONDS [--cpu N]\n", argv[0]);
+	if (argc < 2 || argc % 2) {
+		fprintf(stderr, "usage: %s SECONDS [--cpu N] [--work NS]\n",
+			argv[0]);
 		return 2;
+	}
+	for (int i = 2; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--cpu") == 0)
+			cpu = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--work") == 0)
+			work_ns = atof(argv[i + 1]);
+		else {
+			fprintf(stderr, "%s: unknown option %s\n", argv[0],
+				argv[i]);
+			return 2;
+		}
 	}
 	secs = atof(argv[1]);
 	if (cpu >= 0)
@@ -71,7 +97,7 @@ int main(int argc, char **argv)
 	if (child == 0) {
 		close(to[1]);
 		close(from[0]);
-		echo(to[0], from[1]);
+		echo(to[0], from[1], work_ns);
 	}
 	close(to[0]);
 	close(from[1]);
@@ -79,6 +105,7 @@ int main(int argc, char **argv)
 	end = start + secs;
 	/* the clock is read every 1024 trips: its cost stays out */
 	while ((trips & 1023) || now() < end) {
+		compute(work_ns);
 		if (write(to[1], &b, 1) != 1 || read(from[0], &b, 1) != 1)
 			break;
 		trips++;

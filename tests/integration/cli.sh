@@ -32,6 +32,10 @@ expect_eq "exit code of a run on a bad config" $? 2
 expect_eq "exit code of --check on the default config" $? 0
 expect_eq "--check output" "$(cat "$WORK/out")" "$WORK/default.yaml: ok"
 
+install -m 0644 configs/example.yaml "$WORK/example.yaml"
+"$KMOND" -c "$WORK/example.yaml" --check >"$WORK/out"
+expect_eq "--check on configs/example.yaml" "$? $(cat "$WORK/out")" "0 $WORK/example.yaml: ok"
+
 "$KMOND" --probe >"$WORK/probe"
 expect_eq "exit code of --probe" $? 0
 grep -Eq '^syscall +sys_enter +(tp_btf|tracepoint) ' "$WORK/probe" ||
