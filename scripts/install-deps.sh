@@ -8,14 +8,14 @@ packages=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 	librdkafka-dev libyaml-dev pkg-config linux-libc-dev libclang-rt-14-dev
 	kcat iproute2 procps python3 coreutils util-linux
-	graphviz chromium nginx wrk curl
+	graphviz chromium nginx wrk curl redis-server redis-tools
 )
 
 # One probe per package whose absence the build or the tests would hit.
 have_everything() {
 	local tool header
 	for tool in clang llc bpftool kcat ip python3 gcc make dot chromium \
-		wrk curl; do
+		wrk curl redis-server redis-benchmark redis-cli; do
 		command -v "$tool" >/dev/null 2>&1 || return 1
 	done
 	# in /usr/sbin, which a user's PATH may lack
