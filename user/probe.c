@@ -106,18 +106,28 @@ static int try_fentry(const char *func)
 	return err;
 }
 
-/* KMOND_PROBE_DENY="target,target...": candidates on these targets count
- * as absent, so tests can run the fallbacks this kernel would not pick
- * ("sock_recv_length,sock/sock_recv_length"). */
-static bool denied(const char *target)
+/* KMOND_PROBE_DENY="entry,entry...": candidates named by an entry count as
+ * absent, so tests can run the fallbacks this kernel would not pick. An
+ * entry is a target ("sock_recv_length", "sock/sock_recv_length": every
+ * method on it) or method:target ("tp_btf:sched_switch": that one only). */
+static bool deny_listed(const char *entry)
 {
 	const char *list = getenv("KMOND_PROBE_DENY"), *p;
-	size_t n = strlen(target);
+	size_t n = strlen(entry);
 
 	for (p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
-		if (strncmp(p, target, n) == 0 && (p[n] == ',' || !p[n]))
+		if (strncmp(p, entry, n) == 0 && (p[n] == ',' || !p[n]))
 			return true;
 	return false;
+}
+
+static bool denied(const struct attach_candidate *c)
+{
+	char entry[160];
+
+	snprintf(entry, sizeof(entry), "%s:%s", attach_kind_name(c->kind),
+		 c->target);
+	return deny_listed(c->target) || deny_listed(entry);
 }
 
 bool probe__available(const struct attach_candidate *c, char *why,
@@ -125,7 +135,7 @@ bool probe__available(const struct attach_candidate *c, char *why,
 {
 	int err;
 
-	if (denied(c->target)) {
+	if (denied(c)) {
 		snprintf(why, whylen, "%s denied by KMOND_PROBE_DENY",
 			 c->target);
 		return false;

@@ -16,6 +16,10 @@ collectors:
   bio: { enabled: true }
 YAML
 start_kmond "$WORK/kmond.yaml"
+if [ -n "${EXPECT_ATTACH:-}" ]; then # run by bio_fallback.sh
+	grep -q "collector bio: running ($EXPECT_ATTACH)" "$WORK/kmond.err" ||
+		fail "bio does not run on $EXPECT_ATTACH: $(grep bio "$WORK/kmond.err")"
+fi
 dd if=/dev/zero of="$WORK/file" bs=1M count=64 oflag=direct 2>/dev/null &
 writer=$!
 wait $writer || fail "dd write failed"

@@ -15,6 +15,10 @@ collectors:
   offcpu: { enabled: true, state: sleep, min_block: 1ms }
 YAML
 start_kmond "$WORK/kmond.yaml"
+if [ -n "${EXPECT_ATTACH:-}" ]; then # run by offcpu_fallback.sh
+	grep -q "collector offcpu: running ($EXPECT_ATTACH)" "$WORK/kmond.err" ||
+		fail "offcpu does not run on $EXPECT_ATTACH: $(grep offcpu "$WORK/kmond.err")"
+fi
 "$WORK/kmt_offsleep" 50 40 &
 sleeper=$!
 STARTED_PIDS+=("$sleeper")
