@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Cost of the tcp collector: nginx on loopback under wrk, runs alternating
-# without kmond and with it (tcp on, requests: all, then none). Reports
+# without kmond and with it (tcp on, requests: all, then none; then
+# every collector on, as configs/kmond.yaml has them, requests: all). Reports
 # the throughput ratio, kmond's CPU per request (utime + stime over the
 # run / requests), its peak RSS (VmHWM), and the BPF programs' cost per
 # event (kernel.bpf_stats_enabled).
@@ -33,13 +34,20 @@ load() {
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
 
-start() { # REQUESTS
+start() { # all | none | every
+	local collectors="  tcp: { requests: $1 }"
+	[ "$1" = every ] && collectors="  tcp: { requests: all }
+  syscall: { enabled: true }
+  drop: { enabled: true }
+  offcpu: { enabled: true }
+  bio: { enabled: true }
+  counters: { tracepoints: [tcp:tcp_retransmit_skb, sched:sched_process_fork] }"
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 1s
 services:
   - { name: web, match: { comm: nginx } }
 collectors:
-  tcp: { requests: $1 }
+$collectors
 exporters:
   - { type: file, path: "$WORK/out.json" }
 YAML
@@ -70,13 +78,13 @@ print(ns, cnt)'
 sysctl -q kernel.bpf_stats_enabled=1
 declare -A rps_sum reqs_sum cpu_sum hwm
 declare -A bpf_ns bpf_cnt
-for mode in off all none; do
+for mode in off all none every; do
 	rps_sum[$mode]=0 reqs_sum[$mode]=0 cpu_sum[$mode]=0 hwm[$mode]=0
 	bpf_ns[$mode]=0 bpf_cnt[$mode]=0
 done
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
-	for mode in off all none; do
+	for mode in off all none every; do
 		if [ $mode != off ]; then
 			start $mode
 			c0=$(cpu_ticks)
@@ -100,7 +108,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 echo "connections: $CONNS, $ROUNDS rounds of ${SECS}s per mode, nginx 1 worker"
 echo "without kmond: $(calc "${rps_sum[off]} / $ROUNDS" 0) req/s"
-for mode in all none; do
+for mode in all none every; do
 	echo "requests: $mode  throughput ratio $(calc "${rps_sum[$mode]} / ${rps_sum[off]}" 4)," \
 		"kmond CPU $(calc "${cpu_sum[$mode]} * 1000000 / $tck / ${reqs_sum[$mode]}") us/request," \
 		"peak RSS $((hwm[$mode] / 1024)) MiB," \

@@ -80,7 +80,7 @@ struct bio_collector {
 	struct bio_bpf *skel;
 	struct kmond *k;
 	struct disks *disks;
-	struct ksyms *ksyms;
+	const struct ksyms *ksyms;
 	struct stack_cache *stacks;
 	/* key_id of a kernel counter -> its value already reported */
 	struct hashmap *reported;
@@ -89,6 +89,10 @@ struct bio_collector {
 	struct bio_series *series;
 	size_t nseries, cap;
 	uint64_t events; /* I/Os counted, over every interval */
+	/* bio_counts keys at the last walk, and whether the key the walk is
+	 * on grew: near full, idle keys make room for new ones. */
+	size_t nkeys, walked;
+	bool key_grew;
 	struct record rec;
 	bool stack_warned;
 	bool ksyms_tried;
@@ -199,7 +203,7 @@ static void load_ksyms(struct bio_collector *c)
 	if (c->ksyms_tried)
 		return;
 	c->ksyms_tried = true;
-	c->ksyms = ksyms__load(NULL);
+	c->ksyms = ksyms__get();
 	if (!c->ksyms || !ksyms__count(c->ksyms))
 		log_warn("bio: no kernel symbols (/proc/kallsyms): stacks "
 			 "will hold bare addresses");
@@ -302,6 +306,7 @@ static void on_delta(void *ctx, const void *k, uint64_t delta)
 	const struct bio_key *key = k;
 	struct bio_series *s = series_of(c, key);
 
+	c->key_grew = true;
 	switch (key->what) {
 	case BIO_LATENCY:
 		hist__add(&s->latency, bucket_mid(key->bucket), delta);
@@ -317,15 +322,20 @@ static void on_delta(void *ctx, const void *k, uint64_t delta)
 }
 
 /* A process that exited submits no more: forget its counters, so the
- * map never fills with the dead. */
+ * map never fills with the dead. Long-lived processes keep a key per
+ * bucket they ever hit: once the map is 3/4 full, keys that did not grow
+ * this interval go too (their next I/O starts them again from zero). */
 static bool finished(void *ctx, const void *k)
 {
 	struct bio_collector *c = ctx;
 	const struct bio_key *key = k;
+	bool idle = !c->key_grew;
 	struct proc_name who;
 
+	c->key_grew = false;
+	c->walked++;
 	provider__name(c->k->provider, key->pid, key->svc, &who);
-	return who.gone;
+	return who.gone || (idle && c->nkeys > BIO_MAX_KEYS / 4 * 3);
 }
 
 static uint64_t monotonic_ns(void)
@@ -372,7 +382,10 @@ static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 	c->nseries = 0;
 	hashmap__free(c->index);
 	c->index = hashmap__new();
+	c->walked = 0;
+	c->key_grew = false;
 	deltas__walk(c->reported, &walk);
+	c->nkeys = c->walked;
 	for (size_t i = 0; i < c->nseries; i++)
 		emit_series(c, ts, &c->series[i]);
 	sweep_stale(c);
@@ -406,7 +419,7 @@ static void bio_stop(void *state)
 		return;
 	bio_bpf__destroy(c->skel);
 	disks__free(c->disks);
-	ksyms__free(c->ksyms);
+	ksyms__put(c->ksyms);
 	stack_cache__free(c->stacks);
 	hashmap__free(c->reported);
 	hashmap__free(c->index);

@@ -73,15 +73,48 @@ int kmond__add_ringbuf(struct kmond *k, int map_fd, ring_buffer_sample_fn fn,
 {
 	int err;
 
+	if (k->nrings == KMOND_MAX_RINGS) {
+		log_error("failed to add a ringbuf: more than %d", KMOND_MAX_RINGS);
+		return -ENOSPC;
+	}
 	if (!k->rb) {
 		k->rb = ring_buffer__new(map_fd, fn, ctx, NULL);
 		err = k->rb ? 0 : -errno;
 	} else {
 		err = ring_buffer__add(k->rb, map_fd, fn, ctx);
 	}
-	if (err)
+	if (err) {
 		log_error("failed to add a ringbuf: %s", strerror(-err));
-	return err;
+		return err;
+	}
+	k->rings[k->nrings++] =
+		(struct kmond_ring){ map_fd, fn, ctx, k->ring_owner };
+	return 0;
+}
+
+/* A collector that stops (or fails to start) takes its rings with it, or
+ * the next poll would call back into freed state. libbpf cannot remove a
+ * ring from a ring_buffer: drain everything while the owners are alive,
+ * then rebuild the set from the others. */
+static void rings_forget(struct kmond *k, const void *owner)
+{
+	struct kmond_ring keep[KMOND_MAX_RINGS];
+	int nkeep = 0, nrings = k->nrings;
+
+	for (int i = 0; i < nrings; i++)
+		if (k->rings[i].owner != owner)
+			keep[nkeep++] = k->rings[i];
+	if (nkeep == nrings)
+		return;
+	ring_buffer__consume(k->rb);
+	ring_buffer__free(k->rb);
+	k->rb = NULL;
+	k->nrings = 0;
+	for (int i = 0; i < nkeep; i++) {
+		k->ring_owner = keep[i].owner;
+		kmond__add_ringbuf(k, keep[i].map_fd, keep[i].fn, keep[i].ctx);
+	}
+	k->ring_owner = NULL;
 }
 
 /* --- collectors --- */
@@ -96,9 +129,13 @@ static const char *first_attach(const struct collector_ops *ops)
 
 static int collector_start(struct kmond *k, struct running *r)
 {
-	int err = r->ops->start(k, &r->state);
+	int err;
 
+	k->ring_owner = r;
+	err = r->ops->start(k, &r->state);
+	k->ring_owner = NULL;
 	if (err) {
+		rings_forget(k, r);
 		r->state = NULL;
 		log_error("collector %s is not running: %s", r->ops->name,
 			  strerror(-err));
@@ -109,10 +146,11 @@ static int collector_start(struct kmond *k, struct running *r)
 	return 0;
 }
 
-static void collector_stop(struct running *r)
+static void collector_stop(struct kmond *k, struct running *r)
 {
 	if (!r->state)
 		return;
+	rings_forget(k, r);
 	r->ops->stop(r->state);
 	r->state = NULL;
 	log_info("collector %s: stopped", r->ops->name);
@@ -130,10 +168,10 @@ static int collectors_start(struct kmond *k)
 	return 0;
 }
 
-static void collectors_stop(void)
+static void collectors_stop(struct kmond *k)
 {
 	for (int i = 0; i < nrunning; i++)
-		collector_stop(&running[i]);
+		collector_stop(k, &running[i]);
 }
 
 /* --- one interval --- */
@@ -213,7 +251,7 @@ static void reload(struct kmond *k)
 		if (want && !r->state)
 			collector_start(k, r);
 		else if (!want && r->state)
-			collector_stop(r);
+			collector_stop(k, r);
 		else if (r->state)
 			r->ops->apply(r->state, &k->cfg);
 	}
@@ -316,7 +354,7 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 	run_loop(&k, duration_ns);
 	ret = 0;
 cleanup:
-	collectors_stop();
+	collectors_stop(&k);
 	probe__release();
 	ring_buffer__free(k.rb);
 	provider__destroy(k.provider);

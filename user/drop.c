@@ -42,7 +42,7 @@ enum { HOOK_KFREE_SKB, HOOK_SOCK_STATE, NR_HOOKS };
 struct drop_collector {
 	struct drop_bpf *skel;
 	struct kmond *k;
-	struct ksyms *ksyms;
+	const struct ksyms *ksyms;
 	struct stack_cache *stacks;
 	struct drop_reasons *reasons;
 	/* hash of a drop_key -> its `summarized` count already reported */
@@ -280,7 +280,7 @@ static void drop_stop(void *state)
 	if (!c)
 		return;
 	drop_bpf__destroy(c->skel);
-	ksyms__free(c->ksyms);
+	ksyms__put(c->ksyms);
 	stack_cache__free(c->stacks);
 	drop_reasons__free(c->reasons);
 	hashmap__free(c->reported);
@@ -395,7 +395,7 @@ static int drop_start(struct kmond *k, void **state)
 			 "(%s): drops on them have no owner", strerror(-err));
 	/* After load: our own program must be in the table to be skipped
 	 * as the top frame. */
-	c->ksyms = ksyms__load(NULL);
+	c->ksyms = ksyms__get();
 	if (!c->ksyms || !ksyms__count(c->ksyms))
 		log_warn("drop: no kernel symbols (/proc/kallsyms): stacks "
 			 "will hold bare addresses");

@@ -489,3 +489,25 @@ int stack_cache__put(struct stack_cache *c, uint32_t id, char **frames,
 	s->n = n;
 	return 0;
 }
+
+/* The table of this kernel, shared by every collector that symbolizes
+ * kernel stacks: each copy costs ~10 MB. */
+static struct ksyms *shared;
+static int shared_refs;
+
+const struct ksyms *ksyms__get(void)
+{
+	if (!shared)
+		shared = ksyms__load(NULL);
+	if (shared)
+		shared_refs++;
+	return shared;
+}
+
+void ksyms__put(const struct ksyms *ks)
+{
+	if (!ks || ks != shared || --shared_refs > 0)
+		return;
+	ksyms__free(shared);
+	shared = NULL;
+}

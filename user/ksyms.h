@@ -29,6 +29,11 @@ struct ksyms;
  * or memory runs out. */
 struct ksyms *ksyms__load(const char *path);
 void ksyms__free(struct ksyms *ks);
+/* /proc/kallsyms, loaded once for the whole process and shared: each
+ * ksyms__get() (NULL when it cannot be read) is paired with a
+ * ksyms__put(); the last put frees the table. */
+const struct ksyms *ksyms__get(void);
+void ksyms__put(const struct ksyms *ks);
 
 size_t ksyms__count(const struct ksyms *ks);
 size_t ksyms__bad_lines(const struct ksyms *ks);

@@ -96,8 +96,12 @@ static int diag_family(int fd, int family, struct list *ls)
 		ssize_t len = recv(fd, buf, sizeof(buf), 0);
 		struct nlmsghdr *h = (struct nlmsghdr *)buf;
 
+		/* A signal (SIGHUP) mid-dump: the rest is still to come; a
+		 * partial list would drop listening ports. */
+		if (len < 0 && errno == EINTR)
+			continue;
 		if (len < 0)
-			return errno == EINTR ? 0 : -errno;
+			return -errno;
 		for (; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
 			struct inet_diag_msg *d = NLMSG_DATA(h);
 

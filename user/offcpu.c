@@ -39,7 +39,7 @@
 struct offcpu_collector {
 	struct offcpu_bpf *skel;
 	struct kmond *k;
-	struct ksyms *ksyms;
+	const struct ksyms *ksyms;
 	struct hashmap *kframes; /* kernel stack hash -> struct kframes * */
 	struct usyms *usyms;
 	/* key_id() -> total_ns and count already reported */
@@ -232,10 +232,13 @@ static bool report_key(struct offcpu_collector *c, uint64_t ts,
 	uint64_t *cnt = hashmap__find(c->reported_count, id);
 	uint64_t before_ns = ns ? *ns : 0, before = cnt ? *cnt : 0;
 
-	if (val->count > before)
+	/* The kernel adds a block's time and its count one after the other:
+	 * what a read between them sees of one goes out with the other. */
+	if (val->count > before) {
 		emit(c, ts, key, val->total_ns - before_ns, val->count - before);
-	hashmap__set(c->reported_ns, id, val->total_ns);
-	hashmap__set(c->reported_count, id, val->count);
+		hashmap__set(c->reported_ns, id, val->total_ns);
+		hashmap__set(c->reported_count, id, val->count);
+	}
 	if (process_gone(c, key->pid, key->svc))
 		return true;
 	return val->count == before && c->nkeys > OFFCPU_MAX_KEYS / 4 * 3;
@@ -359,8 +362,9 @@ static void maybe_sweep(struct offcpu_collector *c)
 {
 	uint64_t lost = stat_of(c, OFFCPU_STACK_LOST);
 
-	if (c->orphans > OFFCPU_GC_ORPHANS ||
-	    (c->orphans && lost > c->stack_lost))
+	/* Stacks are also walked for blocks shorter than min_block, which
+	 * leave no key: the maps can fill with no key ever deleted. */
+	if (c->orphans > OFFCPU_GC_ORPHANS || lost > c->stack_lost)
 		sweep_stacks(c);
 	c->stack_lost = lost;
 }
@@ -490,7 +494,7 @@ static void offcpu_stop(void *state)
 	if (!c)
 		return;
 	offcpu_bpf__destroy(c->skel);
-	ksyms__free(c->ksyms);
+	ksyms__put(c->ksyms);
 	while (c->kframes && hashmap__next(c->kframes, &pos, &id, &ptr))
 		kframes_free((struct kframes *)(uintptr_t)ptr);
 	hashmap__free(c->kframes);
@@ -567,7 +571,7 @@ static int offcpu_start(struct kmond *k, void **state)
 	}
 	/* After load: our own program must be in the table to be skipped
 	 * as the top frame. */
-	c->ksyms = ksyms__load(NULL);
+	c->ksyms = ksyms__get();
 	if (!c->ksyms || !ksyms__count(c->ksyms))
 		log_warn("offcpu: no kernel symbols (/proc/kallsyms): stacks "
 			 "will hold bare addresses");

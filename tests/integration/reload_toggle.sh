@@ -42,10 +42,7 @@ wait_for_log "collector syscall: stopped" || fail "syscall not stopped"
 phase 200
 write_config true
 kill -HUP $KMOND_PID
-for ((i = 0; i < 50; i++)); do
-	[ "$(grep -c 'collector syscall: running' "$WORK/kmond.err")" -ge 2 ] && break
-	sleep 0.1
-done
+wait_for_log_count "collector syscall: running" 2 || fail "syscall not started again"
 phase 400
 prog_after=$(counter_prog)
 stop_kmond

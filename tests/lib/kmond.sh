@@ -52,6 +52,17 @@ wait_for_log() {
 	return 1
 }
 
+# wait_for_log_count TEXT N: waits until kmond's log holds TEXT N times
+# (a collector started again by a reload logs "running" a second time).
+wait_for_log_count() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[ "$(grep -c -- "$1" "$WORK/kmond.err")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # stop_kmond: SIGTERM, then checks the exit code is 0.
 stop_kmond() {
 	local rc

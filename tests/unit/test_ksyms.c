@@ -250,11 +250,29 @@ static void test_stack_cache(void)
 	stack_cache__free(NULL);
 }
 
+/* Collectors share one table: the second get is the first's, and only the
+ * last put frees it (a new get then loads it again). */
+static void test_shared(void)
+{
+	const struct ksyms *a = ksyms__get(), *b = ksyms__get();
+
+	CHECK(a != NULL && a == b);
+	ksyms__put(b);
+	CHECK(ksyms__find(a, 0xffffffffffffffffULL) != NULL ||
+	      ksyms__count(a) == 0); /* still alive after one put */
+	ksyms__put(a);
+	ksyms__put(NULL);
+	b = ksyms__get();
+	CHECK(b != NULL);
+	ksyms__put(b);
+}
+
 int main(void)
 {
 	test_synthetic();
 	test_missing_and_null();
 	test_real_kallsyms();
 	test_stack_cache();
+	test_shared();
 	return unit_done("ksyms");
 }
