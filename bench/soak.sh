@@ -71,6 +71,10 @@ for ((t = STEP; t <= SECONDS_TOTAL; t += STEP)); do
 		'BEGIN { printf "%6s %10s %10s %5s %7.2f\n", t, rss, hwm, fds, cpu / div }'
 	last=$now
 done
+# Stopped first: its last line must be whole before it is read.
+kill -TERM "$kmond_pid"
+wait "$kmond_pid" || echo "kmond exited with $?"
+kmond_pid=
 echo "records by kind:"
 python3 -c 'import collections, json, sys
 c = collections.Counter(json.loads(l)["kind"] for l in open(sys.argv[1]))
