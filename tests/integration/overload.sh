@@ -19,7 +19,7 @@ ldd "$KMOND" | grep -q libasan && RSS_BOUND=$((512 * 1024 * 1024))
 cp "$BUILD/tests/kmt_fork" "$WORK/kmt_fork"
 cp "$BUILD/tests/kmt_getppid" "$WORK/kmt_getppid"
 
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(test_port)
 start_nginx $PORT 2
 start_broker -p 0
 broker_cmd "down all"

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 
 SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(test_port)
 OTHER=$((PORT + 1))
 cat >"$WORK/kmond.yaml" <<YAML
 interval: 300ms

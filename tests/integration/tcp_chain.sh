@@ -7,7 +7,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 
 SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
-BASE=$((20000 + RANDOM % 20000))
+BASE=$(test_port 3)
 PA=$BASE PB=$((BASE + 1)) PC=$((BASE + 2))
 N=12
 

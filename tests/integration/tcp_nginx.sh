@@ -7,7 +7,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(test_port)
 N=25
 start_nginx $PORT 2
 

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 
 SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(test_port)
 $SVC server --port $PORT --ready "$WORK/up" &
 STARTED_PIDS+=($!)
 for _ in $(seq 50); do [ -e "$WORK/up" ] && break; sleep 0.1; done

@@ -6,7 +6,7 @@
 # response at least as large as the RESP reply the command gets.
 source "$(dirname "$0")/../lib/kmond.sh"
 
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(test_port)
 N=3000
 redis-server --port $PORT --bind 127.0.0.1 --save '' --appendonly no \
 	--daemonize no --dir "$WORK" >"$WORK/redis.log" 2>&1 &

@@ -10,7 +10,7 @@ source "$(dirname "$0")/../lib/kmond.sh"
 
 SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
 CHECK="python3 $(dirname "$0")/../lib/tcp_check.py"
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(test_port)
 
 $SVC server --port $PORT --v6 --ready "$WORK/up" --log "$WORK/served" &
 server=$!

@@ -41,6 +41,35 @@ start_kmond() {
 	wait_for_log "running on" || fail "kmond did not start"
 }
 
+# test_port [N]: a loopback port P (P .. P+N-1 for N ports) that can be
+# bound now on 127.0.0.1 and ::1, below the ephemeral range, so no client
+# socket of another test can take it before the server binds it.
+test_port() {
+	python3 - "${1:-1}" <<'PY'
+import random, socket, sys
+n = int(sys.argv[1])
+with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+    top = int(f.read().split()[0]) - n
+for _ in range(1000):
+    p = random.randrange(20000, top)
+    socks = []
+    try:
+        for q in range(p, p + n):
+            for fam, addr in ((socket.AF_INET, "127.0.0.1"),
+                              (socket.AF_INET6, "::1")):
+                s = socket.socket(fam)
+                socks.append(s)
+                s.bind((addr, q))
+        print(p)
+        break
+    except OSError:
+        pass
+    finally:
+        for s in socks:
+            s.close()
+PY
+}
+
 # wait_for_log TEXT [SECONDS]: waits until kmond's log holds TEXT.
 wait_for_log() {
 	local i
