@@ -21,26 +21,10 @@ static const char kallsyms[] =
 	"ffffffffc0002000 t helper_in_bpf_area\t[bpf]\n"
 	"ffffffffc0003000 t mod_fn\t[mymod]\n";
 
-static struct ksyms *load(void)
-{
-	char path[] = "/tmp/kmond-kallsyms-XXXXXX";
-	int fd = mkstemp(path);
-	struct ksyms *ks;
-
-	if (fd < 0 || write(fd, kallsyms, sizeof(kallsyms) - 1) !=
-			      (ssize_t)sizeof(kallsyms) - 1) {
-		perror("kallsyms");
-		exit(1);
-	}
-	close(fd);
-	ks = ksyms__load(path);
-	unlink(path);
-	return ks;
-}
 
 int main(void)
 {
-	struct ksyms *ks = load();
+	struct ksyms *ks = unit_ksyms(kallsyms);
 	/* tp_btf: the program, bpf_trace_run4, then the drop */
 	const uint64_t btf[] = { 0xffffffffc0001010, 0xffffffff81000110,
 				 0xffffffff81000410, 0xffffffff81000510 };

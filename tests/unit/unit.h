@@ -6,7 +6,9 @@
 #define KMON_UNIT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int unit_passed, unit_failed;
 
@@ -33,6 +35,35 @@ static int unit_passed, unit_failed;
 				w_ ? w_ : "(null)");                          \
 		}                                                             \
 	} while (0)
+
+/* Writes text into a new file named from path ("/tmp/x-XXXXXX", changed
+ * in place), for code that reads files (kallsyms, /proc); exits on error.
+ * The caller unlinks it. */
+static inline void unit_tmpfile(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	size_t len = strlen(text);
+
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+}
+
+#ifdef KMON_KSYMS_H
+/* A kernel symbol table from kallsyms text. */
+static inline struct ksyms *unit_ksyms(const char *text)
+{
+	char path[] = "/tmp/kmond-kallsyms-XXXXXX";
+	struct ksyms *ks;
+
+	unit_tmpfile(path, text);
+	ks = ksyms__load(path);
+	unlink(path);
+	return ks;
+}
+#endif
 
 static inline int unit_done(const char *name)
 {

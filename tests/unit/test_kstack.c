@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Kernel stacks read from a stack map as the kernel leaves them: cut short
+ * by zeros (a stack shallower than the map's depth), full to the depth,
+ * empty, or gone (an id the map no longer holds). Needs root: it makes a
+ * BPF map standing in for the stack map. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "ksyms.h"
+#include "kstack.h"
+#include "unit.h"
+
+#define DEPTH 4
+
+static const char kallsyms[] = "ffffffff81000000 T fn_a\n"
+			       "ffffffff81000100 T fn_b\n"
+			       "ffffffff81000200 T fn_c\n";
+
+
+static void put(int fd, int id, uint64_t a, uint64_t b, uint64_t c,
+		uint64_t d)
+{
+	uint64_t ips[DEPTH] = { a, b, c, d };
+
+	CHECK(bpf_map_update_elem(fd, &id, ips, BPF_ANY) == 0);
+}
+
+int main(void)
+{
+	struct ksyms *ks = unit_ksyms(kallsyms);
+	struct stack_cache *cache = stack_cache__new(16);
+	const char *const *f;
+	int fd, id;
+	size_t n;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "kstack_test", sizeof(int),
+			    DEPTH * sizeof(uint64_t), 16, NULL);
+	if (fd < 0) {
+		fprintf(stderr, "test_kstack: cannot make a BPF map (root?)\n");
+		return 1;
+	}
+	put(fd, 1, 0xffffffff81000010, 0xffffffff81000120, 0, 0);
+	put(fd, 2, 0xffffffff81000010, 0xffffffff81000120, 0xffffffff81000230,
+	    0xffffffff81000011);
+	put(fd, 3, 0, 0, 0, 0);
+
+	f = kstack_frames(cache, ks, fd, 1, DEPTH, &n);
+	CHECK(f && n == 2); /* truncated: the first zero ends it */
+	if (f && n == 2) {
+		CHECK_STR(f[0], "fn_a+0x10");
+		CHECK_STR(f[1], "fn_b+0x20");
+	}
+	f = kstack_frames(cache, ks, fd, 2, DEPTH, &n);
+	CHECK(f && n == DEPTH); /* full to the depth: no zero to stop at */
+	if (f && n == DEPTH)
+		CHECK_STR(f[3], "fn_a+0x11");
+	f = kstack_frames(cache, ks, fd, 3, DEPTH, &n);
+	CHECK(n == 0);
+	f = kstack_frames(cache, ks, fd, 7, DEPTH, &n); /* not in the map */
+	CHECK(!f && n == 0);
+	f = kstack_frames(cache, ks, fd, -14, DEPTH, &n); /* -EFAULT from BPF */
+	CHECK(!f && n == 0);
+	/* Symbolized once: served from the cache after the map lost it. */
+	id = 1;
+	CHECK(bpf_map_delete_elem(fd, &id) == 0);
+	f = kstack_frames(cache, ks, fd, 1, DEPTH, &n);
+	CHECK(f && n == 2);
+	stack_cache__clear(cache);
+	f = kstack_frames(cache, ks, fd, 1, DEPTH, &n);
+	CHECK(!f && n == 0);
+
+	close(fd);
+	stack_cache__free(cache);
+	ksyms__free(ks);
+	return unit_done("kstack");
+}
