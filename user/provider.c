@@ -141,14 +141,22 @@ static void free_procs(struct hashmap *procs)
 
 /* --- selectors --- */
 
-/* Service ids are positions of the first entry with each name, so several
- * selectors can make up one service. */
-static uint32_t service_id(const struct config *cfg, int entry)
+/* Service ids are indexes + 1 into the table of every service name ever
+ * configured, so several selectors can make up one service, and an id
+ * still in kernel state after a reload (open connections, counters, I/O
+ * in flight) keeps naming the service it was counted for. */
+static uint32_t name_id(struct provider *p, const char *name)
 {
-	for (int i = 0; i < entry; i++)
-		if (strcmp(cfg->services[i].name, cfg->services[entry].name) == 0)
-			return service_id(cfg, i);
-	return entry + 1;
+	for (int i = 0; i < p->nnames; i++)
+		if (strcmp(p->names[i], name) == 0)
+			return i + 1;
+	return 0;
+}
+
+static uint32_t service_id(struct provider *p, const struct config *cfg,
+			   int entry)
+{
+	return name_id(p, cfg->services[entry].name);
 }
 
 static bool is_ancestor_or_self(struct provider *p, uint32_t pid,
@@ -234,7 +242,7 @@ static struct kmon_svc resolve(struct provider *p, uint32_t pid,
 
 		if (selector_matches(p, s, pid, proc, &f))
 			return (struct kmon_svc){
-				service_id(cfg, i),
+				service_id(p, cfg, i),
 				by_binary ? 0 : KMON_SVC_STICKY,
 			};
 	}
@@ -263,13 +271,15 @@ static void publish(struct provider *p, uint32_t pid, struct proc *proc,
 
 static void provider__set_names(struct provider *p, const struct config *cfg)
 {
-	free(p->names);
-	p->nnames = cfg->nservices;
-	p->names = calloc(cfg->nservices + 1, sizeof(*p->names));
-	if (!p->names)
-		abort();
-	for (int i = 0; i < cfg->nservices; i++)
-		memcpy(p->names[i], cfg->services[i].name, CONFIG_NAME_MAX);
+	for (int i = 0; i < cfg->nservices; i++) {
+		if (name_id(p, cfg->services[i].name))
+			continue;
+		p->names = realloc(p->names, (p->nnames + 1) * sizeof(*p->names));
+		if (!p->names)
+			abort();
+		memcpy(p->names[p->nnames++], cfg->services[i].name,
+		       CONFIG_NAME_MAX);
+	}
 }
 
 static void provider__write_comms(struct provider *p, const struct config *cfg)
@@ -293,7 +303,7 @@ static void provider__write_comms(struct provider *p, const struct config *cfg)
 			bpf_map_delete_elem(fd, key);
 	}
 	for (int i = cfg->nservices - 1; i >= 0; i--) {
-		__u32 id = service_id(cfg, i);
+		__u32 id = service_id(p, cfg, i);
 
 		if (cfg->services[i].type != SELECTOR_COMM)
 			continue;
