@@ -12,23 +12,16 @@
 # PINGPONG_WORK=NS: each side computes NS ns per message (default 0: the
 # worst case, nothing but switches; 4000 gives ~180k switches/s, a busy
 # service's rate).
-set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 MODE=${1:-all}
 ROUNDS=${2:-5}
 SECS=${3:-3}
 CPU=${PINGPONG_CPU-0}
 WORK_NS=${PINGPONG_WORK:-0}
-work=$(mktemp -d /tmp/kmond-bench.XXXXXX)
-kmond_pid=
-cleanup() {
-	[ -n "$kmond_pid" ] && kill -TERM "$kmond_pid" 2>/dev/null && wait "$kmond_pid"
-	sysctl -q kernel.bpf_stats_enabled=0
-	rm -rf "$work"
-}
-trap cleanup EXIT
+bench_init
 
-cp build/tests/kmt_pingpong "$work/kmt_pingpong"
+cp build/tests/kmt_pingpong "$WORK/kmt_pingpong"
 {
 	echo "interval: 1s"
 	if [ "$MODE" = selected ]; then
@@ -37,38 +30,13 @@ cp build/tests/kmt_pingpong "$work/kmt_pingpong"
 	echo "collectors:"
 	echo "  offcpu: { enabled: true, state: sleep, min_block: 1ms }"
 	echo "exporters:"
-	echo "  - { type: file, path: \"$work/out.json\" }"
-} >"$work/kmond.yaml"
+	echo "  - { type: file, path: \"$WORK/out.json\" }"
+} >"$WORK/kmond.yaml"
 
 # rate: round trips per second of one run
 pingpong() {
-	"$work/kmt_pingpong" "$SECS" ${CPU:+--cpu "$CPU"} --work "$WORK_NS" |
+	"$WORK/kmt_pingpong" "$SECS" ${CPU:+--cpu "$CPU"} --work "$WORK_NS" |
 		awk '{ print $6 }'
-}
-
-start_kmond() {
-	build/kmond -c "$work/kmond.yaml" 2>"$work/err" &
-	kmond_pid=$!
-	until grep -q "running on" "$work/err"; do sleep 0.1; done
-}
-
-stop_kmond() {
-	kill -TERM "$kmond_pid"
-	wait "$kmond_pid"
-	kmond_pid=
-}
-
-kmond_ticks() {
-	awk '{ print $14 + $15 }' /proc/"$kmond_pid"/stat
-}
-
-prog_stats() {
-	bpftool prog show -j | python3 -c '
-import json, sys
-for p in json.load(sys.stdin):
-    if p.get("name", "").startswith("offcpu_switch"):
-        print(p.get("run_time_ns", 0), p.get("run_cnt", 0))
-        break'
 }
 
 tck=$(getconf CLK_TCK)
@@ -78,29 +46,29 @@ cpu_ms=0
 # bpf_stats costs two clock reads per program run: off while timing.
 for ((r = 1; r <= ROUNDS; r++)); do
 	without+=("$(pingpong)")
-	start_kmond
+	kmond_start "$WORK/kmond.yaml"
 	t0=$(kmond_ticks)
 	with+=("$(pingpong)")
 	t1=$(kmond_ticks)
 	cpu_ms=$((cpu_ms + (t1 - t0) * 1000 / tck))
-	stop_kmond
+	kmond_stop
 	echo "round $r: without ${without[-1]}/s, with ${with[-1]}/s"
 done
 # One more run with kernel.bpf_stats_enabled, for the cost per switch.
-start_kmond
+kmond_start "$WORK/kmond.yaml"
 sysctl -q kernel.bpf_stats_enabled=1
-read -r ns0 cnt0 < <(prog_stats)
+read -r ns0 cnt0 < <(bpf_cost offcpu_switch)
 pingpong >/dev/null
-read -r run_ns run_cnt < <(prog_stats)
+read -r run_ns run_cnt < <(bpf_cost offcpu_switch)
 sysctl -q kernel.bpf_stats_enabled=0
 run_ns=$((run_ns - ns0))
 run_cnt=$((run_cnt - cnt0))
-stop_kmond
+kmond_stop
 
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 base=$(median "${without[@]}")
 load=$(median "${with[@]}")
-blocks=$(python3 tests/lib/records.py "$work/out.json" --kind stats --values collectors | tail -1)
+blocks=$(python3 tests/lib/records.py "$WORK/out.json" --kind stats --values collectors | tail -1)
 echo "mode:                     $MODE, ping-pong on CPU ${CPU:-any}, $WORK_NS ns of work per message, $ROUNDS rounds of $SECS s"
 echo "round trips/s without:    $base (median; 2 context switches each: $((2 * ${base%.*})) switches/s)"
 echo "round trips/s with kmond: $load (median)"

@@ -7,23 +7,13 @@
 # run / requests), its peak RSS (VmHWM), and the BPF programs' cost per
 # event (kernel.bpf_stats_enabled).
 #   bench/tcp-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root, after make)
-set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 ROUNDS=${1:-3}
 SECS=${2:-5}
 CONNS=${3:-16}
 PORT=18631
-WORK=$(mktemp -d /tmp/kmond-bench.XXXXXX)
-STARTED_PIDS=()
-kmond_pid=
-fail() { echo "bench: $*" >&2; exit 1; }
-cleanup() {
-	[ -n "$kmond_pid" ] && kill -TERM "$kmond_pid" 2>/dev/null && wait "$kmond_pid" || true
-	for pid in "${STARTED_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
-	sysctl -q kernel.bpf_stats_enabled=0
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_init
 source tests/lib/nginx.sh
 start_nginx $PORT 1
 tck=$(getconf CLK_TCK)
@@ -51,30 +41,10 @@ $collectors
 exporters:
   - { type: file, path: "$WORK/out.json" }
 YAML
-	build/kmond -c "$WORK/kmond.yaml" 2>"$WORK/err" &
-	kmond_pid=$!
-	until grep -q "running on" "$WORK/err"; do sleep 0.1; done
+	kmond_start "$WORK/kmond.yaml"
 }
 
-stop() {
-	kill -TERM "$kmond_pid"
-	wait "$kmond_pid"
-	kmond_pid=
-}
-
-cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$kmond_pid"/stat; }
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
-# run_time_ns and run_cnt of kmond's recv and send programs, summed
-bpf_cost() {
-	bpftool prog show -j | python3 -c '
-import json, sys
-ns = cnt = 0
-for p in json.load(sys.stdin):
-    if p.get("name", "").startswith(("tcp_recv", "tcp_send")):
-        ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
-print(ns, cnt)'
-}
-
 sysctl -q kernel.bpf_stats_enabled=1
 declare -A rps_sum reqs_sum cpu_sum hwm
 declare -A bpf_ns bpf_cnt
@@ -87,19 +57,19 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	for mode in off all none every; do
 		if [ $mode != off ]; then
 			start $mode
-			c0=$(cpu_ticks)
+			c0=$(kmond_ticks)
 		fi
 		read -r rps n < <(load)
 		if [ $mode != off ]; then
 			sleep 1.1 # the last interval's collect counts too
-			c1=$(cpu_ticks)
-			h=$(awk '$1 == "VmHWM:" { print $2 }' /proc/$kmond_pid/status)
+			c1=$(kmond_ticks)
+			h=$(kmond_hwm_kib)
 			[ "$h" -gt "${hwm[$mode]}" ] && hwm[$mode]=$h
 			cpu_sum[$mode]=$((cpu_sum[$mode] + c1 - c0))
-			read -r ns cnt < <(bpf_cost)
+			read -r ns cnt < <(bpf_cost tcp_recv tcp_send)
 			bpf_ns[$mode]=$((bpf_ns[$mode] + ns))
 			bpf_cnt[$mode]=$((bpf_cnt[$mode] + cnt))
-			stop
+			kmond_stop
 		fi
 		echo "round $r $mode: $rps req/s ($n requests)"
 		rps_sum[$mode]=$(calc "${rps_sum[$mode]} + $rps" 2)

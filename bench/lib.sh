@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Shared by the benchmarks (sourced from the repository root, after make):
+# a work directory, kmond started and stopped, its CPU and peak RSS, and
+# the BPF programs' cost per run (kernel.bpf_stats_enabled). At exit kmond
+# and every pid in STARTED_PIDS get SIGTERM, bpf_stats goes off and WORK
+# is removed.
+#   bench_init [TEMPLATE]      sets WORK (mktemp -d TEMPLATE)
+#   kmond_start CONFIG         runs build/kmond (log: $WORK/err, records
+#                              on stdout: $WORK/stdout) until "running on"
+#   kmond_stop                 SIGTERM, waits; fails unless it exits 0
+#   kmond_ticks                its utime + stime, in clock ticks
+#   kmond_hwm_kib              its peak RSS (VmHWM), KiB
+#   bpf_progs PREFIX...        "name run_time_ns run_cnt" of each loaded
+#                              program whose name starts with a PREFIX
+#   bpf_cost PREFIX...         "run_time_ns run_cnt" summed over them
+set -euo pipefail
+
+STARTED_PIDS=()
+KMOND_PID=
+WORK=
+
+fail() { echo "bench: $*" >&2; exit 1; }
+
+bench_cleanup() {
+	local pid
+	for pid in $KMOND_PID "${STARTED_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in $KMOND_PID "${STARTED_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	sysctl -q kernel.bpf_stats_enabled=0
+	[ -n "$WORK" ] && rm -rf "$WORK"
+}
+
+bench_init() {
+	WORK=$(mktemp -d "${1:-/tmp/kmond-bench.XXXXXX}")
+	trap bench_cleanup EXIT
+}
+
+kmond_start() {
+	build/kmond -c "$1" >"$WORK/stdout" 2>"$WORK/err" &
+	KMOND_PID=$!
+	until grep -q "running on" "$WORK/err"; do
+		kill -0 "$KMOND_PID" 2>/dev/null || fail "kmond: $(tail -3 "$WORK/err")"
+		sleep 0.1
+	done
+}
+
+kmond_stop() {
+	kill -TERM "$KMOND_PID"
+	wait "$KMOND_PID" || fail "kmond exited with $?"
+	KMOND_PID=
+}
+
+kmond_ticks() { awk '{ print $14 + $15 }' "/proc/$KMOND_PID/stat"; }
+
+kmond_hwm_kib() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$KMOND_PID/status"; }
+
+bpf_progs() {
+	bpftool prog show -j | python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    if p.get("name", "").startswith(tuple(sys.argv[1:])):
+        print(p["name"], p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$@"
+}
+
+bpf_cost() { bpf_progs "$@" | awk '{ ns += $2; n += $3 } END { print ns + 0, n + 0 }'; }
