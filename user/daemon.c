@@ -190,6 +190,9 @@ static void interval_end(struct kmond *k, struct interval *iv)
 	struct self_usage u;
 	double cpu = 0;
 
+	/* Rings may wake us only per batch (tcp): every event up to now is
+	 * handled before the aggregates of the interval go out. */
+	ring_buffer__consume(k->rb);
 	for (int i = 0; i < nrunning; i++) {
 		struct running *r = &running[i];
 
@@ -298,8 +301,7 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 				next_tick = now + k->cfg.interval_ns;
 		}
 	}
-	/* What happened up to now still goes out: drain, collect, flush. */
-	ring_buffer__consume(k->rb);
+	/* What happened up to now still goes out: collect, flush. */
 	interval_end(k, &iv);
 	exporter__flush(k->exporter, EXIT_FLUSH_MS);
 	record__free(&iv.rec);
