@@ -89,10 +89,9 @@ struct bio_collector {
 	struct bio_series *series;
 	size_t nseries, cap;
 	uint64_t events; /* I/Os counted, over every interval */
-	/* bio_counts keys at the last walk, and whether the key the walk is
-	 * on grew: near full, idle keys make room for new ones. */
+	/* bio_counts keys at the last walk (near full, idle keys make room
+	 * for new ones), and so far in this one */
 	size_t nkeys, walked;
-	bool key_grew;
 	struct record rec;
 	bool stack_warned;
 	bool ksyms_tried;
@@ -306,7 +305,6 @@ static void on_delta(void *ctx, const void *k, uint64_t delta)
 	const struct bio_key *key = k;
 	struct bio_series *s = series_of(c, key);
 
-	c->key_grew = true;
 	switch (key->what) {
 	case BIO_LATENCY:
 		hist__add(&s->latency, bucket_mid(key->bucket), delta);
@@ -325,17 +323,15 @@ static void on_delta(void *ctx, const void *k, uint64_t delta)
  * map never fills with the dead. Long-lived processes keep a key per
  * bucket they ever hit: once the map is 3/4 full, keys that did not grow
  * this interval go too (their next I/O starts them again from zero). */
-static bool finished(void *ctx, const void *k)
+static bool finished(void *ctx, const void *k, bool grew)
 {
 	struct bio_collector *c = ctx;
 	const struct bio_key *key = k;
-	bool idle = !c->key_grew;
 	struct proc_name who;
 
-	c->key_grew = false;
 	c->walked++;
 	provider__name(c->k->provider, key->pid, key->svc, &who);
-	return who.gone || (idle && c->nkeys > BIO_MAX_KEYS / 4 * 3);
+	return who.gone || (!grew && c->nkeys > BIO_MAX_KEYS / 4 * 3);
 }
 
 static uint64_t monotonic_ns(void)
@@ -383,7 +379,6 @@ static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 	hashmap__free(c->index);
 	c->index = hashmap__new();
 	c->walked = 0;
-	c->key_grew = false;
 	deltas__walk(c->reported, &walk);
 	c->nkeys = c->walked;
 	for (size_t i = 0; i < c->nseries; i++)

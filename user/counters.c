@@ -306,12 +306,13 @@ static void emit(void *ctx, const void *k, uint64_t count)
 
 /* Its last counts went out: an exited process counts no more, a detached
  * event neither. */
-static bool finished(void *ctx, const void *k)
+static bool finished(void *ctx, const void *k, bool grew)
 {
 	const struct counters_key *key = k;
 	struct counters_collector *c = ((struct walk_ctx *)ctx)->c;
 	struct proc_name who;
 
+	(void)grew; /* a live key stays, idle or not */
 	provider__name(c->k->provider, key->pid, key->svc, &who);
 	return key->event >= (__u32)c->nevents ||
 	       !c->events[key->event].link || who.gone;

@@ -34,7 +34,7 @@ uint64_t deltas__walk(struct hashmap *reported, const struct delta_walk *w)
 			sum += total - before;
 		}
 		hashmap__set(reported, id, total);
-		if (!w->finished(w->ctx, key))
+		if (!w->finished(w->ctx, key, total > before))
 			continue;
 		/* Deleting while walking would restart the walk: later. */
 		if (ngone == cap) {

@@ -19,8 +19,8 @@ struct delta_walk {
 	/* The count of key grew by delta since the last walk. */
 	void (*emit)(void *ctx, const void *key, uint64_t delta);
 	/* key will count no more (its process exited...): it is deleted,
-	 * after its last delta went out. */
-	bool (*finished)(void *ctx, const void *key);
+	 * after its last delta went out. grew: whether it had one this walk. */
+	bool (*finished)(void *ctx, const void *key, bool grew);
 	void *ctx;
 };
 

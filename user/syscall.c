@@ -160,12 +160,13 @@ static void emit_delta(void *ctx, const void *key, uint64_t delta)
 
 /* A process that exited counts no more: forget it, so the map never
  * fills with the dead. */
-static bool finished(void *ctx, const void *k)
+static bool finished(void *ctx, const void *k, bool grew)
 {
 	const struct syscall_key *key = k;
 	struct walk_ctx *w = ctx;
 	struct proc_name who;
 
+	(void)grew; /* a live key stays, idle or not */
 	provider__name(w->k->provider, key->pid, key->svc, &who);
 	return who.gone;
 }
