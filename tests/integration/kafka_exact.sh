@@ -12,7 +12,7 @@ source "$(dirname "$0")/../lib/kafka.sh"
 N=23456
 R=300
 SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
-PORT=$(free_port)
+PORT=$(test_port)
 cp "$BUILD/tests/kmt_getppid" "$WORK/kmt_getppid"
 start_broker -p 0
 $SVC server --port "$PORT" --ready "$WORK/web.up" &

@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 
 N=4321
-PORT=$(free_port)
+PORT=$(test_port)
 cp "$BUILD/tests/kmt_getppid" "$WORK/kmt_getppid"
 cat >"$WORK/kmond.yaml" <<YAML
 node: lonely-node

@@ -70,7 +70,7 @@ expect_eq "empty topics" "$(cat "$WORK/err")" \
 [ ! -e "$WORK/x.svg" ] || fail "an output was written for empty topics"
 
 # A port nothing listens on: a runtime failure (exit 1), within the timeout.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(test_port)
 start=$SECONDS
 "$VIEW" flame --kafka "127.0.0.1:$port" --folded >/dev/null 2>"$WORK/err"
 expect_eq "exit code of an unreachable broker" $? 1

@@ -5,7 +5,6 @@
 #   start_broker [ARGS...]   sets $BROKERS (host:port list)
 #   broker_cmd "down all"    sends one command, waits for its "ok"
 #   consume TOPIC FILE       every message of TOPIC, one kcat -J line each
-#   free_port                a loopback TCP port nobody listens on right now
 KAFKA_BROKER=$BUILD/tests/kafka_broker
 KAFKA_MSGS="python3 $(dirname "${BASH_SOURCE[0]}")/kafka_msgs.py"
 BROKERS=
@@ -48,8 +47,4 @@ consume() {
 	timeout 30 kcat -C -b "$BROKERS" -t "$1" -o beginning -e -q -J \
 		>"$2" 2>"$WORK/kcat.err" ||
 		fail "kcat on $1: $(tail -3 "$WORK/kcat.err")"
-}
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
