@@ -7,18 +7,16 @@
 # R requests to a selected loopback server give exactly R messages on
 # kmon.tcp, keyed by the server's service.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 
 N=23456
 R=300
-SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
 PORT=$(test_port)
 cp "$BUILD/tests/kmt_getppid" "$WORK/kmt_getppid"
 start_broker -p 0
-$SVC server --port "$PORT" --ready "$WORK/web.up" &
-STARTED_PIDS+=($!)
-web=$!
-for ((i = 0; i < 50; i++)); do [ -e "$WORK/web.up" ] && break; sleep 0.1; done
+start_svc web $SVC server --port "$PORT"
+web=$SVC_PID
 cat >"$WORK/kmond.yaml" <<YAML
 node: kafka-node-1
 interval: 200ms

@@ -10,9 +10,9 @@
 # give frontend's address, so kmon-topo reads 10.250.0.1 as frontend: one
 # graph, client -> frontend -> api, every request counted once.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 
-SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
 N=40
 tag=$$
 NS_SW=kmt-sw-$tag NS_C=kmt-c-$tag NS_1=kmt-1-$tag NS_2=kmt-2-$tag
@@ -43,12 +43,9 @@ host $NS_C 10.250.0.3
 
 # server NAME NETNS ADDR [DOWNSTREAM]: sets pid_NAME.
 server() {
-	ip netns exec "$2" $SVC server --bind "$3" --port 8080 \
-		${4:+--downstream "$4"} --ready "$WORK/$1.up" &
-	STARTED_PIDS+=($!)
-	eval "pid_$1=$!"
-	for ((i = 0; i < 50; i++)); do [ -e "$WORK/$1.up" ] && return; sleep 0.1; done
-	fail "server $1 did not start"
+	start_svc "$1" ip netns exec "$2" $SVC server --bind "$3" --port 8080 \
+		${4:+--downstream "$4"}
+	eval "pid_$1=$SVC_PID"
 }
 server api $NS_2 10.250.0.2
 server frontend $NS_1 10.250.0.1 10.250.0.2:8080

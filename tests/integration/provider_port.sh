@@ -4,8 +4,8 @@
 # that starts listening after kmond: its requests carry the service; a
 # server on another port and the client are not selected.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tcp_svc.sh"
 
-SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
 PORT=$(test_port)
 OTHER=$((PORT + 1))
 cat >"$WORK/kmond.yaml" <<YAML
@@ -18,10 +18,8 @@ YAML
 start_kmond "$WORK/kmond.yaml"
 
 for p in $PORT $OTHER; do
-	$SVC server --port $p --ready "$WORK/$p.up" &
-	STARTED_PIDS+=($!)
-	eval "pid_$p=$!"
-	for _ in $(seq 50); do [ -e "$WORK/$p.up" ] && break; sleep 0.1; done
+	start_svc $p $SVC server --port $p
+	eval "pid_$p=$SVC_PID"
 done
 sleep 0.8 # the listen list is read each interval
 $SVC client --port $PORT --ms 1 --repeat 5 >/dev/null

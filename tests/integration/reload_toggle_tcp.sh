@@ -6,13 +6,11 @@
 # kmond polls with it: the next poll must not call into the stopped
 # collector), none is recorded while it is off, and all are again after.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tcp_svc.sh"
 
-SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
 PORT=$(test_port)
-$SVC server --port $PORT --ready "$WORK/up" &
-server=$!
-STARTED_PIDS+=($server)
-for ((i = 0; i < 50; i++)); do [ -e "$WORK/up" ] && break; sleep 0.1; done
+start_svc web $SVC server --port $PORT
+server=$SVC_PID
 write_config() {
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 1s

@@ -5,18 +5,15 @@
 # edges client -> A, A -> B and B -> C, each with one request per client
 # request, and the tcp records of each service count the same.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tcp_svc.sh"
 
-SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
 BASE=$(test_port 3)
 PA=$BASE PB=$((BASE + 1)) PC=$((BASE + 2))
 N=12
 
 start_server() { # NAME PORT [DOWNSTREAM]
-	$SVC server --port "$2" ${3:+--downstream "$3"} --ready "$WORK/$1.up" &
-	STARTED_PIDS+=($!)
-	eval "pid_$1=$!"
-	for _ in $(seq 50); do [ -e "$WORK/$1.up" ] && return; sleep 0.1; done
-	fail "server $1 did not start"
+	start_svc "$1" $SVC server --port "$2" ${3:+--downstream "$3"}
+	eval "pid_$1=$SVC_PID"
 }
 start_server c $PC
 start_server b $PB $PC

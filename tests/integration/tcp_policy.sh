@@ -5,12 +5,10 @@
 # then (SIGHUP) `slow: 30ms`: only the 50 ms requests; then `sample: 4`:
 # one request in four.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tcp_svc.sh"
 
-SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
 PORT=$(test_port)
-$SVC server --port $PORT --ready "$WORK/up" &
-STARTED_PIDS+=($!)
-for _ in $(seq 50); do [ -e "$WORK/up" ] && break; sleep 0.1; done
+start_svc timed $SVC server --port $PORT
 
 config() { # REQUESTS
 	cat >"$WORK/kmond.yaml" <<YAML

@@ -7,16 +7,13 @@
 # of what the server measured itself (a loaded machine oversleeps). The
 # server is named by the port it listens on.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tcp_svc.sh"
 
-SVC="python3 $(dirname "$0")/../lib/tcp_svc.py"
 CHECK="python3 $(dirname "$0")/../lib/tcp_check.py"
 PORT=$(test_port)
 
-$SVC server --port $PORT --v6 --ready "$WORK/up" --log "$WORK/served" &
-server=$!
-STARTED_PIDS+=($server)
-for _ in $(seq 50); do [ -e "$WORK/up" ] && break; sleep 0.1; done
-[ -e "$WORK/up" ] || fail "test server did not start"
+start_svc test $SVC server --port $PORT --v6 --log "$WORK/served"
+server=$SVC_PID
 
 # Connected now, asks only once kmond runs.
 $SVC client --port $PORT --ms 7 --repeat 3 --wait "$WORK/go" >"$WORK/old.n" &
