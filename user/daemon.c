@@ -356,9 +356,13 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 	run_loop(&k, duration_ns);
 	ret = 0;
 cleanup:
+	/* No poll after this: the rings go before their owners, so stopping
+	 * each collector has no set to rebuild. */
+	ring_buffer__free(k.rb);
+	k.rb = NULL;
+	k.nrings = 0;
 	collectors_stop(&k);
 	probe__release();
-	ring_buffer__free(k.rb);
 	provider__destroy(k.provider);
 	exporter__free(k.exporter);
 	config__free(&k.cfg);
