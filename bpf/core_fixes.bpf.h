@@ -46,11 +46,15 @@ struct task_struct___pre_5_14 {
 	long state;
 } __attribute__((preserve_access_index));
 
-static __always_inline __u32 task_state(struct task_struct *t)
+/* trusted: t is a BTF pointer (tp_btf) read directly, a plain load
+ * instead of a probe-read helper call. */
+static __always_inline __u32 task_state(struct task_struct *t, bool trusted)
 {
+	struct task_struct___pre_5_14 *old = (void *)t;
+
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___pre_5_14 *)t, state);
+		return trusted ? t->__state : BPF_CORE_READ(t, __state);
+	return trusted ? old->state : BPF_CORE_READ(old, state);
 }
 
 /* Kernel 5.16 ("block: remove the ->rq_disk field in struct request")

@@ -160,8 +160,7 @@ static __always_inline __u64 kstack_of(void *ctx, struct task_struct *task)
 static __always_inline bool same_uregs(const struct offcpu_uregs *a,
 				       const struct offcpu_uregs *b)
 {
-	return a->ip == b->ip && a->sp == b->sp && a->fp == b->fp &&
-	       a->gen == b->gen;
+	return a->ip == b->ip && a->sp == b->sp && a->gen == b->gen;
 }
 
 /* The user stack of current (task), walked again only when it entered
@@ -172,9 +171,9 @@ static __always_inline __s32 ustack_cached(void *ctx, struct task_struct *task,
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct offcpu_uregs u = { .gen = stack_gen };
 
-	u.ip = PT_REGS_IP_CORE(regs);
-	u.sp = PT_REGS_SP_CORE(regs);
-	u.fp = PT_REGS_FP_CORE(regs);
+	/* A BTF pointer: plain loads, no probe reads. */
+	u.ip = PT_REGS_IP(regs);
+	u.sp = PT_REGS_SP(regs);
 	if (last->ustack >= 0 && same_uregs(&u, &last->uregs))
 		return last->ustack;
 	last->uregs = u;
@@ -343,9 +342,10 @@ static __always_inline int handle_switch(void *ctx, bool preempt,
 					 struct task_struct *prev,
 					 struct task_struct *next, bool trusted)
 {
-	if (starts_block(preempt, task_state(prev), TASK_DEAD))
+	if (starts_block(preempt, task_state(prev, trusted), TASK_DEAD))
 		block_starts(ctx, trusted ? prev : NULL);
-	block_ends(ctx, BPF_CORE_READ(next, pid), trusted ? next : NULL);
+	block_ends(ctx, trusted ? next->pid : BPF_CORE_READ(next, pid),
+		   trusted ? next : NULL);
 	return 0;
 }
 

@@ -50,13 +50,17 @@ struct offcpu_val {
 
 /* Where a thread entered the kernel from user space: if it blocks again
  * from the very same place (a server loop's read or epoll_wait: same
- * instruction, stack pointer and frame pointer), its user stack is taken
- * to be the same and is not walked again. Walks cost most of a switch
- * (reading user memory; a bogus frame pointer costs a page fault). Two
- * call paths reaching one instruction at the same stack depth would share
- * the first one's stack: rare, and only the outer frames could differ. */
+ * instruction and stack pointer), its user stack is taken to be the same
+ * and is not walked again. Walks cost most of a switch (reading user
+ * memory; a bogus frame pointer costs a page fault). The frame pointer is
+ * left out on purpose: in code built with frame pointers it follows from
+ * the instruction and the stack depth, and in code built without them it
+ * is any value (a loop counter), which would defeat the cache while the
+ * walk it guards yields nothing past the first frame. Two call paths
+ * reaching one instruction at the same stack depth would share the first
+ * one's stack: rare, and only the outer frames could differ. */
 struct offcpu_uregs {
-	__u64 ip, sp, fp;
+	__u64 ip, sp;
 	__u32 gen; /* stack_gen when walked: a sweep may free the stack */
 	__u32 pad;
 };
