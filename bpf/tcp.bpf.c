@@ -451,8 +451,13 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 static __always_inline void answer_after_close(const struct sock *sk, int ret)
 {
 	__u64 skp = (__u64)sk;
-	struct tcp_conn *c = bpf_map_lookup_elem(&closing, &skp);
+	struct tcp_conn *c;
 
+	/* Any other socket nobody monitors (a client's, say): spare it the
+	 * lookup, as such sends are as many as the monitored ones. */
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_CLOSE)
+		return;
+	c = bpf_map_lookup_elem(&closing, &skp);
 	/* Its owner, not another socket made at the same address since. */
 	if (!c || c->pid != bpf_get_current_pid_tgid() >> 32)
 		return;

@@ -11,6 +11,8 @@
 #include "log.h"
 #include "sink.h"
 
+#define FILE_BUFFER_BYTES (64 * 1024)
+
 struct sink {
 	char *path;
 	FILE *f;
@@ -25,7 +27,12 @@ static int file_open_stream(struct sink *s)
 		return 0;
 	}
 	s->f = fopen(s->path, "a");
-	return s->f ? 0 : -errno;
+	if (!s->f)
+		return -errno;
+	/* One write per 64 KiB of records, not per 4 KiB: at a record per
+	 * request the syscalls were a fifth of kmond's time. */
+	setvbuf(s->f, NULL, _IOFBF, FILE_BUFFER_BYTES);
+	return 0;
 }
 
 static int file_open(struct sink **out, const struct exporter_cfg *cfg,

@@ -15,22 +15,43 @@ void record__free(struct record *r)
 	strbuf__free(&r->json);
 }
 
+/* Field names are kmond's own identifiers: nothing in them needs
+ * escaping, so they are copied as they are. */
 static void record__name(struct record *r, const char *name)
 {
+	char buf[64];
+	size_t len = 0, n;
+
 	if (r->need_comma)
-		strbuf__addc(&r->json, ',');
+		buf[len++] = ',';
 	r->need_comma = true;
 	if (name) {
-		strbuf__add_json_str(&r->json, name, strlen(name));
-		strbuf__addc(&r->json, ':');
+		n = strnlen(name, sizeof(buf) - 4);
+		buf[len++] = '"';
+		memcpy(buf + len, name, n);
+		len += n;
+		buf[len++] = '"';
+		buf[len++] = ':';
 	}
+	if (len) /* not the first item of an array */
+		strbuf__add(&r->json, buf, len);
+}
+
+/* snprintf(dst, size, "%s", src) without printf's machinery (a record
+ * is built per request). */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 void record__begin(struct record *r, const char *kind, uint64_t ts_ns,
 		   const char *node)
 {
 	strbuf__reset(&r->json);
-	snprintf(r->kind, sizeof(r->kind), "%s", kind);
+	copy_str(r->kind, sizeof(r->kind), kind);
 	r->key[0] = '\0';
 	r->node = node;
 	r->depth = 0;
@@ -48,7 +69,7 @@ void record__process(struct record *r, uint32_t pid, const char *comm,
 	record__str(r, "comm", comm);
 	record__str(r, "service", service);
 	if (service)
-		snprintf(r->key, sizeof(r->key), "%s", service);
+		copy_str(r->key, sizeof(r->key), service);
 	else
 		snprintf(r->key, sizeof(r->key), "%u", pid);
 }

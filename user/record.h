@@ -35,6 +35,8 @@ void record__begin(struct record *r, const char *kind, uint64_t ts_ns,
 /* pid, comm and service (null when service is NULL); sets the key. */
 void record__process(struct record *r, uint32_t pid, const char *comm,
 		     const char *service);
+/* Fields: name is one of kmond's own field names (copied unescaped;
+ * NULL inside an array), the value any string or number. */
 void record__str(struct record *r, const char *name, const char *val);
 void record__strn(struct record *r, const char *name, const char *val,
 		  size_t len);

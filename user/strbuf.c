@@ -5,13 +5,10 @@
 
 #include "strbuf.h"
 
-static void strbuf__grow(struct strbuf *sb, size_t extra)
+static void strbuf__grow_to(struct strbuf *sb, size_t need)
 {
-	size_t need = sb->len + extra + 1;
-
-	if (need <= sb->cap)
-		return;
 	size_t cap = sb->cap ? sb->cap : 256;
+
 	while (cap < need)
 		cap *= 2;
 	char *buf = realloc(sb->buf, cap);
@@ -21,6 +18,16 @@ static void strbuf__grow(struct strbuf *sb, size_t extra)
 	}
 	sb->buf = buf;
 	sb->cap = cap;
+}
+
+/* Room for extra more bytes and the NUL; inline, as every append starts
+ * with it and it almost never has to grow. */
+static inline void strbuf__grow(struct strbuf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+
+	if (need > sb->cap)
+		strbuf__grow_to(sb, need);
 }
 
 void strbuf__reset(struct strbuf *sb)
@@ -47,7 +54,9 @@ void strbuf__add(struct strbuf *sb, const void *data, size_t len)
 
 void strbuf__addc(struct strbuf *sb, char c)
 {
-	strbuf__add(sb, &c, 1);
+	strbuf__grow(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
 }
 
 void strbuf__adds(struct strbuf *sb, const char *s)
@@ -80,16 +89,33 @@ void strbuf__addf(struct strbuf *sb, const char *fmt, ...)
 
 void strbuf__add_u64(struct strbuf *sb, uint64_t v)
 {
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
 	char digits[20];
 	size_t n = sizeof(digits);
 
-	/* Records are mostly numbers: printf's machinery costs more than
-	 * the rest of the encoding. */
-	do {
-		digits[--n] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	strbuf__add(sb, digits + n, sizeof(digits) - n);
+	/* Records are mostly numbers (a timestamp is 19 digits): printf's
+	 * machinery costs more than the rest of the encoding, and two
+	 * digits per division halve the divisions. */
+	while (v >= 100) {
+		unsigned int two = (unsigned int)(v % 100) * 2;
+
+		v /= 100;
+		digits[--n] = pairs[two + 1];
+		digits[--n] = pairs[two];
+	}
+	if (v >= 10) {
+		digits[--n] = pairs[v * 2 + 1];
+		digits[--n] = pairs[v * 2];
+	} else {
+		digits[--n] = (char)('0' + v);
+	}
+	strbuf__grow(sb, sizeof(digits));
+	memcpy(sb->buf + sb->len, digits + n, sizeof(digits) - n);
+	sb->len += sizeof(digits) - n;
+	sb->buf[sb->len] = '\0';
 }
 
 /* Length of the valid UTF-8 sequence starting at s (at most len bytes), or
@@ -133,56 +159,67 @@ static inline int json_plain(unsigned char c)
 	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
 
+/* The escape of a byte JSON has a short form for, else NULL. */
+static const char *json_short_escape(unsigned char c)
+{
+	switch (c) {
+	case '"':
+		return "\\\"";
+	case '\\':
+		return "\\\\";
+	case '\n':
+		return "\\n";
+	case '\t':
+		return "\\t";
+	case '\r':
+		return "\\r";
+	}
+	return NULL;
+}
+
 void strbuf__add_json_str(struct strbuf *sb, const char *s, size_t len)
 {
+	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
+	char *out;
 
-	strbuf__addc(sb, '"');
-	while (i < len) {
+	/* Room for the worst case (every byte as \u00XX) up front: the
+	 * loop then writes straight into the buffer. */
+	strbuf__grow(sb, 6 * len + 2);
+	out = sb->buf + sb->len;
+	*out++ = '"';
+	for (size_t i = 0; i < len;) {
 		unsigned char c = p[i];
+		const char *esc;
 		size_t n;
 
-		/* Fast path: a run of printable ASCII needing no escape is
-		 * copied at once (names, services, addresses are all this). */
-		for (n = i; n < len && json_plain(p[n]); n++)
-			;
-		if (n > i) {
-			strbuf__add(sb, p + i, n - i);
-			i = n;
+		if (json_plain(c)) {
+			*out++ = (char)c;
+			i++;
 			continue;
 		}
-		switch (c) {
-		case '"':
-			strbuf__adds(sb, "\\\"");
-			i++;
-			continue;
-		case '\\':
-			strbuf__adds(sb, "\\\\");
-			i++;
-			continue;
-		case '\n':
-			strbuf__adds(sb, "\\n");
-			i++;
-			continue;
-		case '\t':
-			strbuf__adds(sb, "\\t");
-			i++;
-			continue;
-		case '\r':
-			strbuf__adds(sb, "\\r");
+		esc = json_short_escape(c);
+		if (esc) {
+			memcpy(out, esc, 2);
+			out += 2;
 			i++;
 			continue;
 		}
 		n = (c < 0x20 || c == 0x7f) ? 0 : utf8_seq_len(p + i, len - i);
 		if (n == 0) {
 			/* Not representable as is: keep the byte's value. */
-			strbuf__addf(sb, "\\u%04x", c);
+			memcpy(out, "\\u00", 4);
+			out[4] = hex[c >> 4];
+			out[5] = hex[c & 0xf];
+			out += 6;
 			i++;
 		} else {
-			strbuf__add(sb, p + i, n);
+			memcpy(out, p + i, n);
+			out += n;
 			i += n;
 		}
 	}
-	strbuf__addc(sb, '"');
+	*out++ = '"';
+	*out = '\0';
+	sb->len = (size_t)(out - sb->buf);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* JSON encoding: escaping of any byte string, integers kept integers. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "record.h"
 #include "unit.h"
@@ -35,6 +36,35 @@ static void test_escaping(void)
 		  "\"\\u00f4\\u0090\\u0080\\u0080\"");
 	CHECK_STR(json_of(&sb, "x\xffy", 3), "\"x\\u00ffy\"");
 	CHECK_STR(json_of(&sb, "", 0), "\"\"");
+	strbuf__free(&sb);
+}
+
+static const char *decimal_of(struct strbuf *sb, uint64_t v)
+{
+	strbuf__reset(sb);
+	strbuf__add_u64(sb, v);
+	return sb->buf;
+}
+
+/* Each digit count, odd and even, and where pairs of digits carry. */
+static void test_decimal(void)
+{
+	struct strbuf sb = { 0 };
+	char want[32];
+	uint64_t v = 0;
+
+	CHECK_STR(decimal_of(&sb, 0), "0");
+	CHECK_STR(decimal_of(&sb, 9), "9");
+	CHECK_STR(decimal_of(&sb, 10), "10");
+	CHECK_STR(decimal_of(&sb, 99), "99");
+	CHECK_STR(decimal_of(&sb, 100), "100");
+	CHECK_STR(decimal_of(&sb, 1009), "1009");
+	CHECK_STR(decimal_of(&sb, UINT64_MAX), "18446744073709551615");
+	for (int digits = 1; digits <= 19; digits++) {
+		v = v * 10 + (uint64_t)(digits % 10);
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+		CHECK_STR(decimal_of(&sb, v), want);
+	}
 	strbuf__free(&sb);
 }
 
@@ -101,6 +131,7 @@ static void test_record(void)
 int main(void)
 {
 	test_escaping();
+	test_decimal();
 	test_record();
 	return unit_done("record");
 }
