@@ -44,7 +44,8 @@ bool probe__available(const struct attach_candidate *c, char *why,
 int probe__choose(const struct hook *hook);
 /* Enables the chosen candidate of each hook and disables the others in
  * obj (opened, not loaded). chosen[i] gets the choice for hooks[i].
- * Returns 0, or -ENOTSUP when some hook has no usable candidate. */
+ * Returns 0, or -ENOTSUP when some hook has no usable candidate. Frees
+ * the kernel BTF it parsed: the load that follows parses its own. */
 int probe__select(struct bpf_object *obj, const struct hook *hooks,
 		  int nhooks, int *chosen);
 /* Prints one line per hook: its choice and why the others lost. */
