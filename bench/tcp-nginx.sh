@@ -5,7 +5,7 @@
 # every collector on, as configs/kmond.yaml has them, requests: all). Reports
 # the throughput ratio, kmond's CPU per request (utime + stime over the
 # run / requests), its peak RSS (VmHWM), and the BPF programs' cost per
-# event (kernel.bpf_stats_enabled).
+# event (kernel.bpf_stats_enabled, in one more run per mode).
 #   bench/tcp-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root, after make)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -45,12 +45,10 @@ YAML
 }
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
-sysctl -q kernel.bpf_stats_enabled=1
 declare -A rps_sum reqs_sum cpu_sum hwm
-declare -A bpf_ns bpf_cnt
+declare -A bpf_ns bpf_cnt bpf_reqs
 for mode in off all none every; do
 	rps_sum[$mode]=0 reqs_sum[$mode]=0 cpu_sum[$mode]=0 hwm[$mode]=0
-	bpf_ns[$mode]=0 bpf_cnt[$mode]=0
 done
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -66,15 +64,23 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			h=$(kmond_hwm_kib)
 			[ "$h" -gt "${hwm[$mode]}" ] && hwm[$mode]=$h
 			cpu_sum[$mode]=$((cpu_sum[$mode] + c1 - c0))
-			read -r ns cnt < <(bpf_cost tcp_recv tcp_send)
-			bpf_ns[$mode]=$((bpf_ns[$mode] + ns))
-			bpf_cnt[$mode]=$((bpf_cnt[$mode] + cnt))
 			kmond_stop
 		fi
 		echo "round $r $mode: $rps req/s ($n requests)"
 		rps_sum[$mode]=$(calc "${rps_sum[$mode]} + $rps" 2)
 		reqs_sum[$mode]=$((reqs_sum[$mode] + n))
 	done
+done
+# bpf_stats costs two clock reads per program run: off while timing,
+# on in one more run per mode, for the cost per event.
+for mode in all none every; do
+	start $mode
+	sysctl -q kernel.bpf_stats_enabled=1
+	read -r rps n < <(load)
+	read -r bpf_ns[$mode] bpf_cnt[$mode] < <(bpf_cost tcp_recv tcp_send)
+	bpf_reqs[$mode]=$n
+	sysctl -q kernel.bpf_stats_enabled=0
+	kmond_stop
 done
 echo "connections: $CONNS, $ROUNDS rounds of ${SECS}s per mode, nginx 1 worker"
 echo "without kmond: $(calc "${rps_sum[off]} / $ROUNDS" 0) req/s"
@@ -83,5 +89,5 @@ for mode in all none every; do
 		"kmond CPU $(calc "${cpu_sum[$mode]} * 1000000 / $tck / ${reqs_sum[$mode]}") us/request," \
 		"peak RSS $((hwm[$mode] / 1024)) MiB," \
 		"BPF $(calc "${bpf_ns[$mode]} / (${bpf_cnt[$mode]} + 0.000001)" 0) ns per recv/send event" \
-		"($(calc "${bpf_cnt[$mode]} / ${reqs_sum[$mode]}" 1) per request, wrk's included)"
+		"($(calc "${bpf_cnt[$mode]} / ${bpf_reqs[$mode]}" 1) per request, wrk's included)"
 done
