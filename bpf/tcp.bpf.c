@@ -27,6 +27,22 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define MSG_ERRQUEUE 0x2000
 #define EEXIST 17
 
+/* Where connection state lives. With every hook on tp_btf the sockets
+ * are BTF pointers, and the state sits in the socket itself (socket
+ * storage): found with a load from a socket the kernel has just used
+ * instead of a probe of a cold hash, never full, freed with the socket.
+ * The other hooks (raw_tp, tracepoint, syscalls) hand over plain
+ * addresses and use the conns hash, keyed by the address. Set before
+ * load (user space then shrinks conns to one entry). */
+const volatile bool conn_in_socket;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tcp_conn);
+} sock_conns SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TCP_MAX_CONNS);
@@ -198,12 +214,49 @@ static __always_inline bool on_listening_port(const struct sock *sk)
 
 /* --- connection state --- */
 
-static __always_inline struct tcp_conn *new_conn(__u64 skp, __u8 role,
+/* trusted: sk is a BTF pointer (a tp_btf argument). */
+static __always_inline bool in_socket(bool trusted)
+{
+	return trusted && conn_in_socket;
+}
+
+static __always_inline struct tcp_conn *conn_find(const struct sock *sk,
+						  bool trusted)
+{
+	__u64 skp = (__u64)sk;
+
+	if (in_socket(trusted))
+		return bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
+	return bpf_map_lookup_elem(&conns, &skp);
+}
+
+static __always_inline void conn_forget(const struct sock *sk, bool trusted)
+{
+	__u64 skp = (__u64)sk;
+
+	if (in_socket(trusted))
+		bpf_sk_storage_delete(&sock_conns, (struct sock *)sk);
+	else
+		bpf_map_delete_elem(&conns, &skp);
+}
+
+/* A socket's state, made unless it has one (which then wins). */
+static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
+						 bool trusted, __u8 role,
 						 __u32 tgid, __u32 svc)
 {
-	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc };
-	long err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
+	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc }, *cp;
+	__u64 skp = (__u64)sk;
+	long err;
 
+	if (in_socket(trusted)) {
+		cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, &c,
+					BPF_SK_STORAGE_GET_F_CREATE);
+		if (!cp)
+			count_stat(TCP_CONNS_FULL);
+		return cp;
+	}
+	err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
 	if (err && err != -EEXIST) /* full */
 		count_stat(TCP_CONNS_FULL);
 	return bpf_map_lookup_elem(&conns, &skp);
@@ -219,10 +272,10 @@ static __always_inline void remember_client(struct tcp_conn *c)
 /* The state of a socket the current process reads or writes: made on
  * first sight when the process is monitored; NULL when it is none of
  * ours. Known sockets cost one lookup and no read of the socket. */
-static __always_inline struct tcp_conn *conn_of(const struct sock *sk)
+static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
+					       bool trusted)
 {
-	__u64 skp = (__u64)sk;
-	struct tcp_conn *c = bpf_map_lookup_elem(&conns, &skp);
+	struct tcp_conn *c = conn_find(sk, trusted);
 	__u32 tgid, svc;
 	__u8 role;
 
@@ -233,7 +286,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk)
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(tgid, &svc)) {
 		if (c) /* accepted by a process nobody monitors */
-			bpf_map_delete_elem(&conns, &skp);
+			conn_forget(sk, trusted);
 		return NULL;
 	}
 	/* A closed socket's last bytes start nothing new. */
@@ -249,7 +302,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk)
 	}
 	/* Older than kmond, or a client: the listen list tells. */
 	role = on_listening_port(sk) ? TCP_ROLE_SERVER : TCP_ROLE_CLIENT;
-	c = new_conn(skp, role, tgid, svc);
+	c = new_conn(sk, trusted, role, tgid, svc);
 	if (!c)
 		return NULL;
 	read_tuple(sk, &c->t);
@@ -430,14 +483,14 @@ static __always_inline void on_response_bytes(struct tcp_conn *c, int len)
 }
 
 static __always_inline int handle_recv(const struct sock *sk, int ret,
-				       int flags)
+				       int flags, bool trusted)
 {
 	struct tcp_conn *c;
 
 	/* A peek is read again; the error queue holds no stream data. */
 	if (ret <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)) || !sk)
 		return 0;
-	c = conn_of(sk);
+	c = conn_of(sk, trusted);
 	if (!c)
 		return 0;
 	if (c->role == TCP_ROLE_SERVER)
@@ -448,14 +501,16 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 }
 
 /* The answer to a request whose socket closed during the send. */
-static __always_inline void answer_after_close(const struct sock *sk, int ret)
+static __always_inline void answer_after_close(const struct sock *sk, int ret,
+					       bool trusted)
 {
 	__u64 skp = (__u64)sk;
 	struct tcp_conn *c;
 
 	/* Any other socket nobody monitors (a client's, say): spare it the
 	 * lookup, as such sends are as many as the monitored ones. */
-	if (BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_CLOSE)
+	if ((trusted ? sk->__sk_common.skc_state :
+		       BPF_CORE_READ(sk, __sk_common.skc_state)) != TCP_CLOSE)
 		return;
 	c = bpf_map_lookup_elem(&closing, &skp);
 	/* Its owner, not another socket made at the same address since. */
@@ -466,15 +521,16 @@ static __always_inline void answer_after_close(const struct sock *sk, int ret)
 	bpf_map_delete_elem(&closing, &skp);
 }
 
-static __always_inline int handle_send(const struct sock *sk, int ret)
+static __always_inline int handle_send(const struct sock *sk, int ret,
+				       bool trusted)
 {
 	struct tcp_conn *c;
 
 	if (ret <= 0 || !sk)
 		return 0;
-	c = conn_of(sk);
+	c = conn_of(sk, trusted);
 	if (!c) {
-		answer_after_close(sk, ret);
+		answer_after_close(sk, ret, trusted);
 		return 0;
 	}
 	if (c->role == TCP_ROLE_SERVER)
@@ -486,10 +542,10 @@ static __always_inline int handle_send(const struct sock *sk, int ret)
 
 /* --- connection life --- */
 
-static __always_inline void on_close(const struct sock *sk)
+static __always_inline void on_close(const struct sock *sk, bool trusted)
 {
 	__u64 skp = (__u64)sk;
-	struct tcp_conn *c = bpf_map_lookup_elem(&conns, &skp);
+	struct tcp_conn *c = conn_find(sk, trusted);
 
 	if (!c)
 		return;
@@ -499,22 +555,21 @@ static __always_inline void on_close(const struct sock *sk)
 		bpf_map_update_elem(&closing, &skp, c, BPF_ANY);
 	if (c->role == TCP_ROLE_CLIENT)
 		bpf_map_delete_elem(&peers, &c->t);
-	bpf_map_delete_elem(&conns, &skp);
+	conn_forget(sk, trusted);
 }
 
-static __always_inline void on_connect(const struct sock *sk)
+static __always_inline void on_connect(const struct sock *sk, bool trusted)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, svc;
 
 	/* connect(), in the caller's context; the local port comes later. */
 	if (kmon_selected_tgid(tgid, &svc))
-		new_conn((__u64)sk, TCP_ROLE_CLIENT, tgid, svc);
+		new_conn(sk, trusted, TCP_ROLE_CLIENT, tgid, svc);
 }
 
-static __always_inline void on_connected(const struct sock *sk)
+static __always_inline void on_connected(const struct sock *sk, bool trusted)
 {
-	__u64 skp = (__u64)sk;
-	struct tcp_conn *c = bpf_map_lookup_elem(&conns, &skp);
+	struct tcp_conn *c = conn_find(sk, trusted);
 
 	if (!c || c->role != TCP_ROLE_CLIENT)
 		return;
@@ -523,7 +578,7 @@ static __always_inline void on_connected(const struct sock *sk)
 }
 
 static __always_inline int handle_state(const struct sock *sk, int oldstate,
-					int newstate)
+					int newstate, bool trusted)
 {
 	struct tcp_listen_key lk;
 	__u32 one = 1;
@@ -531,12 +586,12 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
 	if (newstate == TCP_SYN_SENT) {
-		on_connect(sk);
+		on_connect(sk, trusted);
 	} else if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_SENT) {
-		on_connected(sk);
+		on_connected(sk, trusted);
 	} else if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
 		/* Softirq: the owner is known at its first read. */
-		new_conn((__u64)sk, TCP_ROLE_UNKNOWN, 0, 0);
+		new_conn(sk, trusted, TCP_ROLE_UNKNOWN, 0, 0);
 	} else if (newstate == TCP_LISTEN) {
 		listen_key(sk, &lk);
 		bpf_map_update_elem(&listen_ports, &lk, &one, BPF_ANY);
@@ -545,7 +600,7 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 			listen_key(sk, &lk);
 			bpf_map_delete_elem(&listen_ports, &lk);
 		}
-		on_close(sk);
+		on_close(sk, trusted);
 	}
 	return 0;
 }
@@ -618,8 +673,8 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret,
 	}
 	fd = PT_REGS_PARM1_CORE_SYSCALL(regs); /* sendfile: out_fd */
 	if (recv)
-		return handle_recv(sock_of_fd(fd), ret, flags);
-	return handle_send(sock_of_fd(fd), ret);
+		return handle_recv(sock_of_fd(fd), ret, flags, false);
+	return handle_send(sock_of_fd(fd), ret, false);
 }
 
 /* Attach candidates, chosen at start-up: tp_btf, then the tracepoint,
@@ -627,13 +682,13 @@ static __always_inline int handle_sys_exit(struct pt_regs *regs, long ret,
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(tcp_recv_btf, struct sock *sk, int ret, int flags)
 {
-	return handle_recv(sk, ret, flags);
+	return handle_recv(sk, ret, flags, true);
 }
 
 SEC("tracepoint/sock/sock_recv_length")
 int tcp_recv_tp(struct trace_event_raw_sock_msg_length *ctx)
 {
-	return handle_recv(ctx->sk, ctx->ret, ctx->flags);
+	return handle_recv(ctx->sk, ctx->ret, ctx->flags, false);
 }
 
 SEC("raw_tp/sys_exit")
@@ -645,13 +700,13 @@ int BPF_PROG(tcp_recv_sys, struct pt_regs *regs, long ret)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(tcp_send_btf, struct sock *sk, int ret, int flags)
 {
-	return handle_send(sk, ret);
+	return handle_send(sk, ret, true);
 }
 
 SEC("tracepoint/sock/sock_send_length")
 int tcp_send_tp(struct trace_event_raw_sock_msg_length *ctx)
 {
-	return handle_send(ctx->sk, ctx->ret);
+	return handle_send(ctx->sk, ctx->ret, false);
 }
 
 SEC("raw_tp/sys_exit")
@@ -663,11 +718,11 @@ int BPF_PROG(tcp_send_sys, struct pt_regs *regs, long ret)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(tcp_state_btf, const struct sock *sk, int oldstate, int newstate)
 {
-	return handle_state(sk, oldstate, newstate);
+	return handle_state(sk, oldstate, newstate, true);
 }
 
 SEC("tracepoint/sock/inet_sock_set_state")
 int tcp_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
 {
-	return handle_state(ctx->skaddr, ctx->oldstate, ctx->newstate);
+	return handle_state(ctx->skaddr, ctx->oldstate, ctx->newstate, false);
 }

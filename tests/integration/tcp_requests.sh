@@ -30,12 +30,17 @@ services:
 collectors:
   tcp: { enabled: true }
 YAML
-start_kmond "$WORK/kmond.yaml"
+start_kmond "$WORK/kmond.yaml" -v
 if [ -n "${KMOND_PROBE_DENY:-}" ]; then # run by tcp_fallback.sh
 	grep "collector tcp: running" "$WORK/kmond.err"
 	grep -q "collector tcp: running (.*raw_tp" "$WORK/kmond.err" ||
 		fail "the syscall fallback was not chosen"
+	want_store="a hash"
+else
+	want_store="the sockets"
 fi
+grep -q "tcp: connection state in $want_store" "$WORK/kmond.err" ||
+	fail "connection state is not in $want_store"
 
 touch "$WORK/go"
 wait $old || fail "the early client failed"
