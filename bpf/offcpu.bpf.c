@@ -295,6 +295,12 @@ static __always_inline bool take_start(__u32 tid, struct task_struct *next,
 			return false;
 		*s = *sp;
 		sp->ts = 0;
+		/* Stacks were swept while it slept: user space cannot see
+		 * task storage, so its user stack id may have been freed
+		 * and given to another stack. Better none than a wrong one
+		 * (not counted as lost: that would trigger another sweep). */
+		if (s->uregs.gen != stack_gen)
+			s->ustack = -1;
 		return true;
 	}
 	sp = bpf_map_lookup_elem(&offcpu_starts, &tid);
