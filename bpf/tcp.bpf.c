@@ -252,6 +252,10 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 	if (in_socket(trusted)) {
 		cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, &c,
 					BPF_SK_STORAGE_GET_F_CREATE);
+		/* NULL too when another CPU made it first: use theirs. */
+		if (!cp)
+			cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk,
+						0, 0);
 		if (!cp)
 			count_stat(TCP_CONNS_FULL);
 		return cp;
