@@ -53,12 +53,13 @@ struct offcpu_val {
  * instruction and stack pointer), its user stack is taken to be the same
  * and is not walked again. Walks cost most of a switch (reading user
  * memory; a bogus frame pointer costs a page fault). The frame pointer is
- * left out on purpose: in code built with frame pointers it follows from
- * the instruction and the stack depth, and in code built without them it
- * is any value (a loop counter), which would defeat the cache while the
- * walk it guards yields nothing past the first frame. Two call paths
- * reaching one instruction at the same stack depth would share the first
- * one's stack: rare, and only the outer frames could differ. */
+ * left out on purpose: in code built without frame pointers it is any
+ * value (a loop counter), which defeated the cache on every switch while
+ * the walk it guards yields nothing past the first frame. The cost: two
+ * callers reaching one blocking call at the same stack depth (siblings
+ * with equal frames, calling one read() wrapper) share the first one's
+ * stack, from the caller outwards. Keying on the frame pointer as well
+ * would not tell most of those apart either. */
 struct offcpu_uregs {
 	__u64 ip, sp;
 	__u32 gen; /* stack_gen when walked: a sweep may free the stack */

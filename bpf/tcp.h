@@ -3,7 +3,8 @@
  * event ABI shared by BPF and user space.
  *
  * Every TCP socket a monitored process reads or writes gets a tcp_conn in
- * the kernel, keyed by its struct sock *: its role (server: accepted, or
+ * the kernel, in the socket's own storage (or a hash keyed by its struct
+ * sock *, see tcp.bpf.c): its role (server: accepted, or
  * on a listening port; client: connected), its owner, the request in
  * progress and the byte offsets of both streams. A request starts at the
  * first bytes received after the previous response and ends with the last

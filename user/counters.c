@@ -370,11 +370,13 @@ static int counters_select(struct counters_collector *c)
 	int chosen;
 	int err;
 
+	/* Functions first: probe__select frees the kernel BTF before the
+	 * load, and probing after it would hold a copy through the load. */
+	c->fn_hook = probe__choose(&counters_hooks[HOOK_FUNCTIONS]);
 	err = probe__select(c->skel->obj, &counters_hooks[HOOK_TRACEPOINTS],
 			    1, &chosen);
 	if (err)
 		return err;
-	c->fn_hook = probe__choose(&counters_hooks[HOOK_FUNCTIONS]);
 	bpf_program__set_autoload(c->skel->progs.counters_fentry, false);
 	bpf_program__set_autoload(
 		c->skel->progs.counters_kprobe,

@@ -129,6 +129,9 @@ static const char *first_attach(const struct collector_ops *ops)
 
 static int collector_start(struct kmond *k, struct running *r)
 {
+	/* Before the start, whose probe__select frees the kernel BTF this
+	 * parses: after it, each start would parse it once more. */
+	const char *attach = first_attach(r->ops);
 	int err;
 
 	k->ring_owner = r;
@@ -141,7 +144,7 @@ static int collector_start(struct kmond *k, struct running *r)
 			  strerror(-err));
 		return r->ops->required(&k->cfg) ? err : 0;
 	}
-	r->attach = first_attach(r->ops);
+	r->attach = attach;
 	log_info("collector %s: running (%s)", r->ops->name, r->attach);
 	return 0;
 }

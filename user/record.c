@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static void record__name(struct record *r, const char *name)
 	r->need_comma = true;
 	if (name) {
 		n = strnlen(name, sizeof(buf) - 4);
+		assert(n < sizeof(buf) - 4); /* names are short literals */
 		buf[len++] = '"';
 		memcpy(buf + len, name, n);
 		len += n;

@@ -2,13 +2,12 @@
 # Starts nginx on loopback with its own config, prefix and logs under
 # $WORK (sourced after kmond.sh). The access log is the ground truth: one
 # line per request, "status bytes_sent request_length".
-#   start_nginx PORT [WORKERS] [CPUS]  sets NGINX_PID (the master), waits
-#                                      until up; CPUS (taskset list) pins it
+#   start_nginx PORT [WORKERS]  sets NGINX_PID (the master), waits until up
 
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 start_nginx() {
-	local port=$1 workers=${2:-2} cpus=${3:-} prefix=$WORK/nginx i
+	local port=$1 workers=${2:-2} prefix=$WORK/nginx i
 	mkdir -p "$prefix/html" "$prefix/logs"
 	head -c 4096 /dev/urandom | base64 >"$prefix/html/index.html"
 	cat >"$prefix/nginx.conf" <<NGINX
@@ -36,7 +35,7 @@ http {
 	}
 }
 NGINX
-	${cpus:+taskset -c "$cpus"} "$NGINX" -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" &
+	"$NGINX" -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" &
 	NGINX_PID=$!
 	STARTED_PIDS+=($NGINX_PID)
 	for ((i = 0; i < 50; i++)); do
