@@ -62,11 +62,13 @@ expect(f"bio_hist I/Os {in_hist} = bio count {count}", in_hist == count)
 sys.exit(0 if ok else 1)
 PY
 }
-check $writer write
-check $reader read
+# Said before the checks, so that a failed one says whether I/Os were lost.
 lost=$(python3 -c '
 import json, sys
 print(max(json.loads(l)["collectors"]["bio"]["lost"] for l in open(sys.argv[1]) if "\"stats\"" in l))' "$WORK/out.json")
+echo "bio events lost: $lost"
+check $writer write
+check $reader read
 expect_eq "bio events lost" "$lost" 0
 # kmon-view draws the writer's bio_hist records: every I/O in some cell.
 "$BUILD/kmon-view" heatmap --bio --pid $writer -i "$WORK/out.json" \
