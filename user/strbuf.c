@@ -54,9 +54,7 @@ void strbuf__add(struct strbuf *sb, const void *data, size_t len)
 
 void strbuf__addc(struct strbuf *sb, char c)
 {
-	strbuf__grow(sb, 1);
-	sb->buf[sb->len++] = c;
-	sb->buf[sb->len] = '\0';
+	strbuf__add(sb, &c, 1);
 }
 
 void strbuf__adds(struct strbuf *sb, const char *s)
@@ -112,10 +110,7 @@ void strbuf__add_u64(struct strbuf *sb, uint64_t v)
 	} else {
 		digits[--n] = (char)('0' + v);
 	}
-	strbuf__grow(sb, sizeof(digits));
-	memcpy(sb->buf + sb->len, digits + n, sizeof(digits) - n);
-	sb->len += sizeof(digits) - n;
-	sb->buf[sb->len] = '\0';
+	strbuf__add(sb, digits + n, sizeof(digits) - n);
 }
 
 /* Length of the valid UTF-8 sequence starting at s (at most len bytes), or

@@ -477,11 +477,12 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	err = probe__select(c->skel->obj, tcp_hooks, NR_HOOKS, chosen);
 	if (err)
 		return err;
-	/* Every hook on tp_btf (candidate 0): state in the sockets (see
-	 * tcp.bpf.c), and the hash they would have used is not needed. */
-	c->skel->rodata->conn_in_socket = chosen[HOOK_RECV] == 0 &&
-					  chosen[HOOK_SEND] == 0 &&
-					  chosen[HOOK_STATE] == 0;
+	/* Every hook on tp_btf: state in the sockets (see tcp.bpf.c), and
+	 * the hash they would have used is not needed. */
+	c->skel->rodata->conn_in_socket = true;
+	for (int h = 0; h < NR_HOOKS; h++)
+		if (tcp_hooks[h].cands[chosen[h]].kind != ATTACH_TP_BTF)
+			c->skel->rodata->conn_in_socket = false;
 	if (c->skel->rodata->conn_in_socket)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	log_debug("tcp: connection state in %s",
