@@ -1,13 +1,25 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# kmond: `make` builds build/kmond, `make test` runs every test, `make run`
-# runs the daemon on configs/kmond.yaml. V=1 shows the full commands.
+# kmond: `make` builds build/kmond and the consumers, `make test` runs
+# every test, `make run` runs the daemon on configs/kmond.yaml, `make
+# install` installs (PREFIX, DESTDIR). V=1 shows the full commands.
 
 ARCH ?= x86
 OUT := build
 CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
 CC ?= gcc
+AR ?= ar
 BPFTOOL ?= bpftool
 CONFIG ?= configs/kmond.yaml
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+SYSTEMD_UNITDIR ?= /lib/systemd/system
+
+# One vmlinux.h per architecture kmond's BPF programs are built for.
+SUPPORTED_ARCHS := $(notdir $(patsubst %/,%,$(dir $(wildcard vmlinux/*/vmlinux.h))))
+ifeq ($(filter $(ARCH),$(SUPPORTED_ARCHS)),)
+$(error ARCH=$(ARCH) is not supported: there is no vmlinux/$(ARCH)/vmlinux.h (supported: $(SUPPORTED_ARCHS)); see vmlinux/README.md)
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -19,31 +31,35 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test fuzz fuzzers clean
+.PHONY: all deps test-deps run test fuzz fuzzers install clean
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 
-# Every user-space source except main.c is a library object, so unit tests
-# link the same code the daemon runs.
-LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c)) $(wildcard exporters/*.c)
-LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+# The library every binary links: the daemon's layers (user/*/) and the
+# exporters, with the consumers' own code; a binary pulls in only the
+# objects it uses. The programs are the main.c files.
+DAEMON_MAIN := user/daemon/main.c
+CONSUMER_DIRS := $(wildcard exporters/consumers/kmon-*/)
+CONSUMER_MAINS := $(addsuffix main.c,$(CONSUMER_DIRS))
+CONSUMER_BINS := $(foreach d,$(CONSUMER_DIRS),$(OUT)/$(notdir $(d:/=)))
+LIB_SRCS := $(filter-out $(DAEMON_MAIN) $(CONSUMER_MAINS),\
+	$(wildcard user/*/*.c exporters/*.c exporters/consumers/*/*.c))
+LIB := $(OUT)/libkmon.a
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c) $(wildcard tests/*.c)
 HELPER_BINS := $(patsubst %.c,$(OUT)/tests/%,$(notdir $(HELPER_SRCS)))
-# Companion programs (kmon-view, kmon-topo): one directory each, linked
-# with the same library objects as the daemon.
-TOOL_DIRS := $(wildcard user/kmon-*/ exporters/kmon-*/)
-TOOL_BINS := $(foreach d,$(TOOL_DIRS),$(OUT)/$(notdir $(d:/=)))
+BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/*.c))
 
 CFLAGS ?= -O2 -g
-# Partial initialisers are idiomatic here (tables of hooks, opts).
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -MMD -MP -I$(OUT) -Iuser -Ibpf -Iexporters
+# Partial initialisers are idiomatic here (tables of hooks, opts). Includes
+# name their layer: "lib/strbuf.h", "collectors/collector.h",
+# "exporters/sink.h", "bpf/tcp.h" (an ABI header).
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -MMD -MP -I$(OUT) -Iuser -I.
 LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	-Ivmlinux/$(ARCH) -Ibpf -Iuser -MMD -MP
+	-Ivmlinux/$(ARCH) -Ibpf -MMD -MP
 
 # Test workloads (tests/helpers, tests/*.c) are built without sanitizers:
 # their syscalls are what the tests count, and ASan's runtime makes its own.
@@ -56,17 +72,23 @@ ifeq ($(SANITIZE),fuzz)
 CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 endif
 
-all: $(OUT)/kmond $(TOOL_BINS)
+all: $(OUT)/kmond $(CONSUMER_BINS)
 
-# Installs the Debian packages the build and the tests need, only when one
-# of the tools or headers is missing.
+# Install the Debian packages the build needs (test-deps: and the tests),
+# only when one of the tools or headers is missing.
 deps:
-	$(Q)scripts/install-deps.sh --if-missing
+	$(Q)scripts/install-deps.sh --if-missing build
 
+test-deps:
+	$(Q)scripts/install-deps.sh --if-missing test
+
+# BPF objects are embedded in the binaries through their skeletons:
+# without DWARF (BTF and CO-RE relocations stay), they are a third the size.
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | deps
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
 
 $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -86,11 +108,24 @@ $(OUT)/%.o: %.c | deps $(SKELS) $(OUT)/syscall_table.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(OUT)/kmond: $(OUT)/user/main.o $(LIB_OBJS)
+$(LIB): $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(OUT)/kmond: $(OUT)/user/daemon/main.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(LIB_OBJS)
+$(OUT)/kmon-%: $(OUT)/exporters/consumers/kmon-%/main.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/bench/%: $(OUT)/bench/%.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -104,21 +139,26 @@ $(OUT)/tests/%: tests/%.c | deps
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(HELPER_CFLAGS) $< -o $@ $(LDLIBS)
 
-define tool_rule
-$(OUT)/$(notdir $(1:/=)): $(patsubst %.c,$(OUT)/%.o,$(wildcard $(1)*.c)) $(LIB_OBJS)
-	$$(call msg,LINK,$$@)
-	$(Q)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
-endef
-$(foreach d,$(TOOL_DIRS),$(eval $(call tool_rule,$(d))))
-
 # kmond refuses a config anyone but root can write: run on a root-owned
 # copy, so a checkout owned by a user still works with sudo.
 run: $(OUT)/kmond
 	$(Q)install -m 0644 $(CONFIG) $(OUT)/run.yaml
 	$(OUT)/kmond -c $(OUT)/run.yaml
 
-test: all $(UNIT_BINS) $(HELPER_BINS)
+test: test-deps all $(UNIT_BINS) $(HELPER_BINS) $(BENCH_BINS)
 	$(Q)tests/run $(OUT)
+
+install: all
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(SYSCONFDIR)/kmond $(DESTDIR)$(SYSTEMD_UNITDIR)
+	$(Q)install -m 0755 $(OUT)/kmond $(DESTDIR)$(PREFIX)/sbin/kmond
+	$(Q)install -m 0755 $(CONSUMER_BINS) $(DESTDIR)$(PREFIX)/bin/
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/kmond/kmond.yaml ] || \
+		install -m 0644 configs/kmond.yaml $(DESTDIR)$(SYSCONFDIR)/kmond/kmond.yaml
+	$(Q)sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		configs/kmond.service > $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
 
 # libFuzzer targets (clang), each run FUZZ_SECONDS on its seed corpus;
 # crashes land in build-fuzz/crashes.
@@ -126,14 +166,14 @@ FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-$(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(LIB_OBJS)
+$(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
 
 fuzzers: $(FUZZ_BINS)
 
-fuzz: | deps
+fuzz: | test-deps
 	$(Q)$(MAKE) --no-print-directory OUT=build-fuzz CC=clang SANITIZE=fuzz fuzzers
 	$(Q)mkdir -p build-fuzz/crashes
 	$(Q)set -e; for f in $(FUZZ_SRCS:tests/fuzz/%.c=%); do \

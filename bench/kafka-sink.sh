@@ -11,13 +11,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 N=${1:-1000000}
 
-make -s "$BUILD/kmond" "$BUILD/tests/kafka_broker" >/dev/null
-# The bench links the daemon's own objects: the sink and the record
+# The bench links the daemon's own library: the sink and the record
 # encoder measured are the ones kmond runs.
-objs=$(ls "$BUILD"/user/*.o "$BUILD"/exporters/*.o | grep -v '/main\.o$')
-cc -O2 -g -std=gnu11 -Wall -Wextra -Werror -Iuser -Iexporters -I"$BUILD" \
-	bench/kafka_sink_bench.c $objs -lbpf -lelf -lz -lrdkafka -lyaml -lm \
-	-o "$BUILD/kafka_sink_bench"
+make -s "$BUILD/bench/kafka_sink_bench" "$BUILD/tests/kafka_broker" >/dev/null
 
 work=$(mktemp -d /tmp/kafka-bench.XXXXXX)
 mkfifo "$work/in"

@@ -15,9 +15,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "config.h"
-#include "record.h"
-#include "sink.h"
+#include "config/config.h"
+#include "lib/record.h"
+#include "exporters/sink.h"
 
 /* Like kmond's interval loop: serve callbacks every so many records, and
  * when librdkafka's queue is this deep let it drain a little (a daemon

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "log.h"
-#include "sink.h"
+#include "config/config.h"
+#include "lib/log.h"
+#include "exporters/sink.h"
 
 #define FILE_BUFFER_BYTES (64 * 1024)
 

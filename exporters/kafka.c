@@ -32,9 +32,8 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "config.h"
-#include "kafka.h"
-#include "sink.h"
+#include "config/config.h"
+#include "exporters/sink.h"
 
 /* librdkafka's own defaults, used when the config leaves a bound at 0. */
 #define KAFKA_DEFAULT_QUEUE_MESSAGES 100000ULL
@@ -558,22 +557,6 @@ static void kafka__close(struct sink *s)
 	free(s->brokers);
 	free(s->prefix);
 	free(s);
-}
-
-int kafka__check_property(const char *key, const char *value, char *err,
-			  size_t errlen)
-{
-	rd_kafka_conf_t *conf = rd_kafka_conf_new();
-	char errstr[512];
-	int ret = 0;
-
-	if (rd_kafka_conf_set(conf, key, value, errstr, sizeof(errstr)) !=
-	    RD_KAFKA_CONF_OK) {
-		snprintf(err, errlen, "%s", errstr);
-		ret = -1;
-	}
-	rd_kafka_conf_destroy(conf);
-	return ret;
 }
 
 const struct sink_ops kafka_sink_ops = {

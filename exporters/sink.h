@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "../user/record.h"
+#include "lib/record.h"
 
 struct exporter_cfg;
 

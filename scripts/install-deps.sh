@@ -1,40 +1,71 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Installs every Debian package kmond's build and tests need.
+# Installs the Debian packages kmond needs.
+#   install-deps.sh [--if-missing] [build|test]
+#     build  what `make` needs (the default)
+#     test   that and what `make test` needs (servers, clients, tools)
 #   --if-missing   do nothing when every tool and header is already there
 set -euo pipefail
 
-packages=(
+if_missing=0
+[ "${1:-}" = "--if-missing" ] && { if_missing=1; shift; }
+set_name=${1:-build}
+
+build_packages=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-	librdkafka-dev libyaml-dev pkg-config linux-libc-dev libclang-rt-14-dev
-	kcat iproute2 procps python3 coreutils util-linux
+	librdkafka-dev libyaml-dev pkg-config linux-libc-dev
+)
+test_packages=(
+	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools
 )
 
-# One probe per package whose absence the build or the tests would hit.
-have_everything() {
-	local tool header
-	for tool in clang llc bpftool kcat ip python3 gcc make dot chromium \
-		wrk curl redis-server redis-benchmark redis-cli; do
+have_tools() {
+	local tool
+	for tool in "$@"; do
 		command -v "$tool" >/dev/null 2>&1 || return 1
 	done
-	# in /usr/sbin, which a user's PATH may lack
-	[ -x /usr/sbin/nginx ] || return 1
-	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka_mock.h \
-		yaml.h asm/unistd_64.h; do
+}
+
+have_headers() {
+	local header
+	for header in "$@"; do
 		[ -e "/usr/include/$header" ] ||
 			[ -e "/usr/include/x86_64-linux-gnu/$header" ] || return 1
 	done
-	# libFuzzer's runtime (make fuzz)
-	ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
-		>/dev/null 2>&1 || return 1
 }
 
-if [ "${1:-}" = "--if-missing" ] && have_everything; then
+# One probe per package whose absence the build would hit.
+have_build() {
+	have_tools clang llc llvm-strip bpftool gcc make &&
+		have_headers bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka.h \
+			yaml.h asm/unistd_64.h
+}
+
+# One probe per package whose absence the tests would hit.
+have_test() {
+	have_build || return 1
+	have_tools kcat ip python3 dot chromium wrk curl redis-server \
+		redis-benchmark redis-cli || return 1
+	# in /usr/sbin, which a user's PATH may lack
+	[ -x /usr/sbin/nginx ] || return 1
+	have_headers librdkafka/rdkafka_mock.h || return 1
+	# libFuzzer's runtime (make fuzz)
+	ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
+		>/dev/null 2>&1
+}
+
+case "$set_name" in
+build) packages=("${build_packages[@]}") ;;
+test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+*) echo "install-deps: unknown set '$set_name' (build or test)" >&2; exit 2 ;;
+esac
+
+if [ $if_missing -eq 1 ] && "have_$set_name"; then
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: missing build or test packages; run as root (sudo make ...)" >&2
+	echo "install-deps: missing $set_name packages; run as root (sudo make ...)" >&2
 	exit 1
 fi
 echo "install-deps: installing ${packages[*]}" >&2

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record.h"
+#include "lib/record.h"
 
 /* Decodes the JSON string literal at *p (after its opening quote) as the
  * encoder writes it; returns the decoded length, or -1 if invalid. */

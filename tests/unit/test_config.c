@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "syscall_names.h"
+#include "config/config.h"
+#include "lib/syscall_names.h"
 #include "unit.h"
 
 static char err[1024];

@@ -9,9 +9,9 @@
 
 #include <bpf/bpf.h>
 
-#include "deltas.h"
-#include "hashmap.h"
-#include "maps.h"
+#include "lib/deltas.h"
+#include "lib/hashmap.h"
+#include "lib/maps.h"
 #include "unit.h"
 
 struct walk_log {

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "disks.h"
+#include "provider/disks.h"
 #include "unit.h"
 
 #define DEV(ma, mi) ((uint32_t)(ma) << 20 | (mi))

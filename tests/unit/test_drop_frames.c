@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "drop_frames.h"
-#include "ksyms.h"
+#include "sym/drop_frames.h"
+#include "sym/ksyms.h"
 #include "unit.h"
 
 static const char kallsyms[] =

@@ -7,7 +7,7 @@
 
 #include <bpf/btf.h>
 
-#include "drop_reason.h"
+#include "collectors/drop_reason.h"
 #include "unit.h"
 
 static struct btf *synthetic(bool with_enum)

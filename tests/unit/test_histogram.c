@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "unit.h"
-#include "histogram.h"
+#include "lib/histogram.h"
 
 static int within(uint64_t got, double want, double rel)
 {

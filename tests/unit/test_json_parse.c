@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_parse.h"
-#include "record.h"
+#include "lib/json_parse.h"
+#include "lib/record.h"
 #include "unit.h"
 
 static struct json_value *parse(const char *s)

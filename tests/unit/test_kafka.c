@@ -13,10 +13,10 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-#include "config.h"
-#include "kafka.h"
-#include "record.h"
-#include "sink.h"
+#include "config/config.h"
+#include "config/kafka_property.h"
+#include "lib/record.h"
+#include "exporters/sink.h"
 #include "unit.h"
 
 #define NODE "node-\"1\""	/* needs escaping in JSON */

@@ -9,8 +9,8 @@
 
 #include <bpf/bpf.h>
 
-#include "ksyms.h"
-#include "kstack.h"
+#include "sym/ksyms.h"
+#include "sym/kstack.h"
 #include "unit.h"
 
 #define DEPTH 4

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "ksyms.h"
+#include "sym/ksyms.h"
 
 /* Lines that must be rejected and counted; keep BAD_LINES in step. */
 static const char *const bad_lines[] = {

@@ -8,7 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "listen.h"
+#include "provider/listen.h"
 #include "unit.h"
 
 static void test_lines(void)

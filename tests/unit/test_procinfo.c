@@ -2,7 +2,7 @@
 /* Cgroup prefix matching and container ids from the runtimes' layouts. */
 #include <unistd.h>
 
-#include "procinfo.h"
+#include "provider/procinfo.h"
 #include "unit.h"
 
 #define ID "4f1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f30211a2b3c4d5e6f70819"

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "record.h"
+#include "lib/record.h"
 #include "unit.h"
 
 static const char *json_of(struct strbuf *sb, const char *s, size_t len)

@@ -7,14 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "histogram.h"
-#include "json_parse.h"
-#include "record.h"
+#include "exporters/consumers/kmon-topo/graph.h"
+#include "lib/histogram.h"
+#include "lib/json_parse.h"
+#include "lib/record.h"
+#include "lib/strbuf.h"
 #include "unit.h"
-
-/* kmon-topo's sources are a program of their own, not library objects:
- * the test compiles the merge code in. */
-#include "../../exporters/kmon-topo/graph.c"
 
 static void add(struct topo_graph *g, const char *line)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "usyms.h"
+#include "sym/usyms.h"
 
 /* noinline and used: a function of our own with a known name and size. */
 __attribute__((noinline, used)) int usyms_test_target(int x)

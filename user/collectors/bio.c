@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The bio collector: block I/O per (submitting process, disk, op) and
+ * interval -- count, bytes, latency (issue -> complete) and queue time
+ * (insert -> issue) percentiles -- plus a latency histogram per series
+ * for heatmaps, and optionally each I/O slower than a threshold with the
+ * submitter's kernel stack.
+ *
+ * The kernel keeps cumulative per-CPU counters per (key, histogram
+ * bucket) (see bio.h); each interval the increases are summed into one
+ * series per key here. I/Os that skipped the I/O scheduler (no insert)
+ * have no queue time: they are left out of the queue percentiles, and
+ * `queued` says how many I/Os the queue figures describe. */
+#include <linux/types.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/bio.h"
+#include "bio.skel.h"
+#include "collectors/collector.h"
+#include "lib/deltas.h"
+#include "lib/hash.h"
+#include "lib/xalloc.h"
+#include "loader/rings.h"
+#include "provider/disks.h"
+#include "exporters/exporter.h"
+#include "lib/hashmap.h"
+#include "lib/histogram.h"
+#include "sym/ksyms.h"
+#include "sym/kstack.h"
+#include "lib/log.h"
+#include "lib/maps.h"
+#include "provider/provider.h"
+#include "lib/record.h"
+
+/* A request in flight longer than this was lost to kmond (merged away
+ * under the (dev, sector) key, or completed while detached): forgotten. */
+#define BIO_STALE_NS (120 * 1000000000ULL)
+
+enum { HOOK_START, HOOK_INSERT, HOOK_ISSUE, HOOK_COMPLETE, NR_HOOKS };
+
+#define BIO_HOOK(event, prog)                                         \
+	{ { ATTACH_TP_BTF, prog "_btf", event },                      \
+	  { ATTACH_RAW_TP, prog "_raw", event },                      \
+	  { ATTACH_TRACEPOINT, prog "_tp", "block/" event } },        \
+		3
+
+static const struct hook bio_hooks[] = {
+	/* 6.5+: the submitter's context. Without it the owner is the task
+	 * at insert (else issue), usually the submitter too. */
+	[HOOK_START] = { "io_start", BIO_HOOK("block_io_start", "bio_start"),
+			 .optional = true },
+	/* Without it, no queue times. */
+	[HOOK_INSERT] = { "rq_insert",
+			  BIO_HOOK("block_rq_insert", "bio_insert"),
+			  .optional = true },
+	[HOOK_ISSUE] = { "rq_issue", BIO_HOOK("block_rq_issue", "bio_issue") },
+	[HOOK_COMPLETE] = { "rq_complete",
+			    BIO_HOOK("block_rq_complete", "bio_complete") },
+};
+
+static const char *const op_names[BIO_NR_OPS] = {
+	[BIO_OP_READ] = "read",	      [BIO_OP_WRITE] = "write",
+	[BIO_OP_FLUSH] = "flush",     [BIO_OP_DISCARD] = "discard",
+	[BIO_OP_OTHER] = "other",
+};
+
+/* One (process, service, disk, op) in the current interval. */
+struct bio_series {
+	struct bio_key key; /* what and bucket 0 */
+	struct hist latency;
+	struct hist queue;
+	uint64_t bytes;
+};
+
+struct bio_collector {
+	struct bio_bpf *skel;
+	struct kmond *k;
+	struct disks *disks;
+	const struct ksyms *ksyms;
+	struct stack_cache *stacks;
+	/* key_id of a kernel counter -> its value already reported */
+	struct hashmap *reported;
+	/* series_id -> index + 1 in series, this interval */
+	struct hashmap *index;
+	struct bio_series *series;
+	size_t nseries, cap;
+	uint64_t events; /* I/Os counted, over every interval */
+	/* bio_counts keys at the last walk (near full, idle keys make room
+	 * for new ones), and so far in this one */
+	size_t nkeys, walked;
+	struct record rec;
+	bool stack_warned;
+	bool ksyms_tried;
+};
+
+static bool bio_enabled(const struct config *cfg)
+{
+	return cfg->bio.enabled;
+}
+
+static bool bio_required(const struct config *cfg)
+{
+	return cfg->bio.required;
+}
+
+static int bio_apply(void *state, const struct config *cfg)
+{
+	struct bio_collector *c = state;
+
+	/* Off first, so no I/O is judged by half a threshold. */
+	c->skel->bss->slow_on = 0;
+	c->skel->bss->slow_ns = cfg->bio.slow_ns;
+	c->skel->bss->slow_on = cfg->bio.slow;
+	return 0;
+}
+
+/* --- records --- */
+
+static const char *op_name(uint8_t op)
+{
+	return op < BIO_NR_OPS ? op_names[op] : "other";
+}
+
+/* comm: the kernel's at submission, if known: right even when the
+ * provider has not yet heard of the process (or of its exec). */
+static void begin(struct bio_collector *c, const char *kind, uint64_t ts,
+		  uint32_t pid, uint32_t svc, uint32_t dev, uint8_t op,
+		  const char *comm)
+{
+	struct proc_name who;
+
+	record__begin(&c->rec, kind, ts, c->k->cfg.node);
+	provider__name(c->k->provider, pid, svc, &who);
+	if (comm && comm[0])
+		who.comm = comm;
+	record__process(&c->rec, pid, who.comm, who.service);
+	record__str(&c->rec, "disk", disks__name(c->disks, dev));
+	record__str(&c->rec, "op", op_name(op));
+}
+
+static void send(struct bio_collector *c)
+{
+	record__end(&c->rec);
+	exporter__send(c->k->exporter, &c->rec);
+}
+
+static void add_percentiles(struct record *r, const char *prefix,
+			    const struct hist *h)
+{
+	char p50[32], p99[32];
+
+	snprintf(p50, sizeof(p50), "%s_p50_ns", prefix);
+	snprintf(p99, sizeof(p99), "%s_p99_ns", prefix);
+	if (!hist__count(h)) {
+		record__null(r, p50);
+		record__null(r, p99);
+		return;
+	}
+	record__u64(r, p50, hist__percentile(h, 50));
+	record__u64(r, p99, hist__percentile(h, 99));
+}
+
+static void emit_series(struct bio_collector *c, uint64_t ts,
+			const struct bio_series *s)
+{
+	const struct bio_key *key = &s->key;
+
+	begin(c, "bio", ts, key->pid, key->svc, key->dev, key->op, NULL);
+	record__u64(&c->rec, "count", hist__count(&s->latency));
+	record__u64(&c->rec, "bytes", s->bytes);
+	add_percentiles(&c->rec, "latency", &s->latency);
+	record__u64(&c->rec, "queued", hist__count(&s->queue));
+	add_percentiles(&c->rec, "queue", &s->queue);
+	record__u64(&c->rec, "interval_ns", c->k->cfg.interval_ns);
+	send(c);
+	if (!hist__count(&s->latency))
+		return;
+	/* The same I/Os as kmon-view's heatmap input (README). */
+	begin(c, "bio_hist", ts, key->pid, key->svc, key->dev, key->op, NULL);
+	record__array_begin(&c->rec, "buckets");
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
+		if (!s->latency.buckets[b])
+			continue;
+		record__array_begin(&c->rec, NULL);
+		record__u64(&c->rec, NULL, hist__bucket_low(b));
+		record__u64(&c->rec, NULL, s->latency.buckets[b]);
+		record__array_end(&c->rec);
+	}
+	record__array_end(&c->rec);
+	send(c);
+}
+
+/* On the first slow I/O: most configs never need the kernel's symbols
+ * (megabytes). Loaded after our programs, which are then in the table to
+ * be skipped as the top frames. */
+static void load_ksyms(struct bio_collector *c)
+{
+	if (c->ksyms_tried)
+		return;
+	c->ksyms_tried = true;
+	c->ksyms = ksyms__get();
+	if (!c->ksyms || !ksyms__count(c->ksyms))
+		log_warn("bio: no kernel symbols (/proc/kallsyms): stacks "
+			 "will hold bare addresses");
+}
+
+static int on_slow(void *ctx, void *data, size_t len)
+{
+	struct bio_collector *c = ctx;
+	const struct bio_slow_event *e = data;
+	char comm[sizeof(e->comm) + 1];
+	const char *const *frames;
+	struct timespec now;
+	size_t n;
+
+	if (len < sizeof(*e))
+		return 0;
+	load_ksyms(c);
+	clock_gettime(CLOCK_REALTIME, &now);
+	memcpy(comm, e->comm, sizeof(e->comm));
+	comm[sizeof(e->comm)] = '\0';
+	begin(c, "bio_slow", now.tv_sec * 1000000000ULL + now.tv_nsec, e->pid,
+	      e->svc, e->dev, e->op, comm);
+	record__u64(&c->rec, "bytes", e->bytes);
+	record__u64(&c->rec, "sector", e->sector);
+	record__u64(&c->rec, "latency_ns", e->latency_ns);
+	if (e->queued)
+		record__u64(&c->rec, "queue_ns", e->queue_ns);
+	else
+		record__null(&c->rec, "queue_ns");
+	frames = kstack_frames(c->stacks, c->ksyms,
+			       bpf_map__fd(c->skel->maps.bio_stacks),
+			       e->stack_id, BIO_STACK_DEPTH, &n);
+	record__array_begin(&c->rec, "stack");
+	for (size_t i = 0; i < n; i++)
+		record__array_str(&c->rec, frames[i]);
+	record__array_end(&c->rec);
+	send(c);
+	return 0;
+}
+
+/* --- the interval's series --- */
+
+static uint64_t key_id(const void *key)
+{
+	return fnv1a(key, sizeof(struct bio_key));
+}
+
+static struct bio_series *series_of(struct bio_collector *c,
+				    const struct bio_key *counter)
+{
+	struct bio_key key = *counter;
+	uint64_t id, *slot;
+	struct bio_series *s;
+
+	key.what = 0;
+	key.bucket = 0;
+	id = key_id(&key);
+	slot = hashmap__find(c->index, id);
+	if (slot)
+		return &c->series[*slot - 1];
+	if (c->nseries == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 16;
+		c->series = xrealloc(c->series, c->cap * sizeof(*c->series));
+	}
+	s = &c->series[c->nseries++];
+	s->key = key;
+	hist__reset(&s->latency);
+	hist__reset(&s->queue);
+	s->bytes = 0;
+	hashmap__set(c->index, id, c->nseries);
+	return s;
+}
+
+/* A bucket's I/Os are added at its midpoint: percentiles then err by at
+ * most half a bucket (~3%). */
+static uint64_t bucket_mid(uint32_t b)
+{
+	uint64_t low = hist__bucket_low(b);
+
+	return low + (hist__bucket_high(b) - low) / 2;
+}
+
+static void on_delta(void *ctx, const void *k, uint64_t delta)
+{
+	struct bio_collector *c = ctx;
+	const struct bio_key *key = k;
+	struct bio_series *s = series_of(c, key);
+
+	switch (key->what) {
+	case BIO_LATENCY:
+		hist__add(&s->latency, bucket_mid(key->bucket), delta);
+		c->events += delta;
+		break;
+	case BIO_QUEUE:
+		hist__add(&s->queue, bucket_mid(key->bucket), delta);
+		break;
+	case BIO_BYTES:
+		s->bytes += delta;
+		break;
+	}
+}
+
+/* A process that exited submits no more: forget its counters, so the
+ * map never fills with the dead. Long-lived processes keep a key per
+ * bucket they ever hit: once the map is 3/4 full, keys that did not grow
+ * this interval go too (their next I/O starts them again from zero). */
+static bool finished(void *ctx, const void *k, bool grew)
+{
+	struct bio_collector *c = ctx;
+	const struct bio_key *key = k;
+	struct proc_name who;
+
+	c->walked++;
+	provider__name(c->k->provider, key->pid, key->svc, &who);
+	return who.gone || (!grew && c->nkeys > BIO_MAX_KEYS / 4 * 3);
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Requests whose completion kmond will never see: forget them before
+ * they fill the in-flight map. */
+static void sweep_stale(struct bio_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.bio_inflight);
+	struct bio_rq_key key, next;
+	uint64_t now = monotonic_ns();
+	struct bio_start s;
+	bool more;
+
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (!bpf_map_lookup_elem(fd, &key, &s) &&
+		    now - s.start_ns > BIO_STALE_NS)
+			bpf_map_delete_elem(fd, &key);
+	}
+}
+
+static void bio_collect(void *state, struct kmond *k, uint64_t ts)
+{
+	struct bio_collector *c = state;
+	struct delta_walk walk = {
+		.map_fd = bpf_map__fd(c->skel->maps.bio_counts),
+		.key_size = sizeof(struct bio_key),
+		.key_id = key_id,
+		.emit = on_delta,
+		.finished = finished,
+		.ctx = c,
+	};
+
+	(void)k;
+	c->nseries = 0;
+	hashmap__free(c->index);
+	c->index = hashmap__new();
+	c->walked = 0;
+	deltas__walk(c->reported, &walk);
+	c->nkeys = c->walked;
+	for (size_t i = 0; i < c->nseries; i++)
+		emit_series(c, ts, &c->series[i]);
+	sweep_stale(c);
+}
+
+static void bio_stats(void *state, struct collector_stats *st)
+{
+	struct bio_collector *c = state;
+	int fd = bpf_map__fd(c->skel->maps.bio_stats);
+	__u32 keys = BIO_KEYS_FULL, inflight = BIO_INFLIGHT_FULL;
+	__u32 rb = BIO_RB_LOST, nostack = BIO_STACK_LOST;
+	uint64_t stackless = map_percpu_sum(fd, &nostack);
+
+	st->events = c->events;
+	st->lost = map_percpu_sum(fd, &keys) + map_percpu_sum(fd, &inflight) +
+		   map_percpu_sum(fd, &rb);
+	if (stackless && !c->stack_warned) {
+		log_warn("bio: %llu slow I/Os without a stack (stack map "
+			 "collisions)", (unsigned long long)stackless);
+		c->stack_warned = true;
+	}
+}
+
+/* --- life cycle --- */
+
+static void bio_stop(void *state)
+{
+	struct bio_collector *c = state;
+
+	if (!c)
+		return;
+	bio_bpf__destroy(c->skel);
+	disks__free(c->disks);
+	ksyms__put(c->ksyms);
+	stack_cache__free(c->stacks);
+	hashmap__free(c->reported);
+	hashmap__free(c->index);
+	free(c->series);
+	record__free(&c->rec);
+	free(c);
+}
+
+static int bio_open(struct bio_collector *c, struct kmond *k)
+{
+	int chosen[NR_HOOKS];
+	bool by_sector = false;
+	int err;
+
+	c->skel = bio_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		log_error("failed to open bio: %s", strerror(-err));
+		return err;
+	}
+	err = probe__select(c->skel->obj, bio_hooks, NR_HOOKS, chosen);
+	if (err)
+		return err;
+	/* Only the plain tracepoints lack the request pointer; one hook on
+	 * them makes every hook key by (dev, sector). */
+	for (int h = 0; h < NR_HOOKS; h++)
+		if (chosen[h] >= 0 &&
+		    bio_hooks[h].cands[chosen[h]].kind == ATTACH_TRACEPOINT)
+			by_sector = true;
+	c->skel->rodata->key_by_sector = by_sector;
+	c->skel->rodata->have_io_start = chosen[HOOK_START] >= 0;
+	if (chosen[HOOK_INSERT] < 0)
+		log_warn("bio: no block_rq_insert: no queue times");
+	return provider__share_maps(k->provider, c->skel->obj);
+}
+
+static int bio_start(struct kmond *k, void **state)
+{
+	struct bio_collector *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	c->k = k;
+	c->reported = hashmap__new();
+	c->index = hashmap__new();
+	c->disks = disks__new(NULL);
+	c->stacks = stack_cache__new(BIO_STACK_ENTRIES);
+	if (!c->reported || !c->index || !c->disks || !c->stacks) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = bio_open(c, k);
+	if (err)
+		goto cleanup;
+	err = bio_bpf__load(c->skel);
+	if (err) {
+		log_error("failed to load bio: %s", strerror(-err));
+		goto cleanup;
+	}
+	bio_apply(c, &k->cfg);
+	err = rings__add(k->rings, bpf_map__fd(c->skel->maps.bio_events),
+				 on_slow, c);
+	if (err)
+		goto cleanup;
+	err = bio_bpf__attach(c->skel);
+	if (err) {
+		log_error("failed to attach bio: %s", strerror(-err));
+		goto cleanup;
+	}
+	*state = c;
+	return 0;
+cleanup:
+	bio_stop(c);
+	return err;
+}
+
+const struct collector_ops bio_collector = {
+	.name = "bio",
+	.hooks = bio_hooks,
+	.nhooks = NR_HOOKS,
+	.enabled = bio_enabled,
+	.required = bio_required,
+	.start = bio_start,
+	.apply = bio_apply,
+	.collect = bio_collect,
+	.stats = bio_stats,
+	.stop = bio_stop,
+};

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The interface every collector implements: one indicator, its own BPF
+ * object, loaded once and steered through control maps afterwards. */
+#ifndef KMON_COLLECTOR_H
+#define KMON_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "loader/probe.h"
+
+struct exporter;
+struct provider;
+struct rings;
+
+/* What every collector works with; the daemon owns it. */
+struct kmond {
+	struct config cfg;         /* the running configuration */
+	struct provider *provider; /* names processes */
+	struct exporter *exporter; /* where records go */
+	struct rings *rings;       /* the ringbufs the main loop drains */
+};
+
+struct collector_stats {
+	uint64_t events; /* events the kernel side saw */
+	uint64_t lost;   /* events lost in the kernel (maps full, ringbuf) */
+};
+
+struct collector_ops {
+	const char *name;
+	const struct hook *hooks;
+	int nhooks;
+	bool (*enabled)(const struct config *cfg);
+	bool (*required)(const struct config *cfg);
+	/* Whether cfg needs hook h (--check judges only those); NULL: every
+	 * hook is needed. */
+	bool (*uses_hook)(const struct config *cfg, int h);
+	/* open -> select attach methods -> load -> fill control maps ->
+	 * attach. Returns 0 and *state, or -errno (logged). */
+	int (*start)(struct kmond *k, void **state);
+	/* A reload changed the config: rewrite control maps only. */
+	int (*apply)(void *state, const struct config *cfg);
+	/* Every interval (and once more at exit): emit records. */
+	void (*collect)(void *state, struct kmond *k, uint64_t ts_ns);
+	void (*stats)(void *state, struct collector_stats *st);
+	void (*stop)(void *state); /* NULL-safe: detach, destroy */
+};
+
+/* Every collector kmond has, NULL-terminated. */
+extern const struct collector_ops *const collectors[];
+
+#endif

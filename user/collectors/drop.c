@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The drop collector: TCP segments the kernel drops, with the kernel's own
+ * drop reason and the kernel stack that dropped them.
+ *
+ * Each drop counts in the kernel under (reason, drop site, owner, netns);
+ * the first `samples` of a key per interval come through the ringbuf and
+ * become one record each (count 1, their exact 4-tuple and stack); the
+ * rest become one record per key and interval with their count, the last
+ * tuple and the last sampled stack ("summary": true). A SYN flood thus costs one
+ * map update per packet, not one event nor one stack walk, and the sum of
+ * `count` is every drop. */
+#include <linux/types.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collectors/collector.h"
+#include "bpf/drop.h"
+#include "drop.skel.h"
+#include "drop_owners.skel.h"
+#include "collectors/drop_reason.h"
+#include "exporters/exporter.h"
+#include "lib/hash.h"
+#include "lib/hashmap.h"
+#include "lib/xalloc.h"
+#include "loader/rings.h"
+#include "sym/ksyms.h"
+#include "sym/kstack.h"
+#include "lib/log.h"
+#include "lib/maps.h"
+#include "provider/provider.h"
+#include "lib/record.h"
+
+enum { HOOK_KFREE_SKB, HOOK_SOCK_STATE, NR_HOOKS };
+
+struct drop_collector {
+	struct drop_bpf *skel;
+	struct kmond *k;
+	const struct ksyms *ksyms;
+	struct stack_cache *stacks;
+	struct drop_reasons *reasons;
+	/* hash of a drop_key -> its `summarized` count already reported */
+	struct hashmap *reported;
+	/* hash of a drop_key -> its `count` at the last collect */
+	struct hashmap *seen;
+	size_t nkeys; /* keys in drop_aggs at the last collect */
+	struct record rec;
+	bool owners; /* the socket-owner hook is attached */
+	bool stack_warned;
+};
+
+static const struct hook drop_hooks[] = {
+	[HOOK_KFREE_SKB] = { "kfree_skb",
+	  { { ATTACH_TP_BTF, "drop_kfree_btf", "kfree_skb" },
+	    { ATTACH_TRACEPOINT, "drop_kfree_tp", "skb/kfree_skb" } },
+	  2 },
+	/* Without it drops still count, but none has an owner. */
+	[HOOK_SOCK_STATE] = { "sock_owner",
+	  { { ATTACH_TP_BTF, "drop_state_btf", "inet_sock_set_state" },
+	    { ATTACH_TRACEPOINT, "drop_state_tp",
+	      "sock/inet_sock_set_state" } },
+	  2 },
+};
+
+static bool drop_enabled(const struct config *cfg)
+{
+	return cfg->drop.enabled;
+}
+
+static bool drop_required(const struct config *cfg)
+{
+	return cfg->drop.required;
+}
+
+static int drop_apply(void *state, const struct config *cfg)
+{
+	struct drop_collector *c = state;
+
+	c->skel->data->samples = cfg->drop.samples;
+	c->skel->data->window_ns = cfg->interval_ns;
+	return 0;
+}
+
+/* --- records --- */
+
+static void add_addr(struct record *r, const char *name, int family,
+		     const __u8 *addr)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(family, addr, buf, sizeof(buf)))
+		snprintf(buf, sizeof(buf), "?");
+	record__str(r, name, buf);
+}
+
+static void add_owner(struct drop_collector *c, const struct drop_key *key)
+{
+	struct proc_name who;
+
+	if (key->pid) {
+		provider__name(c->k->provider, key->pid, key->svc, &who);
+		record__process(&c->rec, key->pid, who.comm, who.service);
+		return;
+	}
+	/* No socket, or one whose owner kmond never saw connect or listen:
+	 * the drop ran in softirq, where the current task says nothing. */
+	record__null(&c->rec, "pid");
+	record__null(&c->rec, "comm");
+	record__null(&c->rec, "service");
+}
+
+static void emit(struct drop_collector *c, uint64_t ts,
+		 const struct drop_key *key, const struct drop_tuple *t,
+		 int stack_id, uint64_t count, bool summary)
+{
+	const char *reason = drop_reasons__name(c->reasons, key->reason);
+	const char *const *frames;
+	char unnamed[32];
+	size_t n;
+
+	if (!reason) {
+		snprintf(unnamed, sizeof(unnamed), "reason_%u", key->reason);
+		reason = unnamed;
+	}
+	record__begin(&c->rec, "drop", ts, c->k->cfg.node);
+	add_owner(c, key);
+	record__str(&c->rec, "family",
+		    t->family == AF_INET6 ? "ipv6" : "ipv4");
+	add_addr(&c->rec, "saddr", t->family, t->saddr);
+	record__u64(&c->rec, "sport", t->sport);
+	add_addr(&c->rec, "daddr", t->family, t->daddr);
+	record__u64(&c->rec, "dport", t->dport);
+	record__str(&c->rec, "reason", reason);
+	record__u64(&c->rec, "netns", key->netns);
+	record__u64(&c->rec, "count", count);
+	if (summary)
+		record__bool(&c->rec, "summary", true);
+	frames = kstack_frames(c->stacks, c->ksyms,
+			       bpf_map__fd(c->skel->maps.drop_stacks), stack_id,
+			       DROP_STACK_DEPTH, &n);
+	record__array_begin(&c->rec, "stack");
+	for (size_t i = 0; i < n; i++)
+		record__array_str(&c->rec, frames[i]);
+	record__array_end(&c->rec);
+	record__end(&c->rec);
+	exporter__send(c->k->exporter, &c->rec);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct drop_collector *c = ctx;
+	const struct drop_event *e = data;
+	struct timespec now;
+
+	if (len < sizeof(*e))
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	emit(c, now.tv_sec * 1000000000ULL + now.tv_nsec, &e->key, &e->tuple,
+	     e->stack_id, 1, false);
+	return 0;
+}
+
+/* --- summaries --- */
+
+static uint64_t key_hash(const struct drop_key *key)
+{
+	return fnv1a(key, sizeof(*key));
+}
+
+static void summarize(struct drop_collector *c, uint64_t ts,
+		      const struct drop_key *key, const struct drop_agg *agg)
+{
+	uint64_t h = key_hash(key), *reported = hashmap__find(c->reported, h);
+	uint64_t before = reported ? *reported : 0;
+
+	/* A key deleted and made again starts from zero. */
+	if (agg->summarized < before)
+		before = 0;
+	if (agg->summarized > before)
+		emit(c, ts, key, &agg->sample, agg->stack_id,
+		     agg->summarized - before, true);
+	hashmap__set(c->reported, h, agg->summarized);
+}
+
+/* Keys whose owner exited drop no more; when the map fills up (keys of
+ * many namespaces or drop sites over time), keys idle for a whole interval
+ * go too. Either way only after their last summary went out. */
+static bool forget(struct drop_collector *c, const struct drop_key *key,
+		   const struct drop_agg *agg)
+{
+	uint64_t h = key_hash(key), *seen = hashmap__find(c->seen, h);
+	bool idle = seen && *seen == agg->count;
+
+	hashmap__set(c->seen, h, agg->count);
+	if (key->pid) {
+		struct proc_name who;
+
+		provider__name(c->k->provider, key->pid, key->svc, &who);
+		if (who.gone)
+			return true;
+	}
+	return idle && c->nkeys > DROP_MAX_KEYS / 4 * 3;
+}
+
+static void drop_collect(void *state, struct kmond *k, uint64_t ts)
+{
+	struct drop_collector *c = state;
+	int fd = bpf_map__fd(c->skel->maps.drop_aggs);
+	struct drop_key key, next, *gone = NULL;
+	size_t ngone = 0, cap = 0, nkeys = 0;
+	struct drop_agg agg;
+	bool more;
+
+	(void)k;
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (bpf_map_lookup_elem(fd, &key, &agg))
+			continue;
+		nkeys++;
+		summarize(c, ts, &key, &agg);
+		if (!forget(c, &key, &agg))
+			continue;
+		if (ngone == cap) {
+			cap = cap ? cap * 2 : 16;
+			gone = xrealloc(gone, cap * sizeof(*gone));
+		}
+		gone[ngone++] = key;
+	}
+	for (size_t i = 0; i < ngone; i++) {
+		bpf_map_delete_elem(fd, &gone[i]);
+		hashmap__delete(c->reported, key_hash(&gone[i]));
+		hashmap__delete(c->seen, key_hash(&gone[i]));
+	}
+	c->nkeys = nkeys - ngone;
+	free(gone);
+}
+
+static void drop_stats(void *state, struct collector_stats *st)
+{
+	struct drop_collector *c = state;
+	int fd = bpf_map__fd(c->skel->maps.drop_stats);
+	__u32 events = DROP_EVENTS, rb = DROP_RB_LOST, full = DROP_AGG_FULL;
+	__u32 nostack = DROP_STACK_LOST;
+	uint64_t stackless = map_percpu_sum(fd, &nostack);
+
+	st->events = map_percpu_sum(fd, &events);
+	/* Ringbuf misses are still counted in summaries, but their exact
+	 * tuples are lost; a full key map loses the drop itself. */
+	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &full);
+	if (stackless && !c->stack_warned) {
+		log_warn("drop: %llu drops without a stack (stack map "
+			 "collisions)", (unsigned long long)stackless);
+		c->stack_warned = true;
+	}
+}
+
+/* --- life cycle --- */
+
+static void drop_stop(void *state)
+{
+	struct drop_collector *c = state;
+
+	if (!c)
+		return;
+	drop_bpf__destroy(c->skel);
+	ksyms__put(c->ksyms);
+	stack_cache__free(c->stacks);
+	drop_reasons__free(c->reasons);
+	hashmap__free(c->reported);
+	hashmap__free(c->seen);
+	record__free(&c->rec);
+	free(c);
+}
+
+static int drop_open(struct drop_collector *c, struct kmond *k)
+{
+	int chosen[NR_HOOKS];
+	int err;
+
+	c->skel = drop_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		log_error("failed to open drop: %s", strerror(-err));
+		return err;
+	}
+	err = probe__select(c->skel->obj, &drop_hooks[HOOK_KFREE_SKB], 1,
+			    &chosen[HOOK_KFREE_SKB]);
+	if (err)
+		return err;
+	c->owners = !probe__select(c->skel->obj, &drop_hooks[HOOK_SOCK_STATE],
+				   1, &chosen[HOOK_SOCK_STATE]);
+	if (!c->owners)
+		log_warn("drop: no socket-state hook: drops are reported "
+			 "without their socket's owner");
+	return provider__share_maps(k->provider, c->skel->obj);
+}
+
+/* Sockets made before kmond never passed connect() or listen() under its
+ * eyes: walk every open file once (a task_file iterator) and record the
+ * owners of TCP sockets. Run after attach so none falls in between. */
+static int seed_owners(struct drop_collector *c)
+{
+	struct drop_owners_bpf *skel = drop_owners_bpf__open();
+	struct bpf_link *link = NULL;
+	int err, fd = -1;
+	char buf[64];
+
+	if (!skel)
+		return -errno;
+	err = bpf_map__reuse_fd(skel->maps.sock_owner,
+				bpf_map__fd(c->skel->maps.sock_owner));
+	err = err ?: bpf_map__reuse_fd(skel->maps.port_owner,
+				       bpf_map__fd(c->skel->maps.port_owner));
+	err = err ?: drop_owners_bpf__load(skel);
+	if (err)
+		goto cleanup;
+	link = bpf_program__attach_iter(skel->progs.drop_seed_owners, NULL);
+	if (!link) {
+		err = -errno;
+		goto cleanup;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* The program prints nothing: reading to the end runs it. */
+	while ((err = read(fd, buf, sizeof(buf))) > 0)
+		;
+	err = err < 0 ? -errno : 0;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(link);
+	drop_owners_bpf__destroy(skel);
+	return err;
+}
+
+static int drop_start(struct kmond *k, void **state)
+{
+	struct drop_collector *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	c->k = k;
+	c->reported = hashmap__new();
+	c->seen = hashmap__new();
+	c->stacks = stack_cache__new(DROP_STACK_ENTRIES);
+	c->reasons = drop_reasons__new(NULL);
+	if (!c->reasons) {
+		err = -errno;
+		log_error("drop: cannot read enum skb_drop_reason from the "
+			  "kernel's BTF: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = drop_open(c, k);
+	if (err)
+		goto cleanup;
+	err = drop_bpf__load(c->skel);
+	if (err) {
+		log_error("failed to load drop: %s", strerror(-err));
+		goto cleanup;
+	}
+	drop_apply(c, &k->cfg);
+	err = rings__add(k->rings, bpf_map__fd(c->skel->maps.drop_events),
+				 on_event, c);
+	if (err)
+		goto cleanup;
+	err = drop_bpf__attach(c->skel);
+	if (err) {
+		log_error("failed to attach drop: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = seed_owners(c);
+	if (err)
+		log_warn("drop: cannot list the sockets that predate kmond "
+			 "(%s): drops on them have no owner", strerror(-err));
+	/* After load: our own program must be in the table to be skipped
+	 * as the top frame. */
+	c->ksyms = ksyms__get();
+	if (!c->ksyms || !ksyms__count(c->ksyms))
+		log_warn("drop: no kernel symbols (/proc/kallsyms): stacks "
+			 "will hold bare addresses");
+	*state = c;
+	return 0;
+cleanup:
+	drop_stop(c);
+	return err;
+}
+
+const struct collector_ops drop_collector = {
+	.name = "drop",
+	.hooks = drop_hooks,
+	.nhooks = NR_HOOKS,
+	.enabled = drop_enabled,
+	.required = drop_required,
+	.start = drop_start,
+	.apply = drop_apply,
+	.collect = drop_collect,
+	.stats = drop_stats,
+	.stop = drop_stop,
+};

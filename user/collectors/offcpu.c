@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The offcpu collector: time selected threads spend blocked, per
+ * (process, kernel stack, user stack), from sched_switch.
+ *
+ * The kernel keeps cumulative totals per key and a power-of-two histogram
+ * per process; each interval this emits the increase of each as `offcpu`
+ * and `offcpu_hist` records. Kernel frames come from kallsyms, user frames
+ * from the process's ELF symbol tables (usyms). Keys of exited processes
+ * are deleted after their last record; stacks no key uses any more are
+ * deleted from the stack map when enough have piled up. */
+#include <linux/types.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collectors/collector.h"
+#include "lib/hash.h"
+#include "lib/xalloc.h"
+#include "sym/drop_frames.h"
+#include "exporters/exporter.h"
+#include "lib/hashmap.h"
+#include "sym/ksyms.h"
+#include "lib/log.h"
+#include "lib/maps.h"
+#include "bpf/offcpu.h"
+#include "offcpu.skel.h"
+#include "provider/provider.h"
+#include "lib/record.h"
+#include "sym/usyms.h"
+
+/* Symbol tables kept for binaries no process uses any more. */
+#define OFFCPU_SPARE_BINARIES 64
+/* Stack ids freed by deleted keys before the stack map is swept. */
+#define OFFCPU_GC_ORPHANS (OFFCPU_STACK_ENTRIES / 16)
+
+struct offcpu_collector {
+	struct offcpu_bpf *skel;
+	struct kmond *k;
+	const struct ksyms *ksyms;
+	struct hashmap *kframes; /* kernel stack hash -> struct kframes * */
+	struct usyms *usyms;
+	/* key_id() -> total_ns and count already reported */
+	struct hashmap *reported_ns, *reported_count;
+	/* hist_id() -> u64[OFFCPU_HIST_SLOTS] already reported */
+	struct hashmap *reported_hist;
+	struct hashmap *gone; /* pids whose caches go after this interval */
+	/* stacks a live key holds: user stack ids, kernel stack hashes */
+	bool used[OFFCPU_STACK_ENTRIES];
+	struct hashmap *kused;
+	size_t nkeys; /* keys at the last collect */
+	size_t orphans; /* keys deleted since the last stack sweep */
+	uint64_t stack_lost; /* OFFCPU_STACK_LOST at the last sweep */
+	struct record rec;
+};
+
+static const struct hook offcpu_hooks[] = {
+	{ "sched_switch",
+	  { { ATTACH_TP_BTF, "offcpu_switch_btf", "sched_switch" },
+	    { ATTACH_RAW_TP, "offcpu_switch_raw", "sched_switch" },
+	    { ATTACH_TRACEPOINT, "offcpu_switch_tp", "sched/sched_switch" } },
+	  3 },
+};
+
+static bool offcpu_enabled(const struct config *cfg)
+{
+	return cfg->offcpu.enabled;
+}
+
+static bool offcpu_required(const struct config *cfg)
+{
+	return cfg->offcpu.required;
+}
+
+static int offcpu_apply(void *state, const struct config *cfg)
+{
+	struct offcpu_collector *c = state;
+
+	c->skel->data->min_block_ns = cfg->offcpu.min_block_ns;
+	c->skel->bss->state_filter = cfg->offcpu.state == OFFCPU_ALL ?
+					      OFFCPU_STATE_ALL :
+					      OFFCPU_STATE_SLEEP;
+	return 0;
+}
+
+/* --- records --- */
+
+/* Where a key's reported totals are kept. */
+static uint64_t key_id(const struct offcpu_key *key)
+{
+	return fnv1a(key, sizeof(*key));
+}
+
+static uint64_t hist_id(const struct offcpu_hist_key *key)
+{
+	return (uint64_t)key->pid << 32 | key->svc;
+}
+
+/* Whether pid exited; its caches go once this interval's records are
+ * out. */
+static bool process_gone(struct offcpu_collector *c, uint32_t pid,
+			 uint32_t svc)
+{
+	struct proc_name who;
+
+	provider__name(c->k->provider, pid, svc, &who);
+	if (who.gone)
+		hashmap__set(c->gone, pid, 1);
+	return who.gone;
+}
+
+static void add_process(struct offcpu_collector *c, uint32_t pid, uint32_t svc)
+{
+	struct proc_name who;
+
+	provider__name(c->k->provider, pid, svc, &who);
+	record__process(&c->rec, pid, who.comm, who.service);
+}
+
+/* A kernel stack's frames, symbolized once per stack. */
+struct kframes {
+	size_t n;
+	char *frames[];
+};
+
+static void kframes_free(struct kframes *kf)
+{
+	for (size_t i = 0; kf && i < kf->n; i++)
+		free(kf->frames[i]);
+	free(kf);
+}
+
+static struct kframes *kframes_read(struct offcpu_collector *c, uint64_t h)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
+	struct offcpu_kstack ks;
+	char buf[KSYM_NAME_MAX + 32];
+	struct kframes *kf;
+	size_t depth = 0, top;
+
+	if (bpf_map_lookup_elem(fd, &h, &ks))
+		return NULL;
+	while (depth < OFFCPU_STACK_DEPTH && ks.ips[depth])
+		depth++;
+	/* Stacks walked at switch-out start in this program. */
+	top = drop_frames_skip(c->ksyms, (const uint64_t *)ks.ips, depth);
+	kf = calloc(1, sizeof(*kf) + (depth - top) * sizeof(char *));
+	if (!kf)
+		return NULL;
+	for (size_t i = top; i < depth; i++) {
+		ksyms__format(c->ksyms, ks.ips[i], buf, sizeof(buf));
+		kf->frames[kf->n] = strdup(buf);
+		if (!kf->frames[kf->n])
+			break;
+		kf->n++;
+	}
+	return kf;
+}
+
+static const struct kframes *kernel_frames(struct offcpu_collector *c,
+					   uint64_t h)
+{
+	uint64_t *slot = hashmap__find(c->kframes, h);
+	struct kframes *kf;
+
+	if (slot)
+		return (const struct kframes *)(uintptr_t)*slot;
+	kf = kframes_read(c, h);
+	if (kf)
+		hashmap__set(c->kframes, h, (uintptr_t)kf);
+	return kf;
+}
+
+static void add_user_frames(struct offcpu_collector *c, uint32_t pid, int id)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_ustacks);
+	uint64_t ips[OFFCPU_STACK_DEPTH] = { 0 };
+	char buf[KSYM_NAME_MAX + 64];
+
+	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
+		return;
+	for (size_t i = 0; i < OFFCPU_STACK_DEPTH && ips[i]; i++) {
+		usyms__format(c->usyms, pid, ips[i], buf, sizeof(buf));
+		record__array_str(&c->rec, buf);
+	}
+}
+
+/* Kernel frames first, then user frames, each innermost first. */
+static void add_stack(struct offcpu_collector *c, const struct offcpu_key *key)
+{
+	const struct kframes *kf = key->kstack ?
+					   kernel_frames(c, key->kstack) :
+					   NULL;
+
+	record__array_begin(&c->rec, "stack");
+	for (size_t i = 0; kf && i < kf->n; i++)
+		record__array_str(&c->rec, kf->frames[i]);
+	add_user_frames(c, key->pid, key->ustack);
+	record__array_end(&c->rec);
+}
+
+static void emit(struct offcpu_collector *c, uint64_t ts,
+		 const struct offcpu_key *key, uint64_t total_ns,
+		 uint64_t count)
+{
+	record__begin(&c->rec, "offcpu", ts, c->k->cfg.node);
+	add_process(c, key->pid, key->svc);
+	add_stack(c, key);
+	record__u64(&c->rec, "total_ns", total_ns);
+	record__u64(&c->rec, "count", count);
+	record__end(&c->rec);
+	exporter__send(c->k->exporter, &c->rec);
+}
+
+/* --- aggregates --- */
+
+/* Reports key's increase; true when the key can be deleted: its process
+ * exited, or it was idle for an interval while the map is filling up. */
+static bool report_key(struct offcpu_collector *c, uint64_t ts,
+		       const struct offcpu_key *key,
+		       const struct offcpu_val *val)
+{
+	uint64_t id = key_id(key), *ns = hashmap__find(c->reported_ns, id);
+	uint64_t *cnt = hashmap__find(c->reported_count, id);
+	uint64_t before_ns = ns ? *ns : 0, before = cnt ? *cnt : 0;
+
+	/* The kernel adds a block's time and its count one after the other:
+	 * what a read between them sees of one goes out with the other. */
+	if (val->count > before) {
+		emit(c, ts, key, val->total_ns - before_ns, val->count - before);
+		hashmap__set(c->reported_ns, id, val->total_ns);
+		hashmap__set(c->reported_count, id, val->count);
+	}
+	if (process_gone(c, key->pid, key->svc))
+		return true;
+	return val->count == before && c->nkeys > OFFCPU_MAX_KEYS / 4 * 3;
+}
+
+static void mark_used(struct offcpu_collector *c, uint64_t kstack,
+		      int ustack)
+{
+	if (kstack)
+		hashmap__set(c->kused, kstack, 1);
+	if (ustack >= 0 && ustack < OFFCPU_STACK_ENTRIES)
+		c->used[ustack] = true;
+}
+
+static void collect_keys(struct offcpu_collector *c, uint64_t ts)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_aggs);
+	struct offcpu_key key, next, *gone = NULL;
+	size_t ngone = 0, cap = 0, nkeys = 0;
+	struct offcpu_val val;
+	bool more;
+
+	memset(c->used, 0, sizeof(c->used));
+	hashmap__free(c->kused);
+	c->kused = hashmap__new();
+	if (!c->kused)
+		abort();
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue;
+		nkeys++;
+		if (!report_key(c, ts, &key, &val)) {
+			mark_used(c, key.kstack, key.ustack);
+			continue;
+		}
+		if (ngone == cap) {
+			cap = cap ? cap * 2 : 64;
+			gone = xrealloc(gone, cap * sizeof(*gone));
+		}
+		gone[ngone++] = key;
+	}
+	/* Deleting while walking would restart the walk: now. */
+	for (size_t i = 0; i < ngone; i++) {
+		bpf_map_delete_elem(fd, &gone[i]);
+		hashmap__delete(c->reported_ns, key_id(&gone[i]));
+		hashmap__delete(c->reported_count, key_id(&gone[i]));
+	}
+	c->nkeys = nkeys - ngone;
+	c->orphans += ngone;
+	free(gone);
+}
+
+/* --- stacks --- */
+
+/* Deletes the stacks no key and no thread off-CPU now holds (threads
+ * whose start is in task storage cannot be listed: a thread asleep across
+ * a sweep may lose its user stack, as may one that blocks during it; it
+ * costs a stack, never a block), which is why sweeps are rare. */
+static void sweep_kstacks(struct offcpu_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
+	uint64_t h, next, *slot;
+	bool more;
+
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		h = next;
+		more = bpf_map_get_next_key(fd, &h, &next) == 0;
+		if (hashmap__find(c->kused, h))
+			continue;
+		bpf_map_delete_elem(fd, &h);
+		slot = hashmap__find(c->kframes, h);
+		if (!slot)
+			continue;
+		kframes_free((struct kframes *)(uintptr_t)*slot);
+		hashmap__delete(c->kframes, h);
+	}
+}
+
+static void sweep_stacks(struct offcpu_collector *c)
+{
+	int sfd = bpf_map__fd(c->skel->maps.offcpu_starts);
+	int fd = bpf_map__fd(c->skel->maps.offcpu_ustacks);
+	struct offcpu_start start;
+	__u32 tid, next_tid, id, next_id;
+	bool more;
+
+	/* Tasks re-walk their user stacks from now on: the ids they
+	 * remember may be deleted below. */
+	c->skel->bss->stack_gen++;
+	more = bpf_map_get_next_key(sfd, NULL, &next_tid) == 0;
+	while (more) {
+		tid = next_tid;
+		more = bpf_map_get_next_key(sfd, &tid, &next_tid) == 0;
+		if (!bpf_map_lookup_elem(sfd, &tid, &start))
+			mark_used(c, start.kstack, start.ustack);
+	}
+	more = bpf_map_get_next_key(fd, NULL, &next_id) == 0;
+	while (more) {
+		id = next_id;
+		more = bpf_map_get_next_key(fd, &id, &next_id) == 0;
+		if (id < OFFCPU_STACK_ENTRIES && c->used[id])
+			continue;
+		bpf_map_delete_elem(fd, &id);
+	}
+	sweep_kstacks(c);
+	c->orphans = 0;
+}
+
+static uint64_t stat_of(struct offcpu_collector *c, __u32 stat)
+{
+	return map_percpu_sum(bpf_map__fd(c->skel->maps.offcpu_stats), &stat);
+}
+
+static void maybe_sweep(struct offcpu_collector *c)
+{
+	uint64_t lost = stat_of(c, OFFCPU_STACK_LOST);
+
+	/* Stacks are also walked for blocks shorter than min_block, which
+	 * leave no key: the maps can fill with no key ever deleted. */
+	if (c->orphans > OFFCPU_GC_ORPHANS || lost > c->stack_lost)
+		sweep_stacks(c);
+	c->stack_lost = lost;
+}
+
+/* --- histograms --- */
+
+static void emit_hist(struct offcpu_collector *c, uint64_t ts,
+		      const struct offcpu_hist_key *key,
+		      const struct offcpu_hist *h, uint64_t *before)
+{
+	record__begin(&c->rec, "offcpu_hist", ts, c->k->cfg.node);
+	add_process(c, key->pid, key->svc);
+	record__u64(&c->rec, "interval_ns", c->k->cfg.interval_ns);
+	record__array_begin(&c->rec, "buckets");
+	for (int s = 0; s < OFFCPU_HIST_SLOTS; s++) {
+		if (h->slots[s] <= before[s])
+			continue;
+		/* [low_ns, count]: slot s holds [2^s, 2^(s+1)), 0 holds 0 */
+		record__array_begin(&c->rec, NULL);
+		record__u64(&c->rec, NULL, s ? 1ULL << s : 0);
+		record__u64(&c->rec, NULL, h->slots[s] - before[s]);
+		record__array_end(&c->rec);
+	}
+	record__array_end(&c->rec);
+	record__end(&c->rec);
+	exporter__send(c->k->exporter, &c->rec);
+}
+
+/* Reports the histogram's increase; true when its process exited. */
+static bool report_hist(struct offcpu_collector *c, uint64_t ts,
+			const struct offcpu_hist_key *key,
+			const struct offcpu_hist *h)
+{
+	uint64_t id = hist_id(key), *slot = hashmap__find(c->reported_hist, id);
+	uint64_t *before = slot ? (uint64_t *)(uintptr_t)*slot : NULL;
+
+	if (!before) {
+		before = calloc(OFFCPU_HIST_SLOTS, sizeof(*before));
+		if (!before)
+			return false;
+		hashmap__set(c->reported_hist, id, (uintptr_t)before);
+	}
+	if (memcmp(h->slots, before, sizeof(h->slots))) {
+		emit_hist(c, ts, key, h, before);
+		memcpy(before, h->slots, sizeof(h->slots));
+	}
+	return process_gone(c, key->pid, key->svc);
+}
+
+static void forget_hist(struct offcpu_collector *c, int fd,
+			const struct offcpu_hist_key *key)
+{
+	uint64_t *slot = hashmap__find(c->reported_hist, hist_id(key));
+
+	bpf_map_delete_elem(fd, key);
+	if (!slot)
+		return;
+	free((void *)(uintptr_t)*slot);
+	hashmap__delete(c->reported_hist, hist_id(key));
+}
+
+static void collect_hists(struct offcpu_collector *c, uint64_t ts)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_hists);
+	struct offcpu_hist_key key, next, *gone = NULL;
+	size_t ngone = 0, cap = 0;
+	struct offcpu_hist h;
+	bool more;
+
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (bpf_map_lookup_elem(fd, &key, &h) ||
+		    !report_hist(c, ts, &key, &h))
+			continue;
+		if (ngone == cap) {
+			cap = cap ? cap * 2 : 64;
+			gone = xrealloc(gone, cap * sizeof(*gone));
+		}
+		gone[ngone++] = key;
+	}
+	for (size_t i = 0; i < ngone; i++)
+		forget_hist(c, fd, &gone[i]);
+	free(gone);
+}
+
+static void offcpu_collect(void *state, struct kmond *k, uint64_t ts)
+{
+	struct offcpu_collector *c = state;
+	uint64_t pid, one;
+	size_t pos = 0;
+
+	(void)k;
+	collect_keys(c, ts);
+	collect_hists(c, ts);
+	maybe_sweep(c);
+	/* Their last records are out: their mappings can go. */
+	while (hashmap__next(c->gone, &pos, &pid, &one))
+		usyms__forget(c->usyms, (uint32_t)pid);
+	hashmap__free(c->gone);
+	c->gone = hashmap__new();
+	usyms__tick(c->usyms);
+}
+
+static void offcpu_stats(void *state, struct collector_stats *st)
+{
+	struct offcpu_collector *c = state;
+
+	st->events = stat_of(c, OFFCPU_BLOCKS);
+	st->lost = stat_of(c, OFFCPU_START_FULL) +
+		   stat_of(c, OFFCPU_KEY_FULL) +
+		   stat_of(c, OFFCPU_HIST_FULL) +
+		   stat_of(c, OFFCPU_STACK_LOST);
+}
+
+/* --- life cycle --- */
+
+static void offcpu_stop(void *state)
+{
+	struct offcpu_collector *c = state;
+	uint64_t id, ptr;
+	size_t pos = 0;
+
+	if (!c)
+		return;
+	offcpu_bpf__destroy(c->skel);
+	ksyms__put(c->ksyms);
+	while (c->kframes && hashmap__next(c->kframes, &pos, &id, &ptr))
+		kframes_free((struct kframes *)(uintptr_t)ptr);
+	hashmap__free(c->kframes);
+	hashmap__free(c->kused);
+	usyms__free(c->usyms);
+	hashmap__free(c->reported_ns);
+	hashmap__free(c->reported_count);
+	pos = 0;
+	while (c->reported_hist &&
+	       hashmap__next(c->reported_hist, &pos, &id, &ptr))
+		free((void *)(uintptr_t)ptr);
+	hashmap__free(c->reported_hist);
+	hashmap__free(c->gone);
+	record__free(&c->rec);
+	free(c);
+}
+
+static int offcpu_load(struct offcpu_collector *c, struct kmond *k)
+{
+	int chosen[1];
+	int err;
+
+	c->skel = offcpu_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		log_error("failed to open offcpu: %s", strerror(-err));
+		return err;
+	}
+	err = probe__select(c->skel->obj, offcpu_hooks, 1, chosen);
+	err = err ?: provider__share_maps(k->provider, c->skel->obj);
+	if (err)
+		return err;
+	/* tp_btf keeps starts in the task, the others by tid: only one of
+	 * the maps is needed (and kernels without task storage must not be
+	 * asked for it). */
+	if (chosen[0] != 0)
+		bpf_map__set_autocreate(c->skel->maps.offcpu_task_starts,
+					false);
+	else
+		bpf_map__set_max_entries(c->skel->maps.offcpu_starts, 1);
+	err = offcpu_bpf__load(c->skel);
+	if (err)
+		log_error("failed to load offcpu: %s", strerror(-err));
+	return err;
+}
+
+static int offcpu_start(struct kmond *k, void **state)
+{
+	struct offcpu_collector *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	c->k = k;
+	c->reported_ns = hashmap__new();
+	c->reported_count = hashmap__new();
+	c->reported_hist = hashmap__new();
+	c->gone = hashmap__new();
+	c->kframes = hashmap__new();
+	c->usyms = usyms__new(OFFCPU_SPARE_BINARIES);
+	if (!c->reported_ns || !c->reported_count || !c->reported_hist ||
+	    !c->gone || !c->kframes || !c->usyms) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = offcpu_load(c, k);
+	if (err)
+		goto cleanup;
+	offcpu_apply(c, &k->cfg);
+	err = offcpu_bpf__attach(c->skel);
+	if (err) {
+		log_error("failed to attach offcpu: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* After load: our own program must be in the table to be skipped
+	 * as the top frame. */
+	c->ksyms = ksyms__get();
+	if (!c->ksyms || !ksyms__count(c->ksyms))
+		log_warn("offcpu: no kernel symbols (/proc/kallsyms): stacks "
+			 "will hold bare addresses");
+	*state = c;
+	return 0;
+cleanup:
+	offcpu_stop(c);
+	return err;
+}
+
+const struct collector_ops offcpu_collector = {
+	.name = "offcpu",
+	.hooks = offcpu_hooks,
+	.nhooks = 1,
+	.enabled = offcpu_enabled,
+	.required = offcpu_required,
+	.start = offcpu_start,
+	.apply = offcpu_apply,
+	.collect = offcpu_collect,
+	.stats = offcpu_stats,
+	.stop = offcpu_stop,
+};

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The syscall collector: counts per (process, syscall) kept in the kernel;
+ * each interval emits the increase since the last one. */
+#include <linux/types.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collectors/collector.h"
+#include "lib/deltas.h"
+#include "exporters/exporter.h"
+#include "lib/hashmap.h"
+#include "lib/log.h"
+#include "lib/maps.h"
+#include "provider/provider.h"
+#include "lib/record.h"
+#include "bpf/syscall.h"
+#include "syscall.skel.h"
+#include "lib/syscall_names.h"
+
+struct syscall_collector {
+	struct syscall_bpf *skel;
+	/* (pid << 32 | nr) -> count already reported */
+	struct hashmap *reported;
+	uint64_t events; /* syscalls counted, over every key ever read */
+	struct record rec;
+};
+
+static const struct hook syscall_hooks[] = {
+	{ "sys_enter",
+	  { { ATTACH_TP_BTF, "sys_enter_btf", "sys_enter" },
+	    { ATTACH_TRACEPOINT, "sys_enter_tp", "raw_syscalls/sys_enter" } },
+	  2 },
+};
+
+static bool syscall_enabled(const struct config *cfg)
+{
+	return cfg->syscall.enabled;
+}
+
+static bool syscall_required(const struct config *cfg)
+{
+	return cfg->syscall.required;
+}
+
+static int syscall_apply(void *state, const struct config *cfg)
+{
+	struct syscall_collector *c = state;
+	struct syscall_bpf__bss *bss = c->skel->bss;
+
+	/* Clear the switch first so no syscall is judged by a half-written
+	 * list. */
+	bss->filter_on = 0;
+	memset(bss->wanted, 0, sizeof(bss->wanted));
+	for (int i = 0; i < cfg->syscall.nsyscalls; i++)
+		if (cfg->syscall.syscalls[i] < SYSCALL_NR_MAX)
+			bss->wanted[cfg->syscall.syscalls[i]] = 1;
+	bss->filter_on = cfg->syscall.nsyscalls > 0;
+	return 0;
+}
+
+static void syscall_stop(void *state)
+{
+	struct syscall_collector *c = state;
+
+	if (!c)
+		return;
+	syscall_bpf__destroy(c->skel);
+	hashmap__free(c->reported);
+	record__free(&c->rec);
+	free(c);
+}
+
+static int syscall_start(struct kmond *k, void **state)
+{
+	struct syscall_collector *c = calloc(1, sizeof(*c));
+	int chosen[1];
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	c->reported = hashmap__new();
+	c->skel = syscall_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		log_error("failed to open syscall: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = probe__select(c->skel->obj, syscall_hooks, 1, chosen);
+	if (err)
+		goto cleanup;
+	err = provider__share_maps(k->provider, c->skel->obj);
+	if (err)
+		goto cleanup;
+	err = syscall_bpf__load(c->skel);
+	if (err) {
+		log_error("failed to load syscall: %s", strerror(-err));
+		goto cleanup;
+	}
+	syscall_apply(c, &k->cfg);
+	err = syscall_bpf__attach(c->skel);
+	if (err) {
+		log_error("failed to attach syscall: %s", strerror(-err));
+		goto cleanup;
+	}
+	*state = c;
+	return 0;
+cleanup:
+	syscall_stop(c);
+	return err;
+}
+
+static void emit(struct syscall_collector *c, struct kmond *k, uint64_t ts,
+		 const struct syscall_key *key, uint64_t count)
+{
+	const char *name = syscall_name(key->nr);
+	struct proc_name who;
+	char unnamed[32];
+
+	if (!name) {
+		snprintf(unnamed, sizeof(unnamed), "syscall_%u", key->nr);
+		name = unnamed;
+	}
+	record__begin(&c->rec, "syscall", ts, k->cfg.node);
+	provider__name(k->provider, key->pid, key->svc, &who);
+	record__process(&c->rec, key->pid, who.comm, who.service);
+	record__str(&c->rec, "syscall", name);
+	record__u64(&c->rec, "nr", key->nr);
+	record__u64(&c->rec, "count", count);
+	record__end(&c->rec);
+	exporter__send(k->exporter, &c->rec);
+}
+
+/* The user-space twin of a kernel key: 22 bits of pid (PID_MAX_LIMIT),
+ * 10 of syscall, 32 of service. */
+static uint64_t key_id(const void *k)
+{
+	const struct syscall_key *key = k;
+
+	return (uint64_t)key->svc << 32 | (uint64_t)key->pid << 10 | key->nr;
+}
+
+struct walk_ctx {
+	struct syscall_collector *c;
+	struct kmond *k;
+	uint64_t ts;
+};
+
+static void emit_delta(void *ctx, const void *key, uint64_t delta)
+{
+	struct walk_ctx *w = ctx;
+
+	emit(w->c, w->k, w->ts, key, delta);
+}
+
+/* A process that exited counts no more: forget it, so the map never
+ * fills with the dead. */
+static bool finished(void *ctx, const void *k, bool grew)
+{
+	const struct syscall_key *key = k;
+	struct walk_ctx *w = ctx;
+	struct proc_name who;
+
+	(void)grew; /* a live key stays, idle or not */
+	provider__name(w->k->provider, key->pid, key->svc, &who);
+	return who.gone;
+}
+
+static void syscall_collect(void *state, struct kmond *k, uint64_t ts)
+{
+	struct syscall_collector *c = state;
+	struct walk_ctx ctx = { c, k, ts };
+	struct delta_walk walk = {
+		.map_fd = bpf_map__fd(c->skel->maps.syscall_counts),
+		.key_size = sizeof(struct syscall_key),
+		.key_id = key_id,
+		.emit = emit_delta,
+		.finished = finished,
+		.ctx = &ctx,
+	};
+
+	c->events += deltas__walk(c->reported, &walk);
+}
+
+static void syscall_stats(void *state, struct collector_stats *st)
+{
+	struct syscall_collector *c = state;
+	int fd = bpf_map__fd(c->skel->maps.syscall_stats);
+	__u32 full = SYSCALL_MAP_FULL;
+
+	st->events = c->events;
+	st->lost = map_percpu_sum(fd, &full);
+}
+
+const struct collector_ops syscall_collector = {
+	.name = "syscall",
+	.hooks = syscall_hooks,
+	.nhooks = 1,
+	.enabled = syscall_enabled,
+	.required = syscall_required,
+	.start = syscall_start,
+	.apply = syscall_apply,
+	.collect = syscall_collect,
+	.stats = syscall_stats,
+	.stop = syscall_stop,
+};

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* kmond: per-node eBPF monitoring daemon. Exit codes: 0 ok, 2 bad config or
+ * usage, 1 runtime failure. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "daemon/daemon.h"
+#include "lib/log.h"
+
+#define KMOND_VERSION "0.1.0"
+#define DEFAULT_CONFIG "configs/kmond.yaml"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kmond [-c FILE] [--check] [--duration SEC] [--probe] [-v]\n"
+		"  -c, --config FILE   configuration (default " DEFAULT_CONFIG ")\n"
+		"      --check         validate the configuration and probe attach, then exit\n"
+		"      --duration SEC  run for SEC seconds, then exit cleanly\n"
+		"      --probe         print the attach method of every probe on this kernel\n"
+		"      --version       print the version\n"
+		"  -v, --verbose       log debug lines\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "probe", no_argument, NULL, 'p' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *path = DEFAULT_CONFIG;
+	bool check = false, probe = false;
+	uint64_t duration_ns = 0;
+	struct config cfg;
+	char err[1024];
+	char *end;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "c:vh", options, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			path = optarg;
+			break;
+		case 'C':
+			check = true;
+			break;
+		case 'd':
+			duration_ns = (uint64_t)(strtod(optarg, &end) * 1e9);
+			if (*end || end == optarg || duration_ns == 0) {
+				fprintf(stderr, "kmond: --duration: '%s' is not a "
+						"number of seconds\n", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			probe = true;
+			break;
+		case 'V':
+			printf("kmond %s\n", KMOND_VERSION);
+			return 0;
+		case 'v':
+			log_verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (probe) {
+		daemon__probe();
+		return 0;
+	}
+	if (daemon__load_config(&cfg, path, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	if (check) {
+		int ret = daemon__check(&cfg);
+
+		if (ret == 0)
+			printf("%s: ok\n", path);
+		config__free(&cfg);
+		return ret;
+	}
+	return daemon__run(&cfg, duration_ns);
+}

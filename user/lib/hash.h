@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* kmond's one byte-string hash, 64-bit FNV-1a: user-space tables are
+ * u64-keyed, and two keys colliding would merely share an entry's
+ * figures, which FNV-1a makes negligible at our table sizes. */
+#ifndef KMON_HASH_H
+#define KMON_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FNV1A_SEED 0xcbf29ce484222325ULL
+
+/* Continues hash h (FNV1A_SEED to start) over len bytes at p. */
+static inline uint64_t fnv1a_more(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static inline uint64_t fnv1a(const void *p, size_t len)
+{
+	return fnv1a_more(FNV1A_SEED, p, len);
+}
+
+#endif

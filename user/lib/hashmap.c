@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Linear probing with backward-shift deletion (no tombstones), so lookups
+ * stay short however many keys come and go (pids do, all day). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lib/hashmap.h"
+#include "lib/xalloc.h"
+
+struct slot {
+	uint64_t key;
+	uint64_t value;
+	bool used;
+};
+
+struct hashmap {
+	struct slot *slots;
+	size_t cap; /* a power of two */
+	size_t count;
+};
+
+static size_t hash(uint64_t key)
+{
+	/* splitmix64 finaliser: pids are small and dense. */
+	key ^= key >> 30;
+	key *= 0xbf58476d1ce4e5b9ULL;
+	key ^= key >> 27;
+	key *= 0x94d049bb133111ebULL;
+	key ^= key >> 31;
+	return (size_t)key;
+}
+
+struct hashmap *hashmap__new(void)
+{
+	struct hashmap *m = xcalloc(1, sizeof(*m));
+
+	m->cap = 64;
+	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	return m;
+}
+
+void hashmap__free(struct hashmap *m)
+{
+	if (!m)
+		return;
+	free(m->slots);
+	free(m);
+}
+
+static size_t hashmap__index(const struct hashmap *m, uint64_t key)
+{
+	size_t i = hash(key) & (m->cap - 1);
+
+	while (m->slots[i].used && m->slots[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+uint64_t *hashmap__find(const struct hashmap *m, uint64_t key)
+{
+	size_t i = hashmap__index(m, key);
+
+	return m->slots[i].used ? &m->slots[i].value : NULL;
+}
+
+static void hashmap__grow(struct hashmap *m)
+{
+	struct slot *old = m->slots;
+	size_t old_cap = m->cap;
+
+	m->cap *= 2;
+	m->slots = xcalloc(m->cap, sizeof(*m->slots));
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].used)
+			m->slots[hashmap__index(m, old[i].key)] = old[i];
+	free(old);
+}
+
+void hashmap__set(struct hashmap *m, uint64_t key, uint64_t value)
+{
+	size_t i;
+
+	if ((m->count + 1) * 10 > m->cap * 7)
+		hashmap__grow(m);
+	i = hashmap__index(m, key);
+	if (!m->slots[i].used) {
+		m->slots[i].used = true;
+		m->slots[i].key = key;
+		m->count++;
+	}
+	m->slots[i].value = value;
+}
+
+bool hashmap__delete(struct hashmap *m, uint64_t key)
+{
+	size_t mask = m->cap - 1;
+	size_t i = hashmap__index(m, key), j = i;
+
+	if (!m->slots[i].used)
+		return false;
+	m->slots[i].used = false;
+	m->count--;
+	/* Shift back every later entry of the run that would no longer be
+	 * reachable from its home slot across the new hole. */
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!m->slots[j].used)
+			break;
+		home = hash(m->slots[j].key) & mask;
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			m->slots[i] = m->slots[j];
+			m->slots[j].used = false;
+			i = j;
+		}
+	}
+	return true;
+}
+
+size_t hashmap__count(const struct hashmap *m)
+{
+	return m->count;
+}
+
+bool hashmap__next(const struct hashmap *m, size_t *pos, uint64_t *key,
+		   uint64_t *value)
+{
+	while (*pos < m->cap) {
+		struct slot *s = &m->slots[(*pos)++];
+
+		if (s->used) {
+			*key = s->key;
+			if (value)
+				*value = s->value;
+			return true;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The one record model all collectors share. A record is built field by
+ * field and encoded to JSON as it is built, so it is encoded exactly once;
+ * every sink ships the same bytes. */
+#ifndef KMON_RECORD_H
+#define KMON_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/strbuf.h"
+
+#define RECORD_KIND_MAX 16
+#define RECORD_KEY_MAX 64
+
+struct record {
+	char kind[RECORD_KIND_MAX];
+	/* Kafka message key: the service, or the pid when there is none. */
+	char key[RECORD_KEY_MAX];
+	/* The node record__begin was given: the caller's string, valid while
+	 * the record is being sent (sinks use it for the Kafka header). */
+	const char *node;
+	struct strbuf json; /* one JSON object, no trailing newline */
+	int depth; /* open nested objects and arrays */
+	bool need_comma;
+};
+
+void record__init(struct record *r);
+void record__free(struct record *r);
+
+/* Starts a record: {"kind":..,"ts":..,"node":.. */
+void record__begin(struct record *r, const char *kind, uint64_t ts_ns,
+		   const char *node);
+/* pid, comm and service (null when service is NULL); sets the key. */
+void record__process(struct record *r, uint32_t pid, const char *comm,
+		     const char *service);
+/* Fields: name is one of kmond's own field names (copied unescaped;
+ * NULL inside an array), the value any string or number. */
+void record__str(struct record *r, const char *name, const char *val);
+void record__strn(struct record *r, const char *name, const char *val,
+		  size_t len);
+void record__u64(struct record *r, const char *name, uint64_t val);
+void record__i64(struct record *r, const char *name, int64_t val);
+void record__double(struct record *r, const char *name, double val);
+void record__bool(struct record *r, const char *name, bool val);
+void record__null(struct record *r, const char *name);
+void record__object_begin(struct record *r, const char *name);
+void record__object_end(struct record *r);
+void record__array_begin(struct record *r, const char *name);
+void record__array_str(struct record *r, const char *val); /* array item */
+void record__array_end(struct record *r);
+/* Closes the record; r->json then holds the finished object. */
+void record__end(struct record *r);
+
+#endif

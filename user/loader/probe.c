@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "lib/log.h"
+#include "loader/probe.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+static struct btf *vmlinux_btf;
+
+const char *attach_kind_name(enum attach_kind kind)
+{
+	static const char *const names[] = {
+		[ATTACH_TP_BTF] = "tp_btf",
+		[ATTACH_RAW_TP] = "raw_tp",
+		[ATTACH_TRACEPOINT] = "tracepoint",
+		[ATTACH_FENTRY] = "fentry",
+		[ATTACH_KPROBE] = "kprobe",
+	};
+
+	return names[kind];
+}
+
+void probe__mount_tracefs(void)
+{
+	if (access(TRACEFS "/events", F_OK) == 0)
+		return;
+	if (mount("nodev", TRACEFS, "tracefs", 0, NULL))
+		log_debug("cannot mount tracefs on " TRACEFS ": %s",
+			  strerror(errno));
+	else
+		log_debug("mounted tracefs on " TRACEFS);
+}
+
+void probe__release(void)
+{
+	btf__free(vmlinux_btf);
+	vmlinux_btf = NULL;
+}
+
+static const struct btf *kernel_btf(void)
+{
+	if (!vmlinux_btf) {
+		vmlinux_btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(vmlinux_btf))
+			vmlinux_btf = NULL;
+	}
+	return vmlinux_btf;
+}
+
+static bool btf_has(const char *prefix, const char *name, __u32 kind)
+{
+	const struct btf *btf = kernel_btf();
+	char full[256];
+
+	if (!btf)
+		return false;
+	snprintf(full, sizeof(full), "%s%s", prefix, name);
+	return btf__find_by_name_kind(btf, full, kind) > 0;
+}
+
+static bool tracefs_event(const char *category_event)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/id", category_event);
+	return access(path, F_OK) == 0;
+}
+
+/* Trampolines (fentry/fexit/LSM) can be refused even with BTF present, as
+ * on our kernels (EPERM): try a two-instruction program on the target. */
+static int try_fentry(const char *func)
+{
+	const struct btf *btf = kernel_btf();
+	struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
+		{ .code = 0x95 },			  /* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = BPF_TRACE_FENTRY);
+	int id, prog_fd, link_fd, err = 0;
+
+	id = btf ? btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) : -1;
+	if (id <= 0)
+		return -ENOENT;
+	opts.attach_btf_id = id;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "kmond_probe", "GPL",
+				insns, 2, &opts);
+	if (prog_fd < 0)
+		return -errno;
+	link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
+	if (link_fd < 0)
+		err = -errno;
+	else
+		close(link_fd);
+	close(prog_fd);
+	return err;
+}
+
+/* KMOND_PROBE_DENY="entry,entry...": candidates named by an entry count as
+ * absent, so tests can run the fallbacks this kernel would not pick. An
+ * entry is a target ("sock_recv_length", "sock/sock_recv_length": every
+ * method on it) or method:target ("tp_btf:sched_switch": that one only). */
+static bool deny_listed(const char *entry)
+{
+	const char *list = getenv("KMOND_PROBE_DENY"), *p;
+	size_t n = strlen(entry);
+
+	for (p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+		if (strncmp(p, entry, n) == 0 && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+static bool denied(const struct attach_candidate *c)
+{
+	char entry[160];
+
+	snprintf(entry, sizeof(entry), "%s:%s", attach_kind_name(c->kind),
+		 c->target);
+	return deny_listed(c->target) || deny_listed(entry);
+}
+
+bool probe__available(const struct attach_candidate *c, char *why,
+		      size_t whylen)
+{
+	int err;
+
+	if (denied(c)) {
+		snprintf(why, whylen, "%s denied by KMOND_PROBE_DENY",
+			 c->target);
+		return false;
+	}
+	switch (c->kind) {
+	case ATTACH_TP_BTF:
+		if (btf_has("btf_trace_", c->target, BTF_KIND_TYPEDEF))
+			return true;
+		snprintf(why, whylen, "no BTF for tracepoint %s", c->target);
+		return false;
+	case ATTACH_RAW_TP:
+		if (btf_has("btf_trace_", c->target, BTF_KIND_TYPEDEF))
+			return true;
+		snprintf(why, whylen, "no raw tracepoint %s", c->target);
+		return false;
+	case ATTACH_TRACEPOINT:
+		if (tracefs_event(c->target))
+			return true;
+		snprintf(why, whylen, "no tracepoint %s in " TRACEFS,
+			 c->target);
+		return false;
+	case ATTACH_FENTRY:
+		err = try_fentry(c->target);
+		if (!err)
+			return true;
+		snprintf(why, whylen, "fentry on %s refused: %s", c->target,
+			 strerror(-err));
+		return false;
+	case ATTACH_KPROBE:
+		if (access("/sys/bus/event_source/devices/kprobe/type",
+			   F_OK) != 0) {
+			snprintf(why, whylen,
+				 "kprobes are not available (CONFIG_KPROBES off)");
+			return false;
+		}
+		if (btf_has("", c->target, BTF_KIND_FUNC))
+			return true;
+		snprintf(why, whylen, "no kernel function %s", c->target);
+		return false;
+	}
+	snprintf(why, whylen, "unknown attach kind");
+	return false;
+}
+
+int probe__choose(const struct hook *hook)
+{
+	char why[256];
+
+	for (int i = 0; i < hook->ncands; i++)
+		if (probe__available(&hook->cands[i], why, sizeof(why)))
+			return i;
+	return -1;
+}
+
+int probe__select(struct bpf_object *obj, const struct hook *hooks,
+		  int nhooks, int *chosen)
+{
+	int err = 0;
+
+	for (int h = 0; h < nhooks; h++) {
+		chosen[h] = probe__choose(&hooks[h]);
+		if (chosen[h] < 0 && hooks[h].optional) {
+			log_info("%s: not on this kernel; going without it",
+				 hooks[h].name);
+		} else if (chosen[h] < 0) {
+			log_warn("%s: no attach method works on this kernel",
+				 hooks[h].name);
+			err = -ENOTSUP;
+		}
+		for (int i = 0; i < hooks[h].ncands; i++) {
+			const char *name = hooks[h].cands[i].prog;
+			struct bpf_program *prog =
+				bpf_object__find_program_by_name(obj, name);
+
+			if (prog)
+				bpf_program__set_autoload(prog, i == chosen[h]);
+			else if (name)
+				log_warn("BPF program %s is missing", name);
+		}
+		if (chosen[h] >= 0)
+			log_debug("%s: attach with %s %s", hooks[h].name,
+				  attach_kind_name(hooks[h].cands[chosen[h]].kind),
+				  hooks[h].cands[chosen[h]].target);
+	}
+	/* The skeleton load that follows parses the kernel's BTF itself:
+	 * holding this copy through it made kmond's peak RSS two copies
+	 * (about 10 MiB) higher. The next probe parses it again. */
+	probe__release();
+	return err;
+}
+
+void probe__describe(const char *collector, const struct hook *hooks,
+		     int nhooks)
+{
+	for (int h = 0; h < nhooks; h++) {
+		const struct hook *hook = &hooks[h];
+		int chosen = probe__choose(hook);
+
+		printf("%-10s %-14s ", collector, hook->name);
+		if (chosen >= 0)
+			printf("%s %s", attach_kind_name(hook->cands[chosen].kind),
+			       hook->cands[chosen].target);
+		else
+			printf(hook->optional ? "absent (optional)" :
+						"unavailable");
+		for (int i = 0; i < hook->ncands; i++) {
+			char why[256];
+
+			if (i == chosen)
+				continue;
+			if (i > chosen && chosen >= 0) {
+				printf("; fallback %s",
+				       attach_kind_name(hook->cands[i].kind));
+				continue;
+			}
+			if (!probe__available(&hook->cands[i], why, sizeof(why)))
+				printf("; %s: %s",
+				       attach_kind_name(hook->cands[i].kind), why);
+		}
+		printf("\n");
+	}
+}

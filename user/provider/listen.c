@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+
+#include "lib/xalloc.h"
+#include "provider/listen.h"
+
+#define TCP_LISTEN_STATE 0x0A
+
+int listen__parse_line(const char *line, struct listener *l)
+{
+	char local[64], remote[64];
+	unsigned int state, port;
+	uint64_t inode;
+	const char *colon;
+
+	/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+	if (sscanf(line, " %*u: %63s %63s %x %*s %*s %*s %*u %*u %" SCNu64,
+		   local, remote, &state, &inode) != 4)
+		return -1;
+	colon = strrchr(local, ':');
+	if (!colon || sscanf(colon + 1, "%x", &port) != 1 || port > 65535)
+		return -1;
+	if (state != TCP_LISTEN_STATE)
+		return 0;
+	l->port = (uint16_t)port;
+	l->inode = inode;
+	return 1;
+}
+
+struct list {
+	struct listener *l;
+	size_t n, cap;
+};
+
+static void list_add(struct list *ls, uint16_t port, uint64_t inode)
+{
+	if (ls->n == ls->cap) {
+		ls->cap = ls->cap ? ls->cap * 2 : 16;
+		ls->l = xrealloc(ls->l, ls->cap * sizeof(*ls->l));
+	}
+	ls->l[ls->n++] = (struct listener){ port, inode };
+}
+
+static int read_file(const char *path, struct list *ls)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return errno == ENOENT ? 0 : -errno; /* no IPv6: fine */
+	while (fgets(line, sizeof(line), f)) {
+		struct listener l;
+
+		if (listen__parse_line(line, &l) == 1)
+			list_add(ls, l.port, l.inode);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Asks sock_diag for the listeners of one family: the kernel filters by
+ * state, so a host with a million connections costs no more than one
+ * with ten (/proc/net/tcp walks them all). */
+static int diag_family(int fd, int family, struct list *ls)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} msg = {
+		.nlh = { .nlmsg_len = sizeof(msg),
+			 .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.req = { .sdiag_family = family,
+			 .sdiag_protocol = IPPROTO_TCP,
+			 .idiag_states = 1 << 10 /* TCP_LISTEN */ },
+	};
+	static char buf[32768];
+
+	if (send(fd, &msg, sizeof(msg), 0) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t len = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		/* A signal (SIGHUP) mid-dump: the rest is still to come; a
+		 * partial list would drop listening ports. */
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len < 0)
+			return -errno;
+		for (; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
+			struct inet_diag_msg *d = NLMSG_DATA(h);
+
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return -EPROTO;
+			list_add(ls, ntohs(d->id.idiag_sport), d->idiag_inode);
+		}
+	}
+}
+
+static int read_diag(struct list *ls)
+{
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+			NETLINK_SOCK_DIAG);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = diag_family(fd, AF_INET, ls);
+	err = err ?: diag_family(fd, AF_INET6, ls);
+	close(fd);
+	return err;
+}
+
+int listen__read(struct listener **out)
+{
+	struct list ls = { 0 };
+	int err;
+
+	err = read_diag(&ls);
+	if (err) { /* no sock_diag (module not loaded): the slow way */
+		ls.n = 0;
+		err = read_file("/proc/net/tcp", &ls);
+		err = err ?: read_file("/proc/net/tcp6", &ls);
+	}
+	*out = ls.l;
+	if (err) {
+		free(*out);
+		*out = NULL;
+		return err;
+	}
+	return (int)ls.n;
+}
+
+uint32_t listen__netns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (uint32_t)st.st_ino;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The Provider: which processes are which service. It owns the pid ->
+ * service control map all collectors filter on, keeps it current as
+ * processes come and go, and names pids (comm, service) for records. */
+#ifndef KMON_PROVIDER_H
+#define KMON_PROVIDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loader/probe.h"
+
+struct bpf_object;
+struct config;
+struct rings;
+struct provider;
+
+extern const struct hook provider_hooks[];
+extern const int provider_nhooks;
+
+struct provider_stats {
+	uint64_t lost;        /* lifecycle events the ringbuf dropped */
+	uint64_t pids_full;   /* pids that found pid_service full */
+	uint64_t processes;   /* processes known now */
+	uint64_t selected;    /* of those, in some service */
+	uint64_t pid_changes; /* pid -> service changes published */
+};
+
+/* Starts tracking processes; its ringbuf joins rs. */
+int provider__new(struct rings *rs, const struct config *cfg,
+		  struct provider **out);
+/* Rewrites the control maps for a new config (reload). */
+int provider__apply(struct provider *p, const struct config *cfg);
+/* Makes obj (opened, not loaded) use the shared control maps. */
+int provider__share_maps(struct provider *p, struct bpf_object *obj);
+/* Who a kernel-side key names: process pid as the kernel saw it in
+ * service svc (0: none). When the pid was reused within the interval, the
+ * exited process is the one named if it was in svc. */
+struct proc_name {
+	const char *comm;    /* "" when unknown */
+	const char *service; /* NULL: no service */
+	bool gone;           /* exited: its kernel state can be dropped */
+};
+
+void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
+		    struct proc_name *out);
+/* comm of pid, or "" when unknown. */
+const char *provider__comm(struct provider *p, uint32_t pid);
+/* service name of pid, or NULL when no selector matched. */
+const char *provider__service(struct provider *p, uint32_t pid);
+/* Whether pid has exited (its last records may still be emitted). */
+bool provider__exited(struct provider *p, uint32_t pid);
+/* After every collector emitted this interval: forget exited pids. */
+void provider__end_interval(struct provider *p);
+void provider__stats(struct provider *p, struct provider_stats *st);
+void provider__destroy(struct provider *p); /* NULL-safe */
+
+#endif
