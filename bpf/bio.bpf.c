@@ -18,6 +18,7 @@
 #include "core_fixes.bpf.h"
 #include "filter.bpf.h"
 #include "histogram.h"
+#include "maps.bpf.h"
 
 /* The op is the low byte of cmd_flags (REQ_OP_BITS has been 8 since 4.10). */
 #define REQ_OP_MASK 0xff
@@ -58,20 +59,7 @@ struct {
 	__uint(max_entries, BIO_RINGBUF_BYTES);
 } bio_events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BIO_NR_STATS);
-	__type(key, __u32);
-	__type(value, __u64);
-} bio_stats SEC(".maps");
-
-static __always_inline void count_stat(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&bio_stats, &stat);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
-}
+KMON_STATS_MAP(bio_stats, BIO_NR_STATS);
 
 /* --- what a request is --- */
 
@@ -159,10 +147,10 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		s.stack_id = bpf_get_stackid(ctx, &bio_stacks, 0);
 		if (s.stack_id < 0)
-			count_stat(BIO_STACK_LOST);
+			stat_inc(&bio_stats, BIO_STACK_LOST);
 	}
 	if (bpf_map_update_elem(&bio_inflight, key, &s, BPF_ANY)) {
-		count_stat(BIO_INFLIGHT_FULL);
+		stat_inc(&bio_stats, BIO_INFLIGHT_FULL);
 		return false;
 	}
 	return true;
@@ -212,24 +200,17 @@ static __always_inline int handle_issue(void *ctx, struct bio_rq_key key)
 static __always_inline void add(struct bio_key *key, __u8 what,
 				__u16 bucket, __u64 n)
 {
+	static const __u64 zero;
 	__u64 *v;
 
 	key->what = what;
 	key->bucket = bucket;
-	v = bpf_map_lookup_elem(&bio_counts, key);
-	if (v) {
+	v = lookup_or_try_init(&bio_counts, key, &zero);
+	if (v)
 		/* Per-CPU slot: the atomic only guards against preemption. */
 		__sync_fetch_and_add(v, n);
-		return;
-	}
-	if (!bpf_map_update_elem(&bio_counts, key, &n, BPF_NOEXIST))
-		return;
-	/* EEXIST: another CPU created it; count there. */
-	v = bpf_map_lookup_elem(&bio_counts, key);
-	if (v)
-		__sync_fetch_and_add(v, n);
 	else
-		count_stat(BIO_KEYS_FULL);
+		stat_inc(&bio_stats, BIO_KEYS_FULL);
 }
 
 static __always_inline void send_slow(const struct bio_start *s,
@@ -240,7 +221,7 @@ static __always_inline void send_slow(const struct bio_start *s,
 
 	e = bpf_ringbuf_reserve(&bio_events, sizeof(*e), 0);
 	if (!e) {
-		count_stat(BIO_RB_LOST);
+		stat_inc(&bio_stats, BIO_RB_LOST);
 		return;
 	}
 	e->latency_ns = lat;

@@ -11,6 +11,7 @@
 
 #include "counters.h"
 #include "filter.bpf.h"
+#include "maps.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -21,25 +22,13 @@ struct {
 	__type(value, __u64);
 } counter_counts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, COUNTERS_NR_STATS);
-	__type(key, __u32);
-	__type(value, __u64);
-} counter_stats SEC(".maps");
-
-static __always_inline void count_stat(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&counter_stats, &stat);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
-}
+KMON_STATS_MAP(counter_stats, COUNTERS_NR_STATS);
 
 static __always_inline int count_event(__u64 cookie)
 {
 	struct counters_key key = {};
-	__u64 one = 1, *v;
+	static const __u64 zero;
+	__u64 *v;
 	__u32 svc;
 
 	key.pid = bpf_get_current_pid_tgid() >> 32;
@@ -47,20 +36,13 @@ static __always_inline int count_event(__u64 cookie)
 		return 0;
 	key.event = cookie;
 	key.svc = svc;
-	v = bpf_map_lookup_elem(&counter_counts, &key);
-	if (v) {
-		__sync_fetch_and_add(v, 1);
-	} else if (bpf_map_update_elem(&counter_counts, &key, &one,
-				       BPF_NOEXIST)) {
-		/* EEXIST: another CPU created it; count there. */
-		v = bpf_map_lookup_elem(&counter_counts, &key);
-		if (!v) {
-			count_stat(COUNTERS_MAP_FULL);
-			return 0;
-		}
-		__sync_fetch_and_add(v, 1);
+	v = lookup_or_try_init(&counter_counts, &key, &zero);
+	if (!v) {
+		stat_inc(&counter_stats, COUNTERS_MAP_FULL);
+		return 0;
 	}
-	count_stat(COUNTERS_EVENTS);
+	__sync_fetch_and_add(v, 1);
+	stat_inc(&counter_stats, COUNTERS_EVENTS);
 	return 0;
 }
 

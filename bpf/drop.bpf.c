@@ -15,6 +15,7 @@
 #include "drop.h"
 #include "drop_owners.bpf.h"
 #include "filter.bpf.h"
+#include "maps.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -49,20 +50,7 @@ struct {
 	__uint(max_entries, DROP_RINGBUF_BYTES);
 } drop_events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, DROP_NR_STATS);
-	__type(key, __u32);
-	__type(value, __u64);
-} drop_stats SEC(".maps");
-
-static __always_inline void count_stat(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&drop_stats, &stat);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
-}
+KMON_STATS_MAP(drop_stats, DROP_NR_STATS);
 
 /* --- owners --- */
 
@@ -209,7 +197,7 @@ static __always_inline void send_sample(void *ctx, const struct drop_key *key,
 	e = bpf_ringbuf_reserve(&drop_events, sizeof(*e), 0);
 	if (!e) {
 		/* Still counted: it goes out in the key's summary. */
-		count_stat(DROP_RB_LOST);
+		stat_inc(&drop_stats, DROP_RB_LOST);
 		summarize(agg, t);
 		return;
 	}
@@ -218,7 +206,7 @@ static __always_inline void send_sample(void *ctx, const struct drop_key *key,
 	e->stack_id = bpf_get_stackid(ctx, &drop_stacks, 0);
 	e->pad = 0;
 	if (e->stack_id < 0)
-		count_stat(DROP_STACK_LOST);
+		stat_inc(&drop_stats, DROP_STACK_LOST);
 	else
 		agg->stack_id = e->stack_id; /* the summary's sample stack */
 	bpf_ringbuf_submit(e, 0);
@@ -227,14 +215,8 @@ static __always_inline void send_sample(void *ctx, const struct drop_key *key,
 static __always_inline struct drop_agg *agg_of(const struct drop_key *key)
 {
 	static const struct drop_agg fresh = { .stack_id = -1 };
-	struct drop_agg *agg;
 
-	agg = bpf_map_lookup_elem(&drop_aggs, key);
-	if (agg)
-		return agg;
-	/* EEXIST: another CPU made it first; use theirs. */
-	bpf_map_update_elem(&drop_aggs, key, &fresh, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&drop_aggs, key);
+	return lookup_or_try_init(&drop_aggs, key, &fresh);
 }
 
 static __always_inline void account(void *ctx, const struct drop_key *key,
@@ -245,10 +227,10 @@ static __always_inline void account(void *ctx, const struct drop_key *key,
 
 	agg = agg_of(key);
 	if (!agg) {
-		count_stat(DROP_AGG_FULL);
+		stat_inc(&drop_stats, DROP_AGG_FULL);
 		return;
 	}
-	count_stat(DROP_EVENTS);
+	stat_inc(&drop_stats, DROP_EVENTS);
 	__sync_fetch_and_add(&agg->count, 1);
 	/* Racy across CPUs by design: the sample budget is approximate, the
 	 * counts are not. */

@@ -14,6 +14,7 @@
 #include "core_fixes.bpf.h"
 #include "filter.bpf.h"
 #include "histogram.h"
+#include "maps.bpf.h"
 #include "offcpu.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -89,20 +90,7 @@ struct {
 	__type(value, struct offcpu_kstack);
 } offcpu_scratch SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, OFFCPU_NR_STATS);
-	__type(key, __u32);
-	__type(value, __u64);
-} offcpu_stats SEC(".maps");
-
-static __always_inline void count_stat(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&offcpu_stats, &stat);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
-}
+KMON_STATS_MAP(offcpu_stats, OFFCPU_NR_STATS);
 
 static __always_inline __s32 ustack_id(void *ctx)
 {
@@ -110,7 +98,7 @@ static __always_inline __s32 ustack_id(void *ctx)
 
 	/* -EFAULT (a kernel thread has no user stack) is no loss. */
 	if (id == -ENOMEM || id == -EEXIST)
-		count_stat(OFFCPU_STACK_LOST);
+		stat_inc(&offcpu_stats, OFFCPU_STACK_LOST);
 	return id;
 }
 
@@ -131,7 +119,7 @@ static __always_inline __u64 kstack_put(struct offcpu_kstack *ks, long bytes)
 		return h;
 	if (bpf_map_update_elem(&offcpu_kstacks, &h, ks, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&offcpu_kstacks, &h)) {
-		count_stat(OFFCPU_STACK_LOST);
+		stat_inc(&offcpu_stats, OFFCPU_STACK_LOST);
 		return 0;
 	}
 	return h;
@@ -188,7 +176,7 @@ static __always_inline void start_by_tid(void *ctx, __u32 tid,
 	s->ustack = ustack_id(ctx);
 	s->ts = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&offcpu_starts, &tid, s, BPF_ANY))
-		count_stat(OFFCPU_START_FULL);
+		stat_inc(&offcpu_stats, OFFCPU_START_FULL);
 }
 
 /* tp_btf: the start in the task itself; the kernel stack is taken at
@@ -201,7 +189,7 @@ static __always_inline void start_in_task(void *ctx, struct task_struct *prev,
 	sp = bpf_task_storage_get(&offcpu_task_starts, prev, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!sp) {
-		count_stat(OFFCPU_START_FULL);
+		stat_inc(&offcpu_stats, OFFCPU_START_FULL);
 		return;
 	}
 	/* A new task's storage is zeroed: ustack 0 would look walked. */
@@ -242,14 +230,9 @@ static __always_inline void add_hist(const struct offcpu_start *s, __u64 delta)
 	struct offcpu_hist *h;
 	__u32 slot = delta ? hist_log2(delta) : 0;
 
-	h = bpf_map_lookup_elem(&offcpu_hists, &hk);
+	h = lookup_or_try_init(&offcpu_hists, &hk, &fresh);
 	if (!h) {
-		/* EEXIST: another CPU made it first; use theirs. */
-		bpf_map_update_elem(&offcpu_hists, &hk, &fresh, BPF_NOEXIST);
-		h = bpf_map_lookup_elem(&offcpu_hists, &hk);
-	}
-	if (!h) {
-		count_stat(OFFCPU_HIST_FULL);
+		stat_inc(&offcpu_stats, OFFCPU_HIST_FULL);
 		return;
 	}
 	if (slot < OFFCPU_HIST_SLOTS)
@@ -261,24 +244,17 @@ static __always_inline void add_block(const struct offcpu_start *s,
 {
 	struct offcpu_key key = { .pid = s->pid, .svc = s->svc,
 				  .kstack = s->kstack, .ustack = s->ustack };
-	struct offcpu_val *v, first = { .total_ns = delta, .count = 1 };
+	static const struct offcpu_val zero;
+	struct offcpu_val *v;
 
-	v = bpf_map_lookup_elem(&offcpu_aggs, &key);
-	if (v) {
-		__sync_fetch_and_add(&v->total_ns, delta);
-		__sync_fetch_and_add(&v->count, 1);
-	} else if (bpf_map_update_elem(&offcpu_aggs, &key, &first,
-				       BPF_NOEXIST)) {
-		/* EEXIST: another CPU made it; add there. */
-		v = bpf_map_lookup_elem(&offcpu_aggs, &key);
-		if (!v) {
-			count_stat(OFFCPU_KEY_FULL);
-			return;
-		}
-		__sync_fetch_and_add(&v->total_ns, delta);
-		__sync_fetch_and_add(&v->count, 1);
+	v = lookup_or_try_init(&offcpu_aggs, &key, &zero);
+	if (!v) {
+		stat_inc(&offcpu_stats, OFFCPU_KEY_FULL);
+		return;
 	}
-	count_stat(OFFCPU_BLOCKS);
+	__sync_fetch_and_add(&v->total_ns, delta);
+	__sync_fetch_and_add(&v->count, 1);
+	stat_inc(&offcpu_stats, OFFCPU_BLOCKS);
 	add_hist(s, delta);
 }
 

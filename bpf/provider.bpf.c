@@ -10,6 +10,7 @@
 
 #include "core_fixes.bpf.h"
 #include "filter.bpf.h"
+#include "maps.bpf.h"
 #include "proc_events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -27,20 +28,7 @@ struct {
 	__uint(max_entries, PROC_EVENTS_BYTES);
 } proc_events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PROVIDER_NR_STATS);
-	__type(key, __u32);
-	__type(value, __u64);
-} provider_stats SEC(".maps");
-
-static __always_inline void count(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&provider_stats, &stat);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
-}
+KMON_STATS_MAP(provider_stats, PROVIDER_NR_STATS);
 
 static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid,
 				 __u32 service)
@@ -49,7 +37,7 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid,
 
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
-		count(PROVIDER_RINGBUF_LOST);
+		stat_inc(&provider_stats, PROVIDER_RINGBUF_LOST);
 		return;
 	}
 	e->type = type;
@@ -63,7 +51,7 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid,
 static __always_inline void set_service(__u32 pid, struct kmon_svc *svc)
 {
 	if (bpf_map_update_elem(&pid_service, &pid, svc, BPF_ANY))
-		count(PROVIDER_PIDS_FULL);
+		stat_inc(&provider_stats, PROVIDER_PIDS_FULL);
 }
 
 static __always_inline int handle_fork(struct task_struct *parent,

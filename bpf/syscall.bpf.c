@@ -6,6 +6,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "filter.bpf.h"
+#include "maps.bpf.h"
 #include "syscall.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -22,25 +23,13 @@ struct {
 	__type(value, __u64);
 } syscall_counts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SYSCALL_NR_STATS);
-	__type(key, __u32);
-	__type(value, __u64);
-} syscall_stats SEC(".maps");
-
-static __always_inline void count_stat(__u32 stat)
-{
-	__u64 *v = bpf_map_lookup_elem(&syscall_stats, &stat);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
-}
+KMON_STATS_MAP(syscall_stats, SYSCALL_NR_STATS);
 
 static __always_inline int handle_sys_enter(long nr)
 {
 	struct syscall_key key = {};
-	__u64 one = 1, *v;
+	static const __u64 zero;
+	__u64 *v;
 	__u32 svc;
 
 	if (nr < 0 || nr >= SYSCALL_NR_MAX)
@@ -52,21 +41,14 @@ static __always_inline int handle_sys_enter(long nr)
 		return 0;
 	key.nr = nr;
 	key.svc = svc;
-	v = bpf_map_lookup_elem(&syscall_counts, &key);
-	if (v) {
-		/* Per-CPU slot: the atomic only guards against preemption by
-		 * another thread of the same process on this CPU. */
-		__sync_fetch_and_add(v, 1);
-	} else if (bpf_map_update_elem(&syscall_counts, &key, &one,
-				       BPF_NOEXIST)) {
-		/* EEXIST: another CPU created it; count there. */
-		v = bpf_map_lookup_elem(&syscall_counts, &key);
-		if (!v) {
-			count_stat(SYSCALL_MAP_FULL);
-			return 0;
-		}
-		__sync_fetch_and_add(v, 1);
+	v = lookup_or_try_init(&syscall_counts, &key, &zero);
+	if (!v) {
+		stat_inc(&syscall_stats, SYSCALL_MAP_FULL);
+		return 0;
 	}
+	/* Per-CPU slot: the atomic only guards against preemption by another
+	 * thread of the same process on this CPU. */
+	__sync_fetch_and_add(v, 1);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "filter.bpf.h"
+#include "maps.bpf.h"
 #include "tcp.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -107,12 +108,7 @@ struct {
 	__uint(max_entries, TCP_RINGBUF_BYTES);
 } tcp_events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TCP_NR_STATS);
-	__type(key, __u32);
-	__type(value, __u64);
-} tcp_stats SEC(".maps");
+KMON_STATS_MAP(tcp_stats, TCP_NR_STATS);
 
 /* Requests seen by the sample policy, over all CPUs: exactly one in
  * `sample` is sent. Reset by user space when the policy is applied. */
@@ -122,19 +118,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } sample_count SEC(".maps");
-
-static __always_inline __u64 *stat_slot(__u32 stat)
-{
-	return bpf_map_lookup_elem(&tcp_stats, &stat);
-}
-
-static __always_inline void count_stat(__u32 stat)
-{
-	__u64 *v = stat_slot(stat);
-
-	if (v)
-		*v += 1; /* per CPU */
-}
 
 /* --- sockets --- */
 
@@ -257,12 +240,12 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 			cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk,
 						0, 0);
 		if (!cp)
-			count_stat(TCP_CONNS_FULL);
+			stat_inc(&tcp_stats, TCP_CONNS_FULL);
 		return cp;
 	}
 	err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
 	if (err && err != -EEXIST) /* full */
-		count_stat(TCP_CONNS_FULL);
+		stat_inc(&tcp_stats, TCP_CONNS_FULL);
 	return bpf_map_lookup_elem(&conns, &skp);
 }
 
@@ -361,12 +344,10 @@ static __always_inline struct tcp_edge_val *edge_val(const struct tcp_edge *e)
 
 	if (v)
 		return v;
+	/* The edge value is too large for the stack: a zeroed one is kept in
+	 * a map. */
 	zero = bpf_map_lookup_elem(&edge_zero, &key);
-	if (!zero)
-		return NULL;
-	/* EEXIST: another CPU made it first; use theirs. */
-	bpf_map_update_elem(&edges, e, zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&edges, e);
+	return zero ? lookup_or_try_init(&edges, e, zero) : NULL;
 }
 
 static __always_inline void account_edge(const struct tcp_conn *c,
@@ -379,7 +360,7 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	edge_of(c, &e);
 	v = edge_val(&e);
 	if (!v) {
-		count_stat(TCP_EDGES_FULL);
+		stat_inc(&tcp_stats, TCP_EDGES_FULL);
 		return;
 	}
 	/* Per CPU: plain adds. */
@@ -407,7 +388,7 @@ static __always_inline void send_event(const struct tcp_conn *c,
 
 	ev = bpf_ringbuf_reserve(&tcp_events, sizeof(*ev), 0);
 	if (!ev) {
-		count_stat(TCP_RB_LOST);
+		stat_inc(&tcp_stats, TCP_RB_LOST);
 		return;
 	}
 	ev->t = c->t;
@@ -431,7 +412,7 @@ static __always_inline void finish(struct tcp_conn *c)
 
 	c->phase = TCP_IDLE;
 	c->requests++;
-	count_stat(TCP_REQUESTS_SEEN);
+	stat_inc(&tcp_stats, TCP_REQUESTS_SEEN);
 	account_edge(c, latency);
 	if (wanted(latency))
 		send_event(c, latency);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Map idioms every BPF program of kmond uses: its stats counters and
+ * entries made on first use. */
+#ifndef KMON_MAPS_BPF_H
+#define KMON_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+/* The per-CPU u64 counters a program reports in kmond's stats record,
+ * one slot per stat (user space sums the CPUs). */
+#define KMON_STATS_MAP(name, nstats)                   \
+	struct {                                       \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, nstats);             \
+		__type(key, __u32);                      \
+		__type(value, __u64);                    \
+	} name SEC(".maps")
+
+/* Adds one to a stats slot. The slot is this CPU's, but a program of ours
+ * running in softirq can interrupt one in process context on the same
+ * CPU: the add is atomic so neither update is lost. */
+static __always_inline void stat_inc(void *stats, __u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(stats, &stat);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/* The value at key, made from init if there is none. Two CPUs may make it
+ * at once: BPF_NOEXIST lets the first one win and the other looks up the
+ * winner's. NULL when the map is full. */
+static __always_inline void *lookup_or_try_init(void *map, const void *key,
+						const void *init)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
+#endif
