@@ -26,6 +26,7 @@
 #include "lib/deltas.h"
 #include "lib/hash.h"
 #include "lib/xalloc.h"
+#include "loader/live_store.h"
 #include "loader/rings.h"
 #include "provider/disks.h"
 #include "exporters/exporter.h"
@@ -114,9 +115,9 @@ static int bio_apply(void *state, const struct config *cfg)
 	struct bio_collector *c = state;
 
 	/* Off first, so no I/O is judged by half a threshold. */
-	c->skel->bss->slow_on = 0;
-	c->skel->bss->slow_ns = cfg->bio.slow_ns;
-	c->skel->bss->slow_on = cfg->bio.slow;
+	live_store(c->skel->bss->slow_on, 0);
+	live_store(c->skel->bss->slow_ns, cfg->bio.slow_ns);
+	live_store(c->skel->bss->slow_on, cfg->bio.slow);
 	return 0;
 }
 

@@ -31,6 +31,7 @@
 #include "lib/hash.h"
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
+#include "loader/live_store.h"
 #include "loader/rings.h"
 #include "sym/ksyms.h"
 #include "sym/kstack.h"
@@ -84,8 +85,8 @@ static int drop_apply(void *state, const struct config *cfg)
 {
 	struct drop_collector *c = state;
 
-	c->skel->data->samples = cfg->drop.samples;
-	c->skel->data->window_ns = cfg->interval_ns;
+	live_store(c->skel->data->samples, cfg->drop.samples);
+	live_store(c->skel->data->window_ns, cfg->interval_ns);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "collectors/collector.h"
 #include "lib/hash.h"
 #include "lib/xalloc.h"
+#include "loader/live_store.h"
 #include "sym/drop_frames.h"
 #include "exporters/exporter.h"
 #include "lib/hashmap.h"
@@ -79,10 +80,10 @@ static int offcpu_apply(void *state, const struct config *cfg)
 {
 	struct offcpu_collector *c = state;
 
-	c->skel->data->min_block_ns = cfg->offcpu.min_block_ns;
-	c->skel->bss->state_filter = cfg->offcpu.state == OFFCPU_ALL ?
-					      OFFCPU_STATE_ALL :
-					      OFFCPU_STATE_SLEEP;
+	live_store(c->skel->data->min_block_ns, cfg->offcpu.min_block_ns);
+	live_store(c->skel->bss->state_filter, cfg->offcpu.state == OFFCPU_ALL ?
+						       OFFCPU_STATE_ALL :
+						       OFFCPU_STATE_SLEEP);
 	return 0;
 }
 
@@ -326,7 +327,7 @@ static void sweep_stacks(struct offcpu_collector *c)
 
 	/* Tasks re-walk their user stacks from now on: the ids they
 	 * remember may be deleted below. */
-	c->skel->bss->stack_gen++;
+	live_store(c->skel->bss->stack_gen, c->skel->bss->stack_gen + 1);
 	more = bpf_map_get_next_key(sfd, NULL, &next_tid) == 0;
 	while (more) {
 		tid = next_tid;

@@ -16,6 +16,7 @@
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/maps.h"
+#include "loader/live_store.h"
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "bpf/syscall.h"
@@ -54,12 +55,12 @@ static int syscall_apply(void *state, const struct config *cfg)
 
 	/* Clear the switch first so no syscall is judged by a half-written
 	 * list. */
-	bss->filter_on = 0;
+	live_store(bss->filter_on, 0);
 	memset(bss->wanted, 0, sizeof(bss->wanted));
 	for (int i = 0; i < cfg->syscall.nsyscalls; i++)
 		if (cfg->syscall.syscalls[i] < SYSCALL_NR_MAX)
 			bss->wanted[cfg->syscall.syscalls[i]] = 1;
-	bss->filter_on = cfg->syscall.nsyscalls > 0;
+	live_store(bss->filter_on, cfg->syscall.nsyscalls > 0);
 	return 0;
 }
 
