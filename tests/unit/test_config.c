@@ -92,7 +92,7 @@ static void test_valid(void)
 	CHECK_STR(cfg.services[0].comm, "nginx");
 	CHECK(cfg.services[1].type == SELECTOR_PID);
 	CHECK(cfg.services[1].pid == 1234);
-	CHECK(cfg.syscall.enabled);
+	CHECK(cfg.syscall.sw.enabled);
 	CHECK(cfg.syscall.nsyscalls == 2);
 	CHECK(cfg.syscall.syscalls[0] == syscall_number("getppid"));
 	CHECK(cfg.nexporters == 2);
@@ -109,7 +109,7 @@ static void test_valid(void)
 	CHECK_STR(parse("collectors: { syscall: { enabled: false } }\n", &cfg),
 		  "ok");
 	CHECK(cfg.interval_ns == 1000000000ULL);
-	CHECK(!cfg.syscall.enabled);
+	CHECK(!cfg.syscall.sw.enabled);
 	CHECK(cfg.nexporters == 1 && strcmp(cfg.exporters[0].path, "-") == 0);
 	CHECK(cfg.node[0] != '\0');
 	config__free(&cfg);
@@ -221,9 +221,9 @@ static void test_drop_counters(void)
 			"    functions: [tcp_connect, tcp_v4_rcv.isra.0]\n",
 			&cfg),
 		  "ok");
-	CHECK(cfg.drop.enabled && !cfg.drop.required);
+	CHECK(cfg.drop.sw.enabled && !cfg.drop.sw.required);
 	CHECK(cfg.drop.samples == CONFIG_DROP_SAMPLES);
-	CHECK(cfg.counters.enabled && cfg.counters.ntracepoints == 2);
+	CHECK(cfg.counters.sw.enabled && cfg.counters.ntracepoints == 2);
 	CHECK_STR(cfg.counters.tracepoints[1], "sched:sched_process_fork");
 	CHECK(cfg.counters.nfunctions == 2);
 	CHECK_STR(cfg.counters.functions[1], "tcp_v4_rcv.isra.0");
@@ -231,7 +231,7 @@ static void test_drop_counters(void)
 	CHECK_STR(parse("collectors:\n  drop: { samples: 0, required: true }\n",
 			&cfg),
 		  "ok");
-	CHECK(cfg.drop.samples == 0 && cfg.drop.required);
+	CHECK(cfg.drop.samples == 0 && cfg.drop.sw.required);
 	config__free(&cfg);
 
 	CHECK_STR(parse("collectors:\n  drop: { samples: -1 }\n", NULL),
@@ -271,11 +271,11 @@ static void test_tcp(void)
 	struct config cfg;
 
 	CHECK_STR(parse("collectors:\n  tcp: { enabled: true }\n", &cfg), "ok");
-	CHECK(cfg.tcp.enabled && !cfg.tcp.required);
+	CHECK(cfg.tcp.sw.enabled && !cfg.tcp.sw.required);
 	CHECK(cfg.tcp.requests == TCP_RECORDS_ALL);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  tcp: { requests: none }\n", &cfg), "ok");
-	CHECK(cfg.tcp.enabled && cfg.tcp.requests == TCP_RECORDS_NONE);
+	CHECK(cfg.tcp.sw.enabled && cfg.tcp.requests == TCP_RECORDS_NONE);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  tcp: { requests: all }\n", &cfg), "ok");
 	CHECK(cfg.tcp.requests == TCP_RECORDS_ALL);
@@ -333,12 +333,12 @@ static void test_bio(void)
 	struct config cfg;
 
 	CHECK_STR(parse("collectors:\n  bio: {}\n", &cfg), "ok");
-	CHECK(cfg.bio.enabled && !cfg.bio.required && !cfg.bio.slow);
+	CHECK(cfg.bio.sw.enabled && !cfg.bio.sw.required && !cfg.bio.slow);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  bio: { enabled: false, slow: 100ms, "
 			"required: true }\n", &cfg),
 		  "ok");
-	CHECK(!cfg.bio.enabled && cfg.bio.required && cfg.bio.slow);
+	CHECK(!cfg.bio.sw.enabled && cfg.bio.sw.required && cfg.bio.slow);
 	CHECK(cfg.bio.slow_ns == 100000000ULL);
 	config__free(&cfg);
 	/* 0 is a threshold too: every I/O. */
@@ -396,19 +396,19 @@ static void test_offcpu(void)
 	struct config cfg;
 
 	CHECK_STR(parse("collectors:\n  offcpu: {}\n", &cfg), "ok");
-	CHECK(cfg.offcpu.enabled && !cfg.offcpu.required);
+	CHECK(cfg.offcpu.sw.enabled && !cfg.offcpu.sw.required);
 	CHECK(cfg.offcpu.state == OFFCPU_SLEEP);
 	CHECK(cfg.offcpu.min_block_ns == 1000000);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  offcpu: { state: all, min_block: "
 			"250us, required: true }\n", &cfg),
 		  "ok");
-	CHECK(cfg.offcpu.state == OFFCPU_ALL && cfg.offcpu.required);
+	CHECK(cfg.offcpu.state == OFFCPU_ALL && cfg.offcpu.sw.required);
 	CHECK(cfg.offcpu.min_block_ns == 250000);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  offcpu: { enabled: false }\n", &cfg),
 		  "ok");
-	CHECK(!cfg.offcpu.enabled);
+	CHECK(!cfg.offcpu.sw.enabled);
 	config__free(&cfg);
 
 	CHECK_STR(parse("collectors:\n  offcpu: { state: running }\n", NULL),

@@ -100,16 +100,6 @@ struct bio_collector {
 	bool ksyms_tried;
 };
 
-static bool bio_enabled(const struct config *cfg)
-{
-	return cfg->bio.enabled;
-}
-
-static bool bio_required(const struct config *cfg)
-{
-	return cfg->bio.required;
-}
-
 static int bio_apply(void *state, const struct config *cfg)
 {
 	struct bio_collector *c = state;
@@ -485,8 +475,7 @@ const struct collector_ops bio_collector = {
 	.name = "bio",
 	.hooks = bio_hooks,
 	.nhooks = NR_HOOKS,
-	.enabled = bio_enabled,
-	.required = bio_required,
+	.cfg_offset = offsetof(struct config, bio),
 	.start = bio_start,
 	.apply = bio_apply,
 	.collect = bio_collect,

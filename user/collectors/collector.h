@@ -5,6 +5,7 @@
 #define KMON_COLLECTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config/config.h"
@@ -31,8 +32,9 @@ struct collector_ops {
 	const char *name;
 	const struct hook *hooks;
 	int nhooks;
-	bool (*enabled)(const struct config *cfg);
-	bool (*required)(const struct config *cfg);
+	/* offsetof(struct config, <its section>), which starts with its
+	 * collector_switch. */
+	size_t cfg_offset;
 	/* Whether cfg needs hook h (--check judges only those); NULL: every
 	 * hook is needed. */
 	bool (*uses_hook)(const struct config *cfg, int h);
@@ -46,6 +48,14 @@ struct collector_ops {
 	void (*stats)(void *state, struct collector_stats *st);
 	void (*stop)(void *state); /* NULL-safe: detach, destroy */
 };
+
+/* Whether cfg switches the collector on, and whether it is required. */
+static inline const struct collector_switch *
+collector__switch(const struct collector_ops *ops, const struct config *cfg)
+{
+	return (const struct collector_switch *)((const char *)cfg +
+						 ops->cfg_offset);
+}
 
 /* Every collector kmond has, NULL-terminated. */
 extern const struct collector_ops *const collectors[];

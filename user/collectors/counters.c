@@ -63,16 +63,6 @@ static const struct hook counters_hooks[] = {
 	  2 },
 };
 
-static bool counters_enabled(const struct config *cfg)
-{
-	return cfg->counters.enabled;
-}
-
-static bool counters_required(const struct config *cfg)
-{
-	return cfg->counters.required;
-}
-
 static bool counters_uses_hook(const struct config *cfg, int h)
 {
 	return h != HOOK_FUNCTIONS || cfg->counters.nfunctions > 0;
@@ -413,7 +403,7 @@ static int counters_start(struct kmond *k, void **state)
 	}
 	/* Nothing to attach by name: every link is made here. */
 	err = counters_apply(c, &k->cfg);
-	if (err && k->cfg.counters.required) {
+	if (err && k->cfg.counters.sw.required) {
 		log_error("counters: required, but not every configured "
 			  "event can be counted");
 		goto cleanup;
@@ -429,8 +419,7 @@ const struct collector_ops counters_collector = {
 	.name = "counters",
 	.hooks = counters_hooks,
 	.nhooks = NR_HOOKS,
-	.enabled = counters_enabled,
-	.required = counters_required,
+	.cfg_offset = offsetof(struct config, counters),
 	.uses_hook = counters_uses_hook,
 	.start = counters_start,
 	.apply = counters_apply,

@@ -71,16 +71,6 @@ static const struct hook drop_hooks[] = {
 	  2 },
 };
 
-static bool drop_enabled(const struct config *cfg)
-{
-	return cfg->drop.enabled;
-}
-
-static bool drop_required(const struct config *cfg)
-{
-	return cfg->drop.required;
-}
-
 static int drop_apply(void *state, const struct config *cfg)
 {
 	struct drop_collector *c = state;
@@ -404,8 +394,7 @@ const struct collector_ops drop_collector = {
 	.name = "drop",
 	.hooks = drop_hooks,
 	.nhooks = NR_HOOKS,
-	.enabled = drop_enabled,
-	.required = drop_required,
+	.cfg_offset = offsetof(struct config, drop),
 	.start = drop_start,
 	.apply = drop_apply,
 	.collect = drop_collect,

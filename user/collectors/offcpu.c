@@ -66,16 +66,6 @@ static const struct hook offcpu_hooks[] = {
 	  3 },
 };
 
-static bool offcpu_enabled(const struct config *cfg)
-{
-	return cfg->offcpu.enabled;
-}
-
-static bool offcpu_required(const struct config *cfg)
-{
-	return cfg->offcpu.required;
-}
-
 static int offcpu_apply(void *state, const struct config *cfg)
 {
 	struct offcpu_collector *c = state;
@@ -578,8 +568,7 @@ const struct collector_ops offcpu_collector = {
 	.name = "offcpu",
 	.hooks = offcpu_hooks,
 	.nhooks = 1,
-	.enabled = offcpu_enabled,
-	.required = offcpu_required,
+	.cfg_offset = offsetof(struct config, offcpu),
 	.start = offcpu_start,
 	.apply = offcpu_apply,
 	.collect = offcpu_collect,

@@ -38,16 +38,6 @@ static const struct hook syscall_hooks[] = {
 	  2 },
 };
 
-static bool syscall_enabled(const struct config *cfg)
-{
-	return cfg->syscall.enabled;
-}
-
-static bool syscall_required(const struct config *cfg)
-{
-	return cfg->syscall.required;
-}
-
 static int syscall_apply(void *state, const struct config *cfg)
 {
 	struct syscall_collector *c = state;
@@ -201,8 +191,7 @@ const struct collector_ops syscall_collector = {
 	.name = "syscall",
 	.hooks = syscall_hooks,
 	.nhooks = 1,
-	.enabled = syscall_enabled,
-	.required = syscall_required,
+	.cfg_offset = offsetof(struct config, syscall),
 	.start = syscall_start,
 	.apply = syscall_apply,
 	.collect = syscall_collect,

@@ -75,16 +75,6 @@ static const struct hook tcp_hooks[] = {
 	  2 },
 };
 
-static bool tcp_enabled(const struct config *cfg)
-{
-	return cfg->tcp.enabled;
-}
-
-static bool tcp_required(const struct config *cfg)
-{
-	return cfg->tcp.required;
-}
-
 static int tcp_apply(void *state, const struct config *cfg)
 {
 	static const uint32_t policy[] = {
@@ -531,8 +521,7 @@ const struct collector_ops tcp_collector = {
 	.name = "tcp",
 	.hooks = tcp_hooks,
 	.nhooks = NR_HOOKS,
-	.enabled = tcp_enabled,
-	.required = tcp_required,
+	.cfg_offset = offsetof(struct config, tcp),
 	.start = tcp_start,
 	.apply = tcp_apply,
 	.collect = tcp_collect,

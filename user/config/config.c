@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,10 +409,6 @@ static int syscall_pair(struct parser *p, const char *key, yaml_node_t *k,
 {
 	struct syscall_cfg *sc = arg;
 
-	if (strcmp(key, "enabled") == 0)
-		return get_bool(p, v, "enabled", &sc->enabled);
-	if (strcmp(key, "required") == 0)
-		return get_bool(p, v, "required", &sc->required);
 	if (strcmp(key, "syscalls") == 0)
 		return parse_syscall_list(p, v, sc);
 	return unknown_key(p, k, "collectors.syscall");
@@ -423,10 +420,6 @@ static int drop_pair(struct parser *p, const char *key, yaml_node_t *k,
 	struct drop_cfg *dc = arg;
 	uint64_t n;
 
-	if (strcmp(key, "enabled") == 0)
-		return get_bool(p, v, "enabled", &dc->enabled);
-	if (strcmp(key, "required") == 0)
-		return get_bool(p, v, "required", &dc->required);
 	if (strcmp(key, "samples") == 0) {
 		if (get_uint(p, v, "samples", 0, 100000, &n))
 			return -1;
@@ -441,10 +434,6 @@ static int bio_pair(struct parser *p, const char *key, yaml_node_t *k,
 {
 	struct bio_cfg *bc = arg;
 
-	if (strcmp(key, "enabled") == 0)
-		return get_bool(p, v, "enabled", &bc->enabled);
-	if (strcmp(key, "required") == 0)
-		return get_bool(p, v, "required", &bc->required);
 	if (strcmp(key, "slow") == 0) {
 		bc->slow = true;
 		return get_duration(p, v, "slow", 0, 3600 * NS_PER_SEC,
@@ -507,10 +496,6 @@ static int counters_pair(struct parser *p, const char *key, yaml_node_t *k,
 {
 	struct counters_cfg *cc = arg;
 
-	if (strcmp(key, "enabled") == 0)
-		return get_bool(p, v, "enabled", &cc->enabled);
-	if (strcmp(key, "required") == 0)
-		return get_bool(p, v, "required", &cc->required);
 	if (strcmp(key, "tracepoints") == 0)
 		return parse_event_list(p, v, "tracepoints", true,
 					cc->tracepoints, &cc->ntracepoints);
@@ -525,10 +510,6 @@ static int offcpu_pair(struct parser *p, const char *key, yaml_node_t *k,
 {
 	struct offcpu_cfg *oc = arg;
 
-	if (strcmp(key, "enabled") == 0)
-		return get_bool(p, v, "enabled", &oc->enabled);
-	if (strcmp(key, "required") == 0)
-		return get_bool(p, v, "required", &oc->required);
 	if (strcmp(key, "min_block") == 0)
 		return get_duration(p, v, "min_block", 0, 3600 * NS_PER_SEC,
 				    &oc->min_block_ns);
@@ -599,52 +580,74 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 {
 	struct tcp_cfg *tc = arg;
 
-	if (strcmp(key, "enabled") == 0)
-		return get_bool(p, v, "enabled", &tc->enabled);
-	if (strcmp(key, "required") == 0)
-		return get_bool(p, v, "required", &tc->required);
 	if (strcmp(key, "requests") == 0)
 		return parse_tcp_requests(p, v, tc);
 	return unknown_key(p, k, "collectors.tcp");
+}
+
+static void drop_defaults(struct config *cfg)
+{
+	cfg->drop.samples = CONFIG_DROP_SAMPLES;
+}
+
+static void offcpu_defaults(struct config *cfg)
+{
+	cfg->offcpu.min_block_ns = CONFIG_OFFCPU_MIN_BLOCK_NS;
+}
+
+/* The collectors' sections: adding a collector adds a line here. */
+static const struct collector_section {
+	const char *name;
+	size_t offset; /* of its section in struct config */
+	pair_fn pair;  /* its own keys */
+	void (*defaults)(struct config *cfg); /* NULL: all zero */
+} collector_sections[] = {
+	{ "syscall", offsetof(struct config, syscall), syscall_pair, NULL },
+	{ "drop", offsetof(struct config, drop), drop_pair, drop_defaults },
+	{ "tcp", offsetof(struct config, tcp), tcp_pair, NULL },
+	{ "bio", offsetof(struct config, bio), bio_pair, NULL },
+	{ "counters", offsetof(struct config, counters), counters_pair, NULL },
+	{ "offcpu", offsetof(struct config, offcpu), offcpu_pair,
+	  offcpu_defaults },
+};
+
+struct section_arg {
+	const struct collector_section *sec;
+	void *cfg; /* the section: struct collector_switch first */
+};
+
+static int section_pair(struct parser *p, const char *key, yaml_node_t *k,
+			yaml_node_t *v, void *arg)
+{
+	struct section_arg *a = arg;
+	struct collector_switch *sw = a->cfg;
+
+	if (strcmp(key, "enabled") == 0)
+		return get_bool(p, v, "enabled", &sw->enabled);
+	if (strcmp(key, "required") == 0)
+		return get_bool(p, v, "required", &sw->required);
+	return a->sec->pair(p, key, k, v, a->cfg);
 }
 
 static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 			   yaml_node_t *v, void *arg)
 {
 	struct config *cfg = arg;
+	char what[64];
 
-	if (strcmp(key, "syscall") == 0) {
+	for (size_t i = 0; i < sizeof(collector_sections) /
+				 sizeof(collector_sections[0]); i++) {
+		const struct collector_section *sec = &collector_sections[i];
+		struct section_arg a = { sec, (char *)cfg + sec->offset };
+
+		if (strcmp(key, sec->name) != 0)
+			continue;
 		/* Naming a collector switches it on unless it says otherwise. */
-		cfg->syscall.enabled = true;
-		return for_each_pair(p, v, "collectors.syscall", syscall_pair,
-				     &cfg->syscall);
-	}
-	if (strcmp(key, "drop") == 0) {
-		cfg->drop.enabled = true;
-		cfg->drop.samples = CONFIG_DROP_SAMPLES;
-		return for_each_pair(p, v, "collectors.drop", drop_pair,
-				     &cfg->drop);
-	}
-	if (strcmp(key, "tcp") == 0) {
-		cfg->tcp.enabled = true;
-		return for_each_pair(p, v, "collectors.tcp", tcp_pair,
-				     &cfg->tcp);
-	}
-	if (strcmp(key, "bio") == 0) {
-		cfg->bio.enabled = true;
-		return for_each_pair(p, v, "collectors.bio", bio_pair,
-				     &cfg->bio);
-	}
-	if (strcmp(key, "counters") == 0) {
-		cfg->counters.enabled = true;
-		return for_each_pair(p, v, "collectors.counters",
-				     counters_pair, &cfg->counters);
-	}
-	if (strcmp(key, "offcpu") == 0) {
-		cfg->offcpu.enabled = true;
-		cfg->offcpu.min_block_ns = CONFIG_OFFCPU_MIN_BLOCK_NS;
-		return for_each_pair(p, v, "collectors.offcpu", offcpu_pair,
-				     &cfg->offcpu);
+		((struct collector_switch *)a.cfg)->enabled = true;
+		if (sec->defaults)
+			sec->defaults(cfg);
+		snprintf(what, sizeof(what), "collectors.%s", sec->name);
+		return for_each_pair(p, v, what, section_pair, &a);
 	}
 	return fail(p, k, "collectors: unknown collector '%s'", key);
 }

@@ -39,25 +39,28 @@ struct service_cfg {
 	char path[CONFIG_PATH_MAX]; /* exe glob, cgroup prefix, container id */
 };
 
-struct syscall_cfg {
+/* What every collector's section says first. */
+struct collector_switch {
 	bool enabled;
 	bool required; /* a failure to attach stops kmond */
+};
+
+struct syscall_cfg {
+	struct collector_switch sw;
 	/* Empty: every syscall. Otherwise only these numbers are counted. */
 	int syscalls[CONFIG_MAX_SYSCALLS];
 	int nsyscalls;
 };
 
 struct drop_cfg {
-	bool enabled;
-	bool required;
+	struct collector_switch sw;
 	/* Drops reported one by one per (reason, stack, owner) and interval;
 	 * the rest of that interval go out as one record with a count. */
 	uint32_t samples;
 };
 
 struct bio_cfg {
-	bool enabled;
-	bool required;
+	struct collector_switch sw;
 	/* Report each I/O of at least slow_ns (issue -> complete) with the
 	 * submitter's kernel stack; off when !slow. */
 	bool slow;
@@ -65,8 +68,7 @@ struct bio_cfg {
 };
 
 struct counters_cfg {
-	bool enabled;
-	bool required;
+	struct collector_switch sw;
 	/* "category:name", checked against tracefs when applied */
 	char tracepoints[CONFIG_MAX_COUNTERS][CONFIG_EVENT_MAX];
 	int ntracepoints;
@@ -81,8 +83,7 @@ enum offcpu_state {
 };
 
 struct offcpu_cfg {
-	bool enabled;
-	bool required;
+	struct collector_switch sw;
 	enum offcpu_state state;
 	uint64_t min_block_ns; /* shorter blocks are not counted */
 };
@@ -96,8 +97,7 @@ enum tcp_requests_cfg {
 };
 
 struct tcp_cfg {
-	bool enabled;
-	bool required;
+	struct collector_switch sw;
 	enum tcp_requests_cfg requests;
 	uint64_t slow_ns;
 	uint32_t sample;

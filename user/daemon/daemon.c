@@ -94,7 +94,7 @@ static int collector_start(struct kmond *k, struct running *r)
 		r->state = NULL;
 		log_error("collector %s is not running: %s", r->ops->name,
 			  strerror(-err));
-		return r->ops->required(&k->cfg) ? err : 0;
+		return collector__switch(r->ops, &k->cfg)->required ? err : 0;
 	}
 	r->attach = attach;
 	log_info("collector %s: running (%s)", r->ops->name, r->attach);
@@ -117,7 +117,7 @@ static int collectors_start(struct kmond *k)
 		struct running *r = &running[nrunning];
 
 		r->ops = collectors[nrunning];
-		if (r->ops->enabled(&k->cfg) && collector_start(k, r))
+		if (collector__switch(r->ops, &k->cfg)->enabled && collector_start(k, r))
 			return -1;
 	}
 	return 0;
@@ -200,7 +200,7 @@ static int reload_apply(struct kmond *k)
 	}
 	for (int i = 0; i < nrunning; i++) {
 		struct running *r = &running[i];
-		bool want = r->ops->enabled(&k->cfg);
+		bool want = collector__switch(r->ops, &k->cfg)->enabled;
 
 		if (want && !r->state) {
 			collector_start(k, r); /* says why it did not start */
@@ -366,7 +366,7 @@ int daemon__check(const struct config *cfg)
 	for (int i = 0; collectors[i]; i++) {
 		const struct collector_ops *ops = collectors[i];
 
-		if (!ops->enabled(cfg))
+		if (!collector__switch(ops, cfg)->enabled)
 			continue;
 		for (int h = 0; h < ops->nhooks; h++) {
 			if (ops->uses_hook && !ops->uses_hook(cfg, h))
@@ -375,8 +375,8 @@ int daemon__check(const struct config *cfg)
 				continue;
 			fprintf(stderr, "%s: %s: no attach method works%s\n",
 				ops->name, ops->hooks[h].name,
-				ops->required(cfg) ? " (required)" : "");
-			if (ops->required(cfg))
+				collector__switch(ops, cfg)->required ? " (required)" : "");
+			if (collector__switch(ops, cfg)->required)
 				ret = 1;
 		}
 	}
