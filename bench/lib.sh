@@ -15,6 +15,8 @@
 #   bpf_cost PREFIX...         "run_time_ns run_cnt" summed over them
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/kmond_proc.sh"
+
 STARTED_PIDS=()
 KMOND_PID=
 WORK=
@@ -39,18 +41,14 @@ bench_init() {
 }
 
 kmond_start() {
-	build/kmond -c "$1" >"$WORK/stdout" 2>"$WORK/err" &
-	KMOND_PID=$!
-	until grep -q "running on" "$WORK/err"; do
-		kill -0 "$KMOND_PID" 2>/dev/null || fail "kmond: $(tail -3 "$WORK/err")"
-		sleep 0.1
-	done
+	kmond_launch build/kmond "$WORK/stdout" "$WORK/err" "$1" ||
+		fail "kmond: $(tail -3 "$WORK/err")"
 }
 
 kmond_stop() {
-	kill -TERM "$KMOND_PID"
-	wait "$KMOND_PID" || fail "kmond exited with $?"
-	KMOND_PID=
+	local rc=0
+	kmond_terminate || rc=$?
+	[ "$rc" -eq 0 ] || fail "kmond exited with $rc"
 }
 
 kmond_ticks() { awk '{ print $14 + $15 }' "/proc/$KMOND_PID/stat"; }

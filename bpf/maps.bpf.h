@@ -9,8 +9,8 @@
 
 /* The per-CPU u64 counters a program reports in kmond's stats record,
  * one slot per stat (user space sums the CPUs). */
-#define KMON_STATS_MAP(name, nstats)                   \
-	struct {                                       \
+#define KMON_STATS_MAP(name, nstats)                     \
+	struct {                                         \
 		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
 		__uint(max_entries, nstats);             \
 		__type(key, __u32);                      \

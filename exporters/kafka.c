@@ -34,6 +34,7 @@
 
 #include "config/config.h"
 #include "exporters/sink.h"
+#include "lib/log.h"
 
 /* librdkafka's own defaults, used when the config leaves a bound at 0. */
 #define KAFKA_DEFAULT_QUEUE_MESSAGES 100000ULL
@@ -136,7 +137,7 @@ static void kafka__dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	if (m->err != RD_KAFKA_RESP_ERR__PURGE_QUEUE &&
 	    m->err != RD_KAFKA_RESP_ERR__PURGE_INFLIGHT &&
 	    kafka__may_log(s, m->err))
-		fprintf(stderr, "kmond: kafka: %s: delivery failed: %s\n",
+		log_info("kafka: %s: delivery failed: %s",
 			s->brokers, rd_kafka_err2str(m->err));
 }
 
@@ -150,12 +151,12 @@ static void kafka__error_cb(rd_kafka_t *rk, int err, const char *reason,
 		/* The idempotent producer cannot go on (e.g. a sequence gap);
 		 * every further record fails and is counted. */
 		rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
-		fprintf(stderr, "kmond: kafka: %s: fatal: %s\n", s->brokers,
+		log_info("kafka: %s: fatal: %s", s->brokers,
 			fatal);
 		return;
 	}
 	if (kafka__may_log(s, err))
-		fprintf(stderr, "kmond: kafka: %s: %s\n", s->brokers, reason);
+		log_info("kafka: %s: %s", s->brokers, reason);
 }
 
 /* librdkafka's log lines come from its own threads. Connection failures
@@ -167,7 +168,7 @@ static void kafka__log_cb(const rd_kafka_t *rk, int level, const char *fac,
 	(void)rk;
 	if (level > LOG_WARNING || strcmp(fac, "FAIL") == 0)
 		return;
-	fprintf(stderr, "kmond: kafka: %s: %s\n", fac, buf);
+	log_info("kafka: %s: %s", fac, buf);
 }
 
 static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val,
@@ -361,7 +362,7 @@ static int kafka__fail(struct sink *s, rd_kafka_resp_err_t err)
 {
 	s->failed++;
 	if (kafka__may_log(s, err))
-		fprintf(stderr, "kmond: kafka: %s: cannot produce: %s\n",
+		log_info("kafka: %s: cannot produce: %s",
 			s->brokers, rd_kafka_err2str(err));
 	return err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ? -EMSGSIZE : -EIO;
 }
@@ -495,7 +496,7 @@ static void kafka__abandon(struct sink *s)
 				      RD_KAFKA_PURGE_F_NON_BLOCKING);
 	while (kafka__queued(s) && now_ns() < deadline)
 		rd_kafka_poll(s->rk, 10);
-	fprintf(stderr, "kmond: kafka: %s: %llu records not delivered\n",
+	log_info("kafka: %s: %llu records not delivered",
 		s->brokers, (unsigned long long)n);
 }
 

@@ -3,6 +3,8 @@
 # test started (by pid), and assert. Sourced; $BUILD is the build dir.
 set -u
 
+source "$(dirname "${BASH_SOURCE[0]}")/kmond_proc.sh"
+
 BUILD=${BUILD:-build}
 KMOND=$BUILD/kmond
 RECORDS="python3 $(dirname "${BASH_SOURCE[0]}")/records.py"
@@ -34,11 +36,8 @@ fail() {
 # start_kmond CONFIG [ARGS...]: records go to $WORK/out.json, the log to
 # $WORK/kmond.err; returns once kmond says it is running.
 start_kmond() {
-	local config=$1
-	shift
-	"$KMOND" -c "$config" "$@" >"$WORK/out.json" 2>"$WORK/kmond.err" &
-	KMOND_PID=$!
-	wait_for_log "running on" || fail "kmond did not start"
+	kmond_launch "$KMOND" "$WORK/out.json" "$WORK/kmond.err" "$@" ||
+		fail "kmond did not start"
 }
 
 # test_port [N]: a loopback port P (P .. P+N-1 for N ports) that can be
@@ -94,11 +93,8 @@ wait_for_log_count() {
 
 # stop_kmond: SIGTERM, then checks the exit code is 0.
 stop_kmond() {
-	local rc
-	kill -TERM "$KMOND_PID"
-	wait "$KMOND_PID"
-	rc=$?
-	KMOND_PID=
+	local rc=0
+	kmond_terminate || rc=$?
 	[ "$rc" -eq 0 ] || fail "kmond exited with $rc after SIGTERM"
 }
 

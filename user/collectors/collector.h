@@ -17,15 +17,15 @@ struct rings;
 
 /* What every collector works with; the daemon owns it. */
 struct kmond {
-	struct config cfg;         /* the running configuration */
+	struct config cfg; /* the running configuration */
 	struct provider *provider; /* names processes */
 	struct exporter *exporter; /* where records go */
-	struct rings *rings;       /* the ringbufs the main loop drains */
+	struct rings *rings; /* the ringbufs the main loop drains */
 };
 
 struct collector_stats {
 	uint64_t events; /* events the kernel side saw */
-	uint64_t lost;   /* events lost in the kernel (maps full, ringbuf) */
+	uint64_t lost; /* events lost in the kernel (maps full, ringbuf) */
 };
 
 struct collector_ops {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lib/log.h"
 
@@ -8,11 +9,15 @@ bool log_verbose;
 
 void log_msg(const char *level, const char *fmt, ...)
 {
+	char line[1024];
+	int n;
 	va_list ap;
 
-	fprintf(stderr, "kmond: %s", level);
+	/* One write per line: librdkafka's threads log too. */
+	n = snprintf(line, sizeof(line), "kmond: %s", level);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	strcat(line, "\n");
+	fputs(line, stderr);
 }

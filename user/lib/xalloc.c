@@ -10,7 +10,8 @@
 static void *checked(void *p)
 {
 	if (!p) {
-		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+		fprintf(stderr, "%s: out of memory\n",
+			program_invocation_short_name);
 		abort();
 	}
 	return p;

@@ -9,11 +9,11 @@
 /* Stores val into var, which a running BPF program reads: a volatile
  * store the compiler must emit, fenced so it stays in program order with
  * the stores before and after it. */
-#define live_store(var, val)                                      \
-	do {                                                      \
-		__atomic_thread_fence(__ATOMIC_RELEASE);          \
-		*(volatile __typeof__(var) *)&(var) = (val);      \
-		__atomic_thread_fence(__ATOMIC_RELEASE);          \
+#define live_store(var, val)                                 \
+	do {                                                 \
+		__atomic_thread_fence(__ATOMIC_RELEASE);     \
+		*(volatile __typeof__(var) *)&(var) = (val); \
+		__atomic_thread_fence(__ATOMIC_RELEASE);     \
 	} while (0)
 
 #endif
