@@ -432,20 +432,14 @@ static int bio_open(struct bio_collector *c, struct kmond *k)
 
 static int bio_start(struct kmond *k, void **state)
 {
-	struct bio_collector *c = calloc(1, sizeof(*c));
+	struct bio_collector *c = xcalloc(1, sizeof(*c));
 	int err;
 
-	if (!c)
-		return -ENOMEM;
 	c->k = k;
 	c->reported = hashmap__new();
 	c->index = hashmap__new();
 	c->disks = disks__new(NULL);
 	c->stacks = stack_cache__new(BIO_STACK_ENTRIES);
-	if (!c->reported || !c->index || !c->disks || !c->stacks) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
 	err = bio_open(c, k);
 	if (err)
 		goto cleanup;

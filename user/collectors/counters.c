@@ -25,6 +25,7 @@
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/maps.h"
+#include "lib/xalloc.h"
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "lib/strbuf.h"
@@ -377,11 +378,9 @@ static int counters_select(struct counters_collector *c)
 
 static int counters_start(struct kmond *k, void **state)
 {
-	struct counters_collector *c = calloc(1, sizeof(*c));
+	struct counters_collector *c = xcalloc(1, sizeof(*c));
 	int err;
 
-	if (!c)
-		return -ENOMEM;
 	c->k = k;
 	c->reported = hashmap__new();
 	c->skel = counters_bpf__open();

@@ -339,11 +339,9 @@ cleanup:
 
 static int drop_start(struct kmond *k, void **state)
 {
-	struct drop_collector *c = calloc(1, sizeof(*c));
+	struct drop_collector *c = xcalloc(1, sizeof(*c));
 	int err;
 
-	if (!c)
-		return -ENOMEM;
 	c->k = k;
 	c->reported = hashmap__new();
 	c->seen = hashmap__new();

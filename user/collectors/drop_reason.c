@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "collectors/drop_reason.h"
+#include "lib/xalloc.h"
 
 struct reason {
 	uint32_t value;
@@ -51,9 +52,7 @@ static int read_enum(struct drop_reasons *r, const struct btf *btf,
 {
 	int n = btf_vlen(t);
 
-	r->v = calloc(n ? n : 1, sizeof(*r->v));
-	if (!r->v)
-		return -ENOMEM;
+	r->v = xcalloc(n ? n : 1, sizeof(*r->v));
 	for (int i = 0; i < n; i++) {
 		const char *name;
 		uint32_t value;
@@ -70,9 +69,7 @@ static int read_enum(struct drop_reasons *r, const struct btf *btf,
 			continue;
 		r->v[r->n].value = value;
 		r->v[r->n].order = i;
-		r->v[r->n].name = strdup(strip(name));
-		if (!r->v[r->n].name)
-			return -ENOMEM;
+		r->v[r->n].name = xstrdup(strip(name));
 		r->n++;
 	}
 	qsort(r->v, r->n, sizeof(*r->v), by_value);

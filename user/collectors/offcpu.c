@@ -138,9 +138,7 @@ static struct kframes *kframes_read(struct offcpu_collector *c, uint64_t h)
 		depth++;
 	/* Stacks walked at switch-out start in this program. */
 	top = drop_frames_skip(c->ksyms, (const uint64_t *)ks.ips, depth);
-	kf = calloc(1, sizeof(*kf) + (depth - top) * sizeof(char *));
-	if (!kf)
-		return NULL;
+	kf = xcalloc(1, sizeof(*kf) + (depth - top) * sizeof(char *));
 	for (size_t i = top; i < depth; i++) {
 		ksyms__format(c->ksyms, ks.ips[i], buf, sizeof(buf));
 		kf->frames[kf->n] = strdup(buf);
@@ -250,8 +248,6 @@ static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 	memset(c->used, 0, sizeof(c->used));
 	hashmap__free(c->kused);
 	c->kused = hashmap__new();
-	if (!c->kused)
-		abort();
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		key = next;
@@ -525,11 +521,9 @@ static int offcpu_load(struct offcpu_collector *c, struct kmond *k)
 
 static int offcpu_start(struct kmond *k, void **state)
 {
-	struct offcpu_collector *c = calloc(1, sizeof(*c));
+	struct offcpu_collector *c = xcalloc(1, sizeof(*c));
 	int err;
 
-	if (!c)
-		return -ENOMEM;
 	c->k = k;
 	c->reported_ns = hashmap__new();
 	c->reported_count = hashmap__new();
@@ -537,11 +531,6 @@ static int offcpu_start(struct kmond *k, void **state)
 	c->gone = hashmap__new();
 	c->kframes = hashmap__new();
 	c->usyms = usyms__new(OFFCPU_SPARE_BINARIES);
-	if (!c->reported_ns || !c->reported_count || !c->reported_hist ||
-	    !c->gone || !c->kframes || !c->usyms) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
 	err = offcpu_load(c, k);
 	if (err)
 		goto cleanup;

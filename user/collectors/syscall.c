@@ -16,6 +16,7 @@
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/maps.h"
+#include "lib/xalloc.h"
 #include "loader/live_store.h"
 #include "provider/provider.h"
 #include "lib/record.h"
@@ -68,12 +69,10 @@ static void syscall_stop(void *state)
 
 static int syscall_start(struct kmond *k, void **state)
 {
-	struct syscall_collector *c = calloc(1, sizeof(*c));
+	struct syscall_collector *c = xcalloc(1, sizeof(*c));
 	int chosen[1];
 	int err;
 
-	if (!c)
-		return -ENOMEM;
 	c->reported = hashmap__new();
 	c->skel = syscall_bpf__open();
 	if (!c->skel) {

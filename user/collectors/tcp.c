@@ -474,11 +474,9 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 
 static int tcp_start(struct kmond *k, void **state)
 {
-	struct tcp_collector *c = calloc(1, sizeof(*c));
+	struct tcp_collector *c = xcalloc(1, sizeof(*c));
 	int err;
 
-	if (!c)
-		return -ENOMEM;
 	c->k = k;
 	c->edges = hashmap__new();
 	c->ncpus = map_ncpus();

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/xalloc.h"
 #include "provider/disks.h"
 
 #define MINOR_BITS 20 /* the kernel's MINORBITS */
@@ -29,10 +30,9 @@ struct disks {
 
 struct disks *disks__new(const char *root)
 {
-	struct disks *d = calloc(1, sizeof(*d));
+	struct disks *d = xcalloc(1, sizeof(*d));
 
-	if (d)
-		snprintf(d->root, sizeof(d->root), "%s", root ? root : "");
+	snprintf(d->root, sizeof(d->root), "%s", root ? root : "");
 	return d;
 }
 

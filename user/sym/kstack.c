@@ -5,6 +5,7 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/xalloc.h"
 #include "sym/drop_frames.h"
 #include "sym/ksyms.h"
 #include "sym/kstack.h"
@@ -24,9 +25,7 @@ const char *const *kstack_frames(struct stack_cache *cache,
 	frames = stack_cache__get(cache, id, n);
 	if (frames)
 		return frames;
-	ips = calloc(depth, sizeof(*ips));
-	if (!ips)
-		return NULL;
+	ips = xcalloc(depth, sizeof(*ips));
 	if (bpf_map_lookup_elem(map_fd, &id, ips)) {
 		free(ips);
 		return NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/xalloc.h"
 #include "sym/ksyms.h"
 
 /* The kernel's MODULE_NAME_LEN is 56; a little slack costs nothing. */
@@ -52,9 +53,7 @@ static char *arena__strndup(struct ksyms *ks, const char *s, size_t len)
 	char *p;
 
 	if (!b || b->used + len + 1 > ARENA_BLOCK) {
-		b = malloc(sizeof(*b) + ARENA_BLOCK);
-		if (!b)
-			return NULL;
+		b = xmalloc(sizeof(*b) + ARENA_BLOCK);
 		b->used = 0;
 		b->next = ks->arena;
 		ks->arena = b;
@@ -170,9 +169,7 @@ static int ksyms__reserve(struct ksyms *ks)
 	if (ks->n < ks->cap)
 		return 0;
 	cap = ks->cap ? ks->cap * 2 : 4096;
-	ents = realloc(ks->ents, cap * sizeof(*ents));
-	if (!ents)
-		return -ENOMEM;
+	ents = xrealloc(ks->ents, cap * sizeof(*ents));
 	ks->ents = ents;
 	ks->cap = cap;
 	return 0;
@@ -391,14 +388,8 @@ struct stack_cache *stack_cache__new(size_t size)
 	/* load factor <= 1/2 at the expected size */
 	while (cap < size * 2 && cap < ((size_t)1 << 30))
 		cap <<= 1;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->slots = calloc(cap, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		return NULL;
-	}
+	c = xcalloc(1, sizeof(*c));
+	c->slots = xcalloc(cap, sizeof(*c->slots));
 	c->mask = cap - 1;
 	c->limit = cap / 4 * 3;
 	c->gen = 1;

@@ -48,9 +48,7 @@ static int add_name(struct elf_syms *es, const char *name, uint32_t *at)
 
 		while (cap < es->names_len + n)
 			cap *= 2;
-		p = realloc(es->names, cap);
-		if (!p)
-			return -ENOMEM;
+		p = xrealloc(es->names, cap);
 		es->names = p;
 		es->names_cap = cap;
 	}
@@ -66,9 +64,7 @@ static int read_segments(struct elf_syms *es, Elf *elf)
 
 	if (elf_getphdrnum(elf, &n))
 		return -EINVAL;
-	es->segs = calloc(n ? n : 1, sizeof(*es->segs));
-	if (!es->segs)
-		return -ENOMEM;
+	es->segs = xcalloc(n ? n : 1, sizeof(*es->segs));
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
@@ -97,9 +93,7 @@ static int read_symtab(struct elf_syms *es, Elf *elf, Elf_Scn *scn,
 
 	if (!data || !n)
 		return 0;
-	more = realloc(es->syms, (es->nsyms + n) * sizeof(*es->syms));
-	if (!more)
-		return -ENOMEM;
+	more = xrealloc(es->syms, (es->nsyms + n) * sizeof(*es->syms));
 	es->syms = more;
 	for (size_t i = 0; i < n; i++) {
 		struct sym *out = &es->syms[es->nsyms];
@@ -277,15 +271,9 @@ struct usyms {
 
 struct usyms *usyms__new(size_t max_binaries)
 {
-	struct usyms *u = calloc(1, sizeof(*u));
+	struct usyms *u = xcalloc(1, sizeof(*u));
 
-	if (!u)
-		return NULL;
 	u->procs = hashmap__new();
-	if (!u->procs) {
-		free(u);
-		return NULL;
-	}
 	u->max_binaries = max_binaries;
 	u->epoch = 1;
 	return u;
@@ -304,9 +292,7 @@ static struct binary *binary_get(struct usyms *u, int fd)
 		    b->mtime.tv_nsec == st.st_mtim.tv_nsec)
 			break;
 	if (!b) {
-		b = calloc(1, sizeof(*b));
-		if (!b)
-			return NULL;
+		b = xcalloc(1, sizeof(*b));
 		b->dev = st.st_dev;
 		b->ino = st.st_ino;
 		b->mtime = st.st_mtim;
@@ -439,9 +425,7 @@ static struct proc *proc_get(struct usyms *u, uint32_t pid)
 
 	if (slot)
 		return (struct proc *)(uintptr_t)*slot;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
+	p = xcalloc(1, sizeof(*p));
 	/* A process gone already keeps an empty table: no retry per frame. */
 	read_maps(u, pid, p);
 	hashmap__set(u->procs, pid, (uintptr_t)p);
