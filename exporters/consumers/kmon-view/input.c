@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Records in: JSON lines from a file or stdin, one record per line, each
- * checked strictly; field readers and filters shared by the subcommands;
- * the finished picture out. */
+/* Records in: each checked strictly; field readers and filters shared by
+ * the subcommands; the finished picture out. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -39,18 +38,8 @@ static bool kind_wanted(const char *const *kinds, const char *kind)
 	return false;
 }
 
-static bool is_blank(const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
-			return false;
-	return true;
-}
-
-/* One line: must be a JSON object with a string "kind". */
-static int input__line(const char *line, size_t len, const char *where,
+/* One record: must be a JSON object with a string "kind". */
+int input__record(const char *line, size_t len, const char *where,
 		       const char *const *kinds, view_record_fn fn, void *ctx)
 {
 	struct json_error err;
@@ -81,62 +70,6 @@ out:
 	return ret;
 }
 
-static int input__read_file(const struct view_opts *o,
-			    const char *const *kinds, view_record_fn fn,
-			    void *ctx)
-{
-	const char *name = input__name(o);
-	FILE *f = strcmp(o->input, "-") == 0 ? stdin : fopen(o->input, "r");
-	unsigned long lineno = 0, records = 0;
-	char *line = NULL, where[4096];
-	size_t cap = 0;
-	ssize_t len;
-	int ret = 0;
-
-	if (!f) {
-		view__error(name, "cannot open: %s", strerror(errno));
-		return VIEW_BAD_INPUT;
-	}
-	while ((len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		if (is_blank(line, (size_t)len))
-			continue;
-		records++;
-		/* errors at the end of a line point at its last column */
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			len--;
-		snprintf(where, sizeof(where), "%s:%lu", name, lineno);
-		if (memchr(line, '\0', (size_t)len)) {
-			view__error(where, "NUL byte in the line: not text");
-			ret = VIEW_BAD_INPUT;
-			break;
-		}
-		ret = input__line(line, (size_t)len, where, kinds, fn, ctx);
-		if (ret)
-			break;
-	}
-	if (!ret && ferror(f)) {
-		view__error(name, "read error: %s", strerror(errno));
-		ret = VIEW_BAD_INPUT;
-	}
-	if (!ret && !records) {
-		view__error(name, "empty input: no records");
-		ret = VIEW_BAD_INPUT;
-	}
-	free(line);
-	if (f != stdin)
-		fclose(f);
-	return ret;
-}
-
-int input__read(const struct view_opts *o, const char *const *kinds,
-		view_record_fn fn, void *ctx)
-{
-	if (o->brokers)
-		return input__read_kafka(o, kinds, fn, ctx);
-	return input__read_file(o, kinds, fn, ctx);
-}
-
 int input__message(const char *msg, size_t len, const char *where,
 		   const char *const *kinds, view_record_fn fn, void *ctx)
 {
@@ -144,7 +77,7 @@ int input__message(const char *msg, size_t len, const char *where,
 		view__error(where, "NUL byte in the message: not text");
 		return VIEW_BAD_INPUT;
 	}
-	return input__line(msg, len, where, kinds, fn, ctx);
+	return input__record(msg, len, where, kinds, fn, ctx);
 }
 
 static int field__fail(const struct json_value *v, const char *kind,

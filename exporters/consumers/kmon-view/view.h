@@ -73,6 +73,10 @@ int input__read(const struct view_opts *o, const char *const *kinds,
 		view_record_fn fn, void *ctx);
 int input__read_kafka(const struct view_opts *o, const char *const *kinds,
 		      view_record_fn fn, void *ctx);
+/* One record (a line, a message): a JSON object with a string "kind"; fn
+ * gets it when its kind is one of kinds. */
+int input__record(const char *rec, size_t len, const char *where,
+		  const char *const *kinds, view_record_fn fn, void *ctx);
 /* One Kafka message: checked like a line of a file. */
 int input__message(const char *msg, size_t len, const char *where,
 		   const char *const *kinds, view_record_fn fn, void *ctx);
