@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# make install (PREFIX, DESTDIR) puts kmond, the consumers, the default
+# config and the systemd unit in place, and the unit runs the installed
+# binary on the installed config.
+source "$(dirname "$0")/../lib/kmond.sh"
+
+root=$WORK/root
+make -s --no-print-directory install OUT="$BUILD" DESTDIR="$root" PREFIX=/opt/kmon >/dev/null ||
+	fail "make install failed"
+for f in opt/kmon/sbin/kmond opt/kmon/bin/kmon-topo opt/kmon/bin/kmon-view; do
+	[ -x "$root/$f" ] || fail "$f is not installed"
+done
+[ -f "$root/etc/kmond/kmond.yaml" ] || fail "the default config is not installed"
+unit=$root/lib/systemd/system/kmond.service
+expect_eq "ExecStart" "$(grep '^ExecStart=' "$unit")" \
+	"ExecStart=/opt/kmon/sbin/kmond -c /etc/kmond/kmond.yaml"
+grep -q '@' "$unit" && fail "placeholders left in the unit: $(grep '@' "$unit")"
+"$root/opt/kmon/sbin/kmond" -c "$root/etc/kmond/kmond.yaml" --check ||
+	fail "the installed kmond refuses the installed config"
+echo "ok: installed kmond checks the installed config"
