@@ -480,13 +480,9 @@ static int tcp_start(struct kmond *k, void **state)
 	c->k = k;
 	c->edges = hashmap__new();
 	c->ncpus = map_ncpus();
-	c->vals = calloc(c->ncpus, sizeof(*c->vals));
+	c->vals = xcalloc(c->ncpus, sizeof(*c->vals));
 	c->netns = listen__netns();
 	c->realtime_offset = realtime_offset();
-	if (!c->vals) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
 	err = tcp_open(c, k);
 	if (err)
 		goto cleanup;

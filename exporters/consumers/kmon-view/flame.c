@@ -653,10 +653,7 @@ int flame__run(const struct view_opts *o)
 		goto cleanup;
 	if (!f.records) {
 		view__error(input__name(o), "no offcpu records%s",
-			    o->service || o->has_pid || o->has_from ||
-					    o->has_to ?
-				    " match the filters" :
-				    "");
+			    filter__suffix(o));
 		ret = VIEW_BAD_INPUT;
 		goto cleanup;
 	}

@@ -441,11 +441,7 @@ int heatmap__run(const struct view_opts *o)
 	s = h.hist.records ? &h.hist : &h.plain;
 	if (!s->records) {
 		view__error(input__name(o), "no %s or %s records%s",
-			    h.plain_kind, h.hist_kind,
-			    o->service || o->has_pid || o->has_from ||
-					    o->has_to ?
-				    " match the filters" :
-				    "");
+			    h.plain_kind, h.hist_kind, filter__suffix(o));
 		ret = VIEW_BAD_INPUT;
 		goto cleanup;
 	}

@@ -135,6 +135,13 @@ int field__array(const struct json_value *rec, const char *kind,
 	return field__fail(v, kind, where, key, "an array");
 }
 
+const char *filter__suffix(const struct view_opts *o)
+{
+	return o->service || o->has_pid || o->has_from || o->has_to ?
+		       " match the filters" :
+		       "";
+}
+
 int filter__check(const struct view_opts *o, const struct json_value *rec,
 		  const char *kind, const char *where, bool *keep)
 {

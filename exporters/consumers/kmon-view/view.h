@@ -101,6 +101,9 @@ void view__error(const char *where, const char *fmt, ...)
 /* The common fields (ts, node) and the filters (time window, --service,
  * --pid). *keep says whether the record passes. A filter on a field the
  * record lacks (a histogram without pid) drops the record. */
+/* " match the filters" when any filter is set, else "": ends a "no
+ * records" message. */
+const char *filter__suffix(const struct view_opts *o);
 int filter__check(const struct view_opts *o, const struct json_value *rec,
 		  const char *kind, const char *where, bool *keep);
 
