@@ -203,10 +203,18 @@ static void test_errors(void)
 			"    properties: { no.such.property: 1 }\n", NULL),
 		  "t.yaml:4:19: properties: No such configuration property: "
 		  "\"no.such.property\"");
-	/* A YAML syntax error: libyaml's own position and reason. */
+	/* A YAML syntax error: libyaml's own position and reason, and where
+	 * the construct it could not finish began. */
 	CHECK_STR(parse("interval: 1s\nservices: [a\n", NULL),
-		  "t.yaml:3:1: while parsing a flow sequence: did not find "
-		  "expected ',' or ']'");
+		  "t.yaml:3:1: did not find expected ',' or ']' (flow "
+		  "sequence started at 2:11)");
+	CHECK_STR(parse("interval: 1s\nservices:\n  - name: [broken\n",
+			NULL),
+		  "t.yaml:4:1: did not find expected ',' or ']' (flow "
+		  "sequence started at 3:11)");
+	CHECK_STR(parse("a: \"open\n", NULL),
+		  "t.yaml:2:1: found unexpected end of stream (quoted "
+		  "scalar started at 1:4)");
 	CHECK_STR(parse("a: b: c\n", NULL),
 		  "t.yaml:1:5: mapping values are not allowed in this context");
 }
