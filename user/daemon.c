@@ -135,7 +135,14 @@ static int collector_start(struct kmond *k, struct running *r)
 	int err;
 
 	k->ring_owner = r;
-	err = r->ops->start(k, &r->state);
+	probe__forget_load_failure();
+	/* A chosen method that fails to load gives way to the next one. */
+	while ((err = r->ops->start(k, &r->state)) &&
+	       probe__refuse_failed(r->ops->name, r->ops->hooks,
+				    r->ops->nhooks)) {
+		rings_forget(k, r);
+		attach = first_attach(r->ops);
+	}
 	k->ring_owner = NULL;
 	if (err) {
 		rings_forget(k, r);
@@ -313,6 +320,7 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		      va_list ap)
 {
+	probe__libbpf_message(fmt, ap);
 	if (level == LIBBPF_DEBUG ||
 	    (level == LIBBPF_INFO && !log_verbose))
 		return 0;
@@ -403,9 +411,45 @@ int daemon__check(const struct config *cfg)
 	return ret;
 }
 
+/* --probe must say what a start would load, not only what the kernel
+ * lists: every collector is started once with all its hooks in use, so a
+ * method the kernel refuses at load shows as refused, and the method that
+ * loaded in its place as the choice. Needs the rights a run needs: without
+ * them (the provider does not load) the lines say what probing found. */
+static const char probe_config[] = "collectors:\n"
+				   "  syscall: { enabled: true }\n"
+				   "  drop: { enabled: true }\n"
+				   "  bio: { enabled: true, slow: 1h }\n"
+				   "  offcpu: { enabled: true }\n"
+				   "  tcp: { enabled: true }\n"
+				   "  counters: { enabled: true }\n";
+
+static void probe_loads(void)
+{
+	struct kmond k = { 0 };
+	char err[256];
+
+	if (config__parse(&k.cfg, "--probe", probe_config,
+			  sizeof(probe_config) - 1, err, sizeof(err))) {
+		log_error("%s", err);
+		return;
+	}
+	libbpf_set_print(libbpf_log);
+	if (provider__new(&k, &k.cfg, &k.provider) == 0) {
+		collectors_start(&k);
+		ring_buffer__free(k.rb);
+		k.rb = NULL;
+		k.nrings = 0;
+		collectors_stop(&k);
+		provider__destroy(k.provider);
+	}
+	config__free(&k.cfg);
+}
+
 void daemon__probe(void)
 {
 	probe__mount_tracefs();
+	probe_loads();
 	probe__describe("provider", provider_hooks, provider_nhooks);
 	for (int i = 0; collectors[i]; i++)
 		probe__describe(collectors[i]->name, collectors[i]->hooks,
