@@ -29,6 +29,7 @@
 #include "listen.h"
 #include "log.h"
 #include "maps.h"
+#include "prealloc.h"
 #include "provider.h"
 #include "record.h"
 #include "tcp.h"
@@ -487,7 +488,10 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
-	return provider__share_maps(k->provider, c->skel->obj);
+	/* Some hook is not tp_btf: its programs need preallocated maps. */
+	if (!c->skel->rodata->conn_in_socket)
+		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
+	return err ?: provider__share_maps(k->provider, c->skel->obj);
 }
 
 static int tcp_start(struct kmond *k, void **state)
