@@ -9,13 +9,13 @@ source "$(dirname "$0")/../lib/kmond.sh"
 
 # map_flags PID NAME: the map_flags of the BPF map NAME a process holds.
 map_flags() {
-	local id
-	for id in $(grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
-		bpftool map show id "$id" -j 2>/dev/null |
-			python3 -c 'import json, sys; m = json.load(sys.stdin); sys.exit(m.get("name") != sys.argv[1] or print(m["flags"]))' "$2" &&
-			return
-	done
-	echo "no map $2"
+	grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' >"$WORK/ids"
+	bpftool map show -j | python3 -c '
+import json, sys
+ids = {int(l) for l in open(sys.argv[1])}
+flags = [m["flags"] for m in json.load(sys.stdin)
+         if m["id"] in ids and m.get("name") == sys.argv[2]]
+print(flags[0] if len(flags) == 1 else f"{len(flags)} maps {sys.argv[2]}")' "$WORK/ids" "$2"
 }
 
 cat >"$WORK/kmond.yaml" <<YAML
