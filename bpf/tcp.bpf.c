@@ -240,12 +240,22 @@ static __always_inline void conn_forget(const struct sock *sk, bool trusted)
 		bpf_map_delete_elem(&conns, &skp);
 }
 
+static __always_inline __u32 config_gen(void)
+{
+	struct kmon_ctl *ctl;
+	__u32 zero = 0;
+
+	ctl = bpf_map_lookup_elem(&kmon_ctl, &zero);
+	return ctl ? ctl->gen : 0;
+}
+
 /* A socket's state, made unless it has one (which then wins). */
 static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 						 bool trusted, __u8 role,
 						 __u32 tgid, __u32 svc)
 {
-	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc }, *cp;
+	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc,
+			      .gen = config_gen() }, *cp;
 	__u64 skp = (__u64)sk;
 	long err;
 
@@ -301,6 +311,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		c->role = TCP_ROLE_SERVER;
 		c->pid = tgid;
 		c->svc = svc;
+		c->gen = config_gen();
 		read_tuple(sk, &c->t);
 		return c;
 	}
@@ -454,10 +465,31 @@ static __always_inline void find_src(struct tcp_conn *c)
 	c->src_known = 1;
 }
 
+/* A reload since the connection's service was taken may have removed
+ * that service or moved the process to another: looked at again once per
+ * request, and only after a reload. A process no longer monitored has its
+ * connection dropped (not measured until it closes). */
+static __always_inline bool still_monitored(struct tcp_conn *c)
+{
+	__u32 gen = config_gen(), svc;
+
+	if (c->gen == gen)
+		return true;
+	c->gen = gen;
+	if (!kmon_selected_tgid(c->pid, &svc)) {
+		c->role = TCP_ROLE_DROPPED;
+		return false;
+	}
+	c->svc = svc;
+	return true;
+}
+
 static __always_inline void on_request_bytes(struct tcp_conn *c, int len)
 {
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
+	if (c->phase == TCP_IDLE && !still_monitored(c))
+		return;
 	if (c->phase == TCP_IDLE) {
 		c->phase = TCP_REQUEST;
 		c->start_ns = bpf_ktime_get_ns();

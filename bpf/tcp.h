@@ -55,6 +55,7 @@ enum tcp_role {
 	TCP_ROLE_UNKNOWN, /* accepted, not yet read by its owner */
 	TCP_ROLE_SERVER,
 	TCP_ROLE_CLIENT,
+	TCP_ROLE_DROPPED, /* its process left the config on a reload */
 };
 
 enum tcp_phase {
@@ -90,6 +91,8 @@ struct tcp_conn {
 	__u8 phase;
 	__u8 src_known;	     /* src looked up and found */
 	__u8 src_checked;    /* src looked up (once per connection) */
+	__u32 gen;	     /* kmon_ctl.gen when svc was taken */
+	__u32 pad;
 };
 
 /* One finished request (only when the requests policy wants it). */
