@@ -386,14 +386,15 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 
 /* --- the listen list --- */
 
-/* Adds the ports /proc/net/tcp{,6} lists and removes, in kmond's
- * namespace, those no longer listening (the kernel side adds listen()s
- * as they happen, but misses listeners older than kmond). */
+/* Adds the ports the listen list has (every network namespace) and
+ * removes, in the namespaces it read, those no longer listening (the
+ * kernel side adds listen()s as they happen, but misses listeners older
+ * than kmond). */
 static void refresh_listeners(struct tcp_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.listen_ports);
 	struct tcp_listen_key key, next;
-	struct hashmap *ports = hashmap__new();
+	struct hashmap *ports = hashmap__new(), *netns = hashmap__new();
 	struct listener *ls;
 	int n = listen__read(&ls);
 	__u32 one = 1;
@@ -402,21 +403,26 @@ static void refresh_listeners(struct tcp_collector *c)
 	if (n < 0) {
 		log_warn("tcp: cannot read the listen list: %s", strerror(-n));
 		hashmap__free(ports);
+		hashmap__free(netns);
 		return;
 	}
+	hashmap__set(netns, c->netns, 1);
 	for (int i = 0; i < n; i++) {
-		key = (struct tcp_listen_key){ c->netns, ls[i].port, 0 };
-		hashmap__set(ports, ls[i].port, 1);
+		key = (struct tcp_listen_key){ ls[i].netns, ls[i].port, 0 };
+		hashmap__set(ports, (uint64_t)ls[i].netns << 16 | ls[i].port, 1);
+		hashmap__set(netns, ls[i].netns, 1);
 		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
 	}
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		key = next;
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (key.netns == c->netns && !hashmap__find(ports, key.port))
+		if (hashmap__find(netns, key.netns) &&
+		    !hashmap__find(ports, (uint64_t)key.netns << 16 | key.port))
 			bpf_map_delete_elem(fd, &key);
 	}
 	hashmap__free(ports);
+	hashmap__free(netns);
 	free(ls);
 }
 
