@@ -77,6 +77,14 @@ struct {
 	__type(value, __u32);
 } listen_ports SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, TCP_MAX_NODES);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* required; never updated here */
+	__type(key, struct tcp_node_key);
+	__type(value, __u32);
+} known_nodes SEC(".maps");
+
 /* Grown on demand: an edge's value holds a whole histogram per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -361,6 +369,10 @@ static __always_inline void edge_of(const struct tcp_conn *c,
 		e->src_pid = c->src.svc ? 0 : c->src.pid;
 		return;
 	}
+	if (c->src_external) {
+		e->src_family = TCP_SRC_EXTERNAL;
+		return;
+	}
 	__builtin_memcpy(e->src_addr, c->t.raddr, 16);
 	e->src_family = c->t.family;
 }
@@ -451,6 +463,30 @@ static __always_inline void finish(struct tcp_conn *c)
 /* The client's owner, when it is a process on this host kmond saw
  * connect or send. The client writes before the server can read, so
  * its entry is there by the first request: one look per connection. */
+/* Whether a client kmond cannot name keeps an edge of its own: on this
+ * host (loopback), or at a known node's address. The others (an internet-
+ * facing server's many clients) share the server's "external" edge, or
+ * they would exhaust the edges. */
+static __always_inline bool own_edge(const struct tcp_tuple *t)
+{
+	struct tcp_node_key k = { .prefixlen = 8 + (t->family == AF_INET ?
+							    32 : 128) };
+
+	if (t->family == AF_INET && t->raddr[0] == 127)
+		return true;
+	if (t->family == AF_INET6) {
+		__u64 hi, lo;
+
+		__builtin_memcpy(&hi, t->raddr, 8);
+		__builtin_memcpy(&lo, t->raddr + 8, 8);
+		if (hi == 0 && lo == bpf_cpu_to_be64(1))
+			return true;
+	}
+	k.data[0] = t->family;
+	__builtin_memcpy(&k.data[1], t->raddr, 16);
+	return bpf_map_lookup_elem(&known_nodes, &k) != NULL;
+}
+
 static __always_inline void find_src(struct tcp_conn *c)
 {
 	struct tcp_tuple other;
@@ -459,8 +495,10 @@ static __always_inline void find_src(struct tcp_conn *c)
 	c->src_checked = 1;
 	swap_tuple(&c->t, &other);
 	p = bpf_map_lookup_elem(&peers, &other);
-	if (!p)
+	if (!p) {
+		c->src_external = !own_edge(&c->t);
 		return;
+	}
 	c->src = *p;
 	c->src_known = 1;
 }

@@ -594,6 +594,31 @@ static int parse_tcp_requests(struct parser *p, yaml_node_t *v,
 			  "or { sample: N }, got '%s'", scalar(v));
 }
 
+static int parse_tcp_nodes(struct parser *p, yaml_node_t *seq,
+			   struct tcp_cfg *tc)
+{
+	yaml_node_item_t *item;
+
+	if (expect(p, seq, YAML_SEQUENCE_NODE, "nodes"))
+		return -1;
+	for (item = seq->data.sequence.items.start;
+	     item < seq->data.sequence.items.top; item++) {
+		yaml_node_t *node = node_at(p, *item);
+
+		if (expect(p, node, YAML_SCALAR_NODE, "nodes"))
+			return -1;
+		if (tc->nnodes == CONFIG_MAX_NODES)
+			return fail(p, node, "nodes: more than %d entries",
+				    CONFIG_MAX_NODES);
+		if (cidr__parse(scalar(node), &tc->nodes[tc->nnodes]))
+			return fail(p, node, "nodes: '%s' is not an address "
+					     "or address/prefix",
+				    scalar(node));
+		tc->nnodes++;
+	}
+	return 0;
+}
+
 static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		    yaml_node_t *v, void *arg)
 {
@@ -605,6 +630,8 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return get_bool(p, v, "required", &tc->required);
 	if (strcmp(key, "requests") == 0)
 		return parse_tcp_requests(p, v, tc);
+	if (strcmp(key, "nodes") == 0)
+		return parse_tcp_nodes(p, v, tc);
 	return unknown_key(p, k, "collectors.tcp");
 }
 

@@ -84,6 +84,28 @@ static bool tcp_required(const struct config *cfg)
 	return cfg->tcp.required;
 }
 
+/* The known nodes (collectors.tcp.nodes), rewritten whole: connections
+ * already open keep the edge they were given. */
+static void write_nodes(struct tcp_collector *c, const struct tcp_cfg *tc)
+{
+	int fd = bpf_map__fd(c->skel->maps.known_nodes);
+	struct tcp_node_key key, next;
+	__u32 one = 1;
+
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0 &&
+	       bpf_map_delete_elem(fd, &next) == 0)
+		;
+	for (uint32_t i = 0; i < tc->nnodes; i++) {
+		memset(&key, 0, sizeof(key));
+		key.prefixlen = 8 + tc->nodes[i].bits;
+		key.data[0] = tc->nodes[i].family;
+		memcpy(&key.data[1], tc->nodes[i].addr, 16);
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+			log_warn("tcp: cannot add node %u: %s", i,
+				 strerror(errno));
+	}
+}
+
 static int tcp_apply(void *state, const struct config *cfg)
 {
 	static const uint32_t policy[] = {
@@ -103,6 +125,7 @@ static int tcp_apply(void *state, const struct config *cfg)
 
 	bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count), &zero,
 			    &none, BPF_ANY);
+	write_nodes(c, &cfg->tcp);
 	return bpf_map_update_elem(bpf_map__fd(c->skel->maps.tcp_ctl), &zero,
 				   &ctl, BPF_ANY);
 }
@@ -284,6 +307,8 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	if (e->src_svc || e->src_pid)
 		node_name(c, e->src_pid, e->src_svc, src, sizeof(src),
 			  &src_gone);
+	else if (e->src_family == TCP_SRC_EXTERNAL)
+		snprintf(src, sizeof(src), "external");
 	else
 		format_addr(e->src_family, e->src_addr, src, sizeof(src));
 	*gone = *gone || src_gone;
