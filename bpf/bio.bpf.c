@@ -47,12 +47,25 @@ struct {
 	__type(value, __u64);
 } bio_counts SEC(".maps");
 
+/* Two stack maps used in turn, bio_stacks while stack_gen is even: user
+ * space empties the one not in use, then bumps stack_gen to use it (see
+ * user/bio_stacks.c). So an id is never cleared while starts still write
+ * its map, and a stack id is read in the map of its start's generation. */
+__u32 stack_gen;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, BIO_STACK_ENTRIES);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, BIO_STACK_DEPTH * sizeof(__u64));
 } bio_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, BIO_STACK_ENTRIES);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BIO_STACK_DEPTH * sizeof(__u64));
+} bio_stacks_odd SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -145,7 +158,11 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 	/* A stack walk costs microseconds: only when slow I/Os are wanted. */
 	if (slow_on) {
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
-		s.stack_id = bpf_get_stackid(ctx, &bio_stacks, 0);
+		s.stack_gen = stack_gen;
+		if (s.stack_gen & 1)
+			s.stack_id = bpf_get_stackid(ctx, &bio_stacks_odd, 0);
+		else
+			s.stack_id = bpf_get_stackid(ctx, &bio_stacks, 0);
 		if (s.stack_id < 0)
 			stat_inc(&bio_stats, BIO_STACK_LOST);
 	}
@@ -232,10 +249,10 @@ static __always_inline void send_slow(const struct bio_start *s,
 	e->svc = s->svc;
 	e->dev = key->dev;
 	e->stack_id = s->stack_id;
+	e->stack_gen = s->stack_gen;
 	e->op = key->op;
 	e->queued = s->insert_ns != 0;
 	e->pad = 0;
-	e->pad2 = 0;
 	__builtin_memcpy(e->comm, s->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }

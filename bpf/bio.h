@@ -56,7 +56,7 @@ struct bio_start {
 	__u32 pid;
 	__u32 svc;
 	__s32 stack_id; /* the submitter's kernel stack, < 0: none */
-	__u32 pad;
+	__u32 stack_gen; /* stack_gen when it was taken: which map holds it */
 	/* The submitting thread's, for slow I/Os: the process may have come
 	 * and gone before user space hears of it. Empty when !slow_on. */
 	char comm[16];
@@ -82,7 +82,7 @@ struct bio_slow_event {
 	__u8 op;
 	__u8 queued; /* it went through an insert */
 	__u16 pad;
-	__u32 pad2;
+	__u32 stack_gen; /* of the start: which map holds stack_id */
 	char comm[16];
 };
 

@@ -21,6 +21,9 @@ struct kmon_ctl {
 	/* 1: every process is monitored, selected or not (no services in
 	 * the config); 0: only pids in pid_service. */
 	__u32 all_processes;
+	/* Bumped at each reload, once pid_service holds the new config:
+	 * state kept from before (a connection's service) is checked again. */
+	__u32 gen;
 };
 
 #endif

@@ -78,6 +78,14 @@ struct {
 	__type(value, __u32);
 } listen_ports SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, TCP_MAX_NODES);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* required; never updated here */
+	__type(key, struct tcp_node_key);
+	__type(value, __u32);
+} known_nodes SEC(".maps");
+
 /* Grown on demand: an edge's value holds a whole histogram per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -223,12 +231,22 @@ static __always_inline void conn_forget(const struct sock *sk, bool trusted)
 		bpf_map_delete_elem(&conns, &skp);
 }
 
+static __always_inline __u32 config_gen(void)
+{
+	struct kmon_ctl *ctl;
+	__u32 zero = 0;
+
+	ctl = bpf_map_lookup_elem(&kmon_ctl, &zero);
+	return ctl ? ctl->gen : 0;
+}
+
 /* A socket's state, made unless it has one (which then wins). */
 static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 						 bool trusted, __u8 role,
 						 __u32 tgid, __u32 svc)
 {
-	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc }, *cp;
+	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc,
+			      .gen = config_gen() }, *cp;
 	__u64 skp = (__u64)sk;
 	long err;
 
@@ -284,6 +302,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		c->role = TCP_ROLE_SERVER;
 		c->pid = tgid;
 		c->svc = svc;
+		c->gen = config_gen();
 		read_tuple(sk, &c->t);
 		return c;
 	}
@@ -331,6 +350,10 @@ static __always_inline void edge_of(const struct tcp_conn *c,
 	if (c->src_known) {
 		e->src_svc = c->src.svc;
 		e->src_pid = c->src.svc ? 0 : c->src.pid;
+		return;
+	}
+	if (c->src_external) {
+		e->src_family = TCP_SRC_EXTERNAL;
 		return;
 	}
 	__builtin_memcpy(e->src_addr, c->t.raddr, 16);
@@ -421,6 +444,30 @@ static __always_inline void finish(struct tcp_conn *c)
 /* The client's owner, when it is a process on this host kmond saw
  * connect or send. The client writes before the server can read, so
  * its entry is there by the first request: one look per connection. */
+/* Whether a client kmond cannot name keeps an edge of its own: on this
+ * host (loopback), or at a known node's address. The others (an internet-
+ * facing server's many clients) share the server's "external" edge, or
+ * they would exhaust the edges. */
+static __always_inline bool own_edge(const struct tcp_tuple *t)
+{
+	struct tcp_node_key k = { .prefixlen = 8 + (t->family == AF_INET ?
+							    32 : 128) };
+
+	if (t->family == AF_INET && t->raddr[0] == 127)
+		return true;
+	if (t->family == AF_INET6) {
+		__u64 hi, lo;
+
+		__builtin_memcpy(&hi, t->raddr, 8);
+		__builtin_memcpy(&lo, t->raddr + 8, 8);
+		if (hi == 0 && lo == bpf_cpu_to_be64(1))
+			return true;
+	}
+	k.data[0] = t->family;
+	__builtin_memcpy(&k.data[1], t->raddr, 16);
+	return bpf_map_lookup_elem(&known_nodes, &k) != NULL;
+}
+
 static __always_inline void find_src(struct tcp_conn *c)
 {
 	struct tcp_tuple other;
@@ -429,16 +476,39 @@ static __always_inline void find_src(struct tcp_conn *c)
 	c->src_checked = 1;
 	swap_tuple(&c->t, &other);
 	p = bpf_map_lookup_elem(&peers, &other);
-	if (!p)
+	if (!p) {
+		c->src_external = !own_edge(&c->t);
 		return;
+	}
 	c->src = *p;
 	c->src_known = 1;
+}
+
+/* A reload since the connection's service was taken may have removed
+ * that service or moved the process to another: looked at again once per
+ * request, and only after a reload. A process no longer monitored has its
+ * connection dropped (not measured until it closes). */
+static __always_inline bool still_monitored(struct tcp_conn *c)
+{
+	__u32 gen = config_gen(), svc;
+
+	if (c->gen == gen)
+		return true;
+	c->gen = gen;
+	if (!kmon_selected_tgid(c->pid, &svc)) {
+		c->role = TCP_ROLE_DROPPED;
+		return false;
+	}
+	c->svc = svc;
+	return true;
 }
 
 static __always_inline void on_request_bytes(struct tcp_conn *c, int len)
 {
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
+	if (c->phase == TCP_IDLE && !still_monitored(c))
+		return;
 	if (c->phase == TCP_IDLE) {
 		c->phase = TCP_REQUEST;
 		c->start_ns = bpf_ktime_get_ns();

@@ -55,6 +55,7 @@ enum tcp_role {
 	TCP_ROLE_UNKNOWN, /* accepted, not yet read by its owner */
 	TCP_ROLE_SERVER,
 	TCP_ROLE_CLIENT,
+	TCP_ROLE_DROPPED, /* its process left the config on a reload */
 };
 
 enum tcp_phase {
@@ -90,6 +91,9 @@ struct tcp_conn {
 	__u8 phase;
 	__u8 src_known;	     /* src looked up and found */
 	__u8 src_checked;    /* src looked up (once per connection) */
+	__u32 gen;	     /* kmon_ctl.gen when svc was taken */
+	__u8 src_external;   /* remote, not a known node: the shared edge */
+	__u8 pad[3];
 };
 
 /* One finished request (only when the requests policy wants it). */
@@ -111,6 +115,18 @@ struct tcp_event {
 /* A topology edge: dst is the server (its service, or its pid when it
  * has none), src the client's owner when it is on this host, else the
  * client's address. */
+/* src_family of the edge every remote client that is not a known node
+ * shares, per server: src "external". */
+#define TCP_SRC_EXTERNAL 0xffff
+
+/* Known node addresses (collectors.tcp.nodes), an LPM trie: data[0] is
+ * the family, data[1..16] the address; prefixlen counts both. */
+#define TCP_MAX_NODES 256
+struct tcp_node_key {
+	__u32 prefixlen;
+	__u8 data[20];
+};
+
 struct tcp_edge {
 	__u32 dst_svc;
 	__u32 dst_pid; /* 0 when dst_svc names it */

@@ -60,7 +60,7 @@ interval: 500ms
 services:
   - { name: $2, match: { pid: $3 } }
 collectors:
-  tcp: { enabled: true, requests: none }
+  tcp: { enabled: true, requests: none, nodes: [10.250.0.0/24] }
 exporters:
   - { type: file, path: "-" }
   - { type: kafka, brokers: "$BROKERS", topic_prefix: "kmon." }

@@ -10,7 +10,11 @@
 kmond_launch() {
 	local bin=$1 out=$2 err=$3 config=$4 i
 	shift 4
-	"$bin" -c "$config" "$@" >"$out" 2>"$err" &
+	# Emptied first: the background start may truncate them only after
+	# the first look below, which would then read a previous run's log.
+	: >"$out"
+	: >"$err"
+	"$bin" -c "$config" "$@" >>"$out" 2>>"$err" &
 	KMOND_PID=$!
 	for ((i = 0; i < 300; i++)); do
 		grep -q "running on" "$err" 2>/dev/null && return 0

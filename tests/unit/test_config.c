@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "config/config.h"
@@ -203,10 +204,18 @@ static void test_errors(void)
 			"    properties: { no.such.property: 1 }\n", NULL),
 		  "t.yaml:4:19: properties: No such configuration property: "
 		  "\"no.such.property\"");
-	/* A YAML syntax error: libyaml's own position and reason. */
+	/* A YAML syntax error: libyaml's own position and reason, and where
+	 * the construct it could not finish began. */
 	CHECK_STR(parse("interval: 1s\nservices: [a\n", NULL),
-		  "t.yaml:3:1: while parsing a flow sequence: did not find "
-		  "expected ',' or ']'");
+		  "t.yaml:3:1: did not find expected ',' or ']' (flow "
+		  "sequence started at 2:11)");
+	CHECK_STR(parse("interval: 1s\nservices:\n  - name: [broken\n",
+			NULL),
+		  "t.yaml:4:1: did not find expected ',' or ']' (flow "
+		  "sequence started at 3:11)");
+	CHECK_STR(parse("a: \"open\n", NULL),
+		  "t.yaml:2:1: found unexpected end of stream (quoted "
+		  "scalar started at 1:4)");
 	CHECK_STR(parse("a: b: c\n", NULL),
 		  "t.yaml:1:5: mapping values are not allowed in this context");
 }
@@ -318,6 +327,26 @@ static void test_tcp(void)
 	CHECK_STR(parse("collectors:\n  tcp: { requests: { fast: 1ms } }\n",
 			NULL),
 		  "t.yaml:2:22: requests: unknown key 'fast'");
+	/* Known nodes: addresses and prefixes, host bits cleared. */
+	CHECK_STR(parse("collectors:\n  tcp: { nodes: [10.1.2.3/16, 10.0.0.7, "
+			"\"fd00::1/8\"] }\n",
+			&cfg),
+		  "ok");
+	CHECK(cfg.tcp.nnodes == 3);
+	CHECK(cfg.tcp.nodes[0].family == AF_INET && cfg.tcp.nodes[0].bits == 16);
+	CHECK(!memcmp(cfg.tcp.nodes[0].addr, "\x0a\x01\x00\x00", 4));
+	CHECK(cfg.tcp.nodes[1].bits == 32 && cfg.tcp.nodes[1].addr[3] == 7);
+	CHECK(cfg.tcp.nodes[2].family == AF_INET6 && cfg.tcp.nodes[2].bits == 8);
+	CHECK(cfg.tcp.nodes[2].addr[0] == 0xfd && cfg.tcp.nodes[2].addr[15] == 0);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { nodes: [10.0.0.0/33] }\n", NULL),
+		  "t.yaml:2:18: nodes: '10.0.0.0/33' is not an address or "
+		  "address/prefix");
+	CHECK_STR(parse("collectors:\n  tcp: { nodes: [web-1] }\n", NULL),
+		  "t.yaml:2:18: nodes: 'web-1' is not an address or "
+		  "address/prefix");
+	CHECK_STR(parse("collectors:\n  tcp: { nodes: 10.0.0.0/8 }\n", NULL),
+		  "t.yaml:2:17: nodes: expected a list, got a scalar");
 	CHECK_STR(parse("collectors:\n  tcp: { latency: 1ms }\n", NULL),
 		  "t.yaml:2:10: collectors.tcp: unknown key 'latency'");
 	CHECK_STR(parse("services:\n  - name: a\n    match: { port: 0 }\n",

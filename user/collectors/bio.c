@@ -22,6 +22,7 @@
 
 #include "bpf/bio.h"
 #include "bio.skel.h"
+#include "collectors/bio_stacks.h"
 #include "collectors/collector.h"
 #include "lib/deltas.h"
 #include "lib/hash.h"
@@ -84,7 +85,7 @@ struct bio_collector {
 	struct kmond *k;
 	struct disks *disks;
 	const struct ksyms *ksyms;
-	struct stack_cache *stacks;
+	struct bio_stacks *stacks;
 	/* key_id of a kernel counter -> its value already reported */
 	struct hashmap *reported;
 	/* series_id -> index + 1 in series, this interval */
@@ -225,9 +226,7 @@ static int on_slow(void *ctx, void *data, size_t len)
 		record__u64(&c->rec, "queue_ns", e->queue_ns);
 	else
 		record__null(&c->rec, "queue_ns");
-	frames = kstack_frames(c->stacks, c->ksyms,
-			       bpf_map__fd(c->skel->maps.bio_stacks),
-			       e->stack_id, BIO_STACK_DEPTH, &n);
+	frames = bio_stacks__frames(c->stacks, c->ksyms, e, &n);
 	record__array_begin(&c->rec, "stack");
 	for (size_t i = 0; i < n; i++)
 		record__array_str(&c->rec, frames[i]);
@@ -341,6 +340,11 @@ static void sweep_stale(struct bio_collector *c)
 	}
 }
 
+static uint64_t stat_sum(struct bio_collector *c, __u32 stat)
+{
+	return map_percpu_sum(bpf_map__fd(c->skel->maps.bio_stats), &stat);
+}
+
 static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 {
 	struct bio_collector *c = state;
@@ -359,6 +363,7 @@ static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 	c->index = hashmap__new();
 	c->walked = 0;
 	deltas__walk(c->reported, &walk);
+	bio_stacks__collect(c->stacks, stat_sum(c, BIO_STACK_LOST));
 	c->nkeys = c->walked;
 	for (size_t i = 0; i < c->nseries; i++)
 		emit_series(c, ts, &c->series[i]);
@@ -370,15 +375,19 @@ static void bio_stats(void *state, struct collector_stats *st)
 	struct bio_collector *c = state;
 	int fd = bpf_map__fd(c->skel->maps.bio_stats);
 	__u32 keys = BIO_KEYS_FULL, inflight = BIO_INFLIGHT_FULL;
-	__u32 rb = BIO_RB_LOST, nostack = BIO_STACK_LOST;
-	uint64_t stackless = map_percpu_sum(fd, &nostack);
+	__u32 rb = BIO_RB_LOST;
+	uint64_t stackless = stat_sum(c, BIO_STACK_LOST);
+	uint64_t swept = bio_stacks__swept(c->stacks);
 
 	st->events = c->events;
+	/* A slow I/O's stack lost is counted too (the I/O is not). */
 	st->lost = map_percpu_sum(fd, &keys) + map_percpu_sum(fd, &inflight) +
-		   map_percpu_sum(fd, &rb);
-	if (stackless && !c->stack_warned) {
-		log_warn("bio: %llu slow I/Os without a stack (stack map "
-			 "collisions)", (unsigned long long)stackless);
+		   map_percpu_sum(fd, &rb) + stackless + swept;
+	if ((stackless || swept) && !c->stack_warned) {
+		log_warn("bio: slow I/Os without a stack: %llu (stack map "
+			 "full or collisions), %llu (swept while in flight)",
+			 (unsigned long long)stackless,
+			 (unsigned long long)swept);
 		c->stack_warned = true;
 	}
 }
@@ -394,7 +403,7 @@ static void bio_stop(void *state)
 	bio_bpf__destroy(c->skel);
 	disks__free(c->disks);
 	ksyms__put(c->ksyms);
-	stack_cache__free(c->stacks);
+	bio_stacks__free(c->stacks);
 	hashmap__free(c->reported);
 	hashmap__free(c->index);
 	free(c->series);
@@ -439,10 +448,14 @@ static int bio_start(struct kmond *k, void **state)
 	c->reported = hashmap__new();
 	c->index = hashmap__new();
 	c->disks = disks__new(NULL);
-	c->stacks = stack_cache__new(BIO_STACK_ENTRIES);
 	err = bio_open(c, k);
 	if (err)
 		goto cleanup;
+	c->stacks = bio_stacks__new(c->skel);
+	if (!c->stacks) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	err = bio_bpf__load(c->skel);
 	if (err) {
 		log_error("failed to load bio: %s", strerror(-err));

@@ -21,6 +21,7 @@
 #include "lib/hash.h"
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
+#include "loader/prealloc.h"
 #include "sym/drop_frames.h"
 #include "exporters/exporter.h"
 #include "lib/hashmap.h"
@@ -508,12 +509,16 @@ static int offcpu_load(struct offcpu_collector *c, struct kmond *k)
 	/* tp_btf keeps starts in the task, the others by tid: only one of
 	 * the maps is needed (and kernels without task storage must not be
 	 * asked for it). */
-	if (chosen[0] != 0)
+	if (chosen[0] != 0) {
 		bpf_map__set_autocreate(c->skel->maps.offcpu_task_starts,
 					false);
-	else
+		/* Not tp_btf: preallocated maps only (prealloc.h). */
+		err = prealloc__map(c->skel->maps.offcpu_kstacks,
+				    PREALLOC_BUDGET);
+	} else {
 		bpf_map__set_max_entries(c->skel->maps.offcpu_starts, 1);
-	err = offcpu_bpf__load(c->skel);
+	}
+	err = err ?: offcpu_bpf__load(c->skel);
 	if (err)
 		log_error("failed to load offcpu: %s", strerror(-err));
 	return err;

@@ -27,6 +27,7 @@
 #include "lib/hashmap.h"
 #include "lib/histogram.h"
 #include "lib/xalloc.h"
+#include "loader/prealloc.h"
 #include "loader/rings.h"
 #include "provider/listen.h"
 #include "lib/log.h"
@@ -75,6 +76,28 @@ static const struct hook tcp_hooks[] = {
 	  2 },
 };
 
+/* The known nodes (collectors.tcp.nodes), rewritten whole: connections
+ * already open keep the edge they were given. */
+static void write_nodes(struct tcp_collector *c, const struct tcp_cfg *tc)
+{
+	int fd = bpf_map__fd(c->skel->maps.known_nodes);
+	struct tcp_node_key key, next;
+	__u32 one = 1;
+
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0 &&
+	       bpf_map_delete_elem(fd, &next) == 0)
+		;
+	for (uint32_t i = 0; i < tc->nnodes; i++) {
+		memset(&key, 0, sizeof(key));
+		key.prefixlen = 8 + tc->nodes[i].bits;
+		key.data[0] = tc->nodes[i].family;
+		memcpy(&key.data[1], tc->nodes[i].addr, 16);
+		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+			log_warn("tcp: cannot add node %u: %s", i,
+				 strerror(errno));
+	}
+}
+
 static int tcp_apply(void *state, const struct config *cfg)
 {
 	static const uint32_t policy[] = {
@@ -94,6 +117,7 @@ static int tcp_apply(void *state, const struct config *cfg)
 
 	bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count), &zero,
 			    &none, BPF_ANY);
+	write_nodes(c, &cfg->tcp);
 	return bpf_map_update_elem(bpf_map__fd(c->skel->maps.tcp_ctl), &zero,
 				   &ctl, BPF_ANY);
 }
@@ -269,6 +293,8 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	if (e->src_svc || e->src_pid)
 		node_name(c, e->src_pid, e->src_svc, src, sizeof(src),
 			  &src_gone);
+	else if (e->src_family == TCP_SRC_EXTERNAL)
+		snprintf(src, sizeof(src), "external");
 	else
 		format_addr(e->src_family, e->src_addr, src, sizeof(src));
 	*gone = *gone || src_gone;
@@ -367,14 +393,15 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 
 /* --- the listen list --- */
 
-/* Adds the ports /proc/net/tcp{,6} lists and removes, in kmond's
- * namespace, those no longer listening (the kernel side adds listen()s
- * as they happen, but misses listeners older than kmond). */
+/* Adds the ports the listen list has (every network namespace) and
+ * removes, in the namespaces it read, those no longer listening (the
+ * kernel side adds listen()s as they happen, but misses listeners older
+ * than kmond). */
 static void refresh_listeners(struct tcp_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.listen_ports);
 	struct tcp_listen_key key, next;
-	struct hashmap *ports = hashmap__new();
+	struct hashmap *ports = hashmap__new(), *netns = hashmap__new();
 	struct listener *ls;
 	int n = listen__read(&ls);
 	__u32 one = 1;
@@ -383,21 +410,26 @@ static void refresh_listeners(struct tcp_collector *c)
 	if (n < 0) {
 		log_warn("tcp: cannot read the listen list: %s", strerror(-n));
 		hashmap__free(ports);
+		hashmap__free(netns);
 		return;
 	}
+	hashmap__set(netns, c->netns, 1);
 	for (int i = 0; i < n; i++) {
-		key = (struct tcp_listen_key){ c->netns, ls[i].port, 0 };
-		hashmap__set(ports, ls[i].port, 1);
+		key = (struct tcp_listen_key){ ls[i].netns, ls[i].port, 0 };
+		hashmap__set(ports, (uint64_t)ls[i].netns << 16 | ls[i].port, 1);
+		hashmap__set(netns, ls[i].netns, 1);
 		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
 	}
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		key = next;
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (key.netns == c->netns && !hashmap__find(ports, key.port))
+		if (hashmap__find(netns, key.netns) &&
+		    !hashmap__find(ports, (uint64_t)key.netns << 16 | key.port))
 			bpf_map_delete_elem(fd, &key);
 	}
 	hashmap__free(ports);
+	hashmap__free(netns);
 	free(ls);
 }
 
@@ -469,7 +501,10 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
-	return provider__share_maps(k->provider, c->skel->obj);
+	/* Some hook is not tp_btf: its programs need preallocated maps. */
+	if (!c->skel->rodata->conn_in_socket)
+		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
+	return err ?: provider__share_maps(k->provider, c->skel->obj);
 }
 
 static int tcp_start(struct kmond *k, void **state)

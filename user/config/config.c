@@ -575,6 +575,31 @@ static int parse_tcp_requests(struct parser *p, yaml_node_t *v,
 			  "or { sample: N }, got '%s'", scalar(v));
 }
 
+static int parse_tcp_nodes(struct parser *p, yaml_node_t *seq,
+			   struct tcp_cfg *tc)
+{
+	yaml_node_item_t *item;
+
+	if (expect(p, seq, YAML_SEQUENCE_NODE, "nodes"))
+		return -1;
+	for (item = seq->data.sequence.items.start;
+	     item < seq->data.sequence.items.top; item++) {
+		yaml_node_t *node = node_at(p, *item);
+
+		if (expect(p, node, YAML_SCALAR_NODE, "nodes"))
+			return -1;
+		if (tc->nnodes == CONFIG_MAX_NODES)
+			return fail(p, node, "nodes: more than %d entries",
+				    CONFIG_MAX_NODES);
+		if (cidr__parse(scalar(node), &tc->nodes[tc->nnodes]))
+			return fail(p, node, "nodes: '%s' is not an address "
+					     "or address/prefix",
+				    scalar(node));
+		tc->nnodes++;
+	}
+	return 0;
+}
+
 static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		    yaml_node_t *v, void *arg)
 {
@@ -582,6 +607,8 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 
 	if (strcmp(key, "requests") == 0)
 		return parse_tcp_requests(p, v, tc);
+	if (strcmp(key, "nodes") == 0)
+		return parse_tcp_nodes(p, v, tc);
 	return unknown_key(p, k, "collectors.tcp");
 }
 
@@ -843,6 +870,33 @@ static int parse_document(struct parser *p, struct config *cfg)
 	return 0;
 }
 
+/* libyaml gives up where the input stops making sense, often the end of the
+ * file; its context mark says where the unfinished construct began, which is
+ * where the mistake usually is, so both are reported:
+ * "4:1: did not find expected ',' or ']' (flow sequence started at 3:11)". */
+static void yaml_fail(struct parser *p, const yaml_parser_t *yp)
+{
+	const char *problem = yp->problem ? yp->problem : "invalid YAML";
+	const char *what = yp->context;
+
+	if (!what) {
+		fail_at(p, yp->problem_mark, "%s", problem);
+		return;
+	}
+	/* "while parsing a flow sequence" -> "flow sequence" */
+	if (!strncmp(what, "while ", 6)) {
+		what += 6;
+		what += strcspn(what, " ");
+		what += strspn(what, " ");
+		if (!strncmp(what, "a ", 2))
+			what += 2;
+		else if (!strncmp(what, "an ", 3))
+			what += 3;
+	}
+	fail_at(p, yp->problem_mark, "%s (%s started at %zu:%zu)", problem,
+		what, yp->context_mark.line + 1, yp->context_mark.column + 1);
+}
+
 int config__parse(struct config *cfg, const char *name, const char *text,
 		  size_t len, char *err, size_t errlen)
 {
@@ -860,10 +914,7 @@ int config__parse(struct config *cfg, const char *name, const char *text,
 	}
 	yaml_parser_set_input_string(&yp, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&yp, &doc)) {
-		fail_at(&p, yp.problem_mark, "%s%s%s",
-			yp.context ? yp.context : "",
-			yp.context ? ": " : "",
-			yp.problem ? yp.problem : "invalid YAML");
+		yaml_fail(&p, &yp);
 		yaml_parser_delete(&yp);
 		config__free(cfg);
 		return -1;

@@ -6,6 +6,8 @@
 #define KMON_CONFIG_H
 
 #include <stdbool.h>
+
+#include "lib/cidr.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,11 +98,17 @@ enum tcp_requests_cfg {
 	TCP_RECORDS_SAMPLE, /* one in `sample` */
 };
 
+#define CONFIG_MAX_NODES 256
+
 struct tcp_cfg {
 	struct collector_switch sw;
 	enum tcp_requests_cfg requests;
 	uint64_t slow_ns;
 	uint32_t sample;
+	/* Addresses of other nodes: their clients keep a topology edge each;
+	 * other remote clients share one edge per server, src "external". */
+	struct cidr nodes[CONFIG_MAX_NODES];
+	uint32_t nnodes;
 };
 
 enum exporter_type {

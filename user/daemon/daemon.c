@@ -87,7 +87,14 @@ static int collector_start(struct kmond *k, struct running *r)
 	int err;
 
 	rings__set_owner(k->rings, r);
-	err = r->ops->start(k, &r->state);
+	probe__forget_load_failure();
+	/* A chosen method that fails to load gives way to the next one. */
+	while ((err = r->ops->start(k, &r->state)) &&
+	       probe__refuse_failed(r->ops->name, r->ops->hooks,
+				    r->ops->nhooks)) {
+		rings__forget(k->rings, r);
+		attach = first_attach(r->ops);
+	}
 	rings__set_owner(k->rings, NULL);
 	if (err) {
 		rings__forget(k->rings, r);
@@ -293,6 +300,7 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		      va_list ap)
 {
+	probe__libbpf_message(fmt, ap);
 	if (level == LIBBPF_DEBUG ||
 	    (level == LIBBPF_INFO && !log_verbose))
 		return 0;
@@ -383,9 +391,46 @@ int daemon__check(const struct config *cfg)
 	return ret;
 }
 
+/* --probe must say what a start would load, not only what the kernel
+ * lists: every collector is started once with all its hooks in use, so a
+ * method the kernel refuses at load shows as refused, and the method that
+ * loaded in its place as the choice. Needs the rights a run needs: without
+ * them (the provider does not load) the lines say what probing found. */
+static const char probe_config[] = "collectors:\n"
+				   "  syscall: { enabled: true }\n"
+				   "  drop: { enabled: true }\n"
+				   "  bio: { enabled: true, slow: 1h }\n"
+				   "  offcpu: { enabled: true }\n"
+				   "  tcp: { enabled: true }\n"
+				   "  counters: { enabled: true }\n";
+
+static void probe_loads(void)
+{
+	struct kmond k = { 0 };
+	char err[256];
+
+	if (config__parse(&k.cfg, "--probe", probe_config,
+			  sizeof(probe_config) - 1, err, sizeof(err))) {
+		log_error("%s", err);
+		return;
+	}
+	libbpf_set_print(libbpf_log);
+	k.rings = rings__new();
+	if (provider__new(k.rings, &k.cfg, &k.provider) == 0) {
+		collectors_start(&k);
+		rings__free(k.rings);
+		k.rings = NULL; /* collectors stop with no set to rebuild */
+		collectors_stop(&k);
+		provider__destroy(k.provider);
+	}
+	rings__free(k.rings);
+	config__free(&k.cfg);
+}
+
 void daemon__probe(void)
 {
 	probe__mount_tracefs();
+	probe_loads();
 	probe__describe("provider", provider_hooks, provider_nhooks);
 	for (int i = 0; collectors[i]; i++)
 		probe__describe(collectors[i]->name, collectors[i]->hooks,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,9 +111,9 @@ static int try_fentry(const char *func)
  * absent, so tests can run the fallbacks this kernel would not pick. An
  * entry is a target ("sock_recv_length", "sock/sock_recv_length": every
  * method on it) or method:target ("tp_btf:sched_switch": that one only). */
-static bool deny_listed(const char *entry)
+static bool listed(const char *var, const char *entry)
 {
-	const char *list = getenv("KMOND_PROBE_DENY"), *p;
+	const char *list = getenv(var), *p;
 	size_t n = strlen(entry);
 
 	for (p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
@@ -121,13 +122,110 @@ static bool deny_listed(const char *entry)
 	return false;
 }
 
-static bool denied(const struct attach_candidate *c)
+/* Whether c is named in the list the environment variable var holds. */
+static bool env_lists(const char *var, const struct attach_candidate *c)
 {
 	char entry[160];
 
 	snprintf(entry, sizeof(entry), "%s:%s", attach_kind_name(c->kind),
 		 c->target);
-	return deny_listed(c->target) || deny_listed(entry);
+	return listed(var, c->target) || listed(var, entry);
+}
+
+static bool denied(const struct attach_candidate *c)
+{
+	return env_lists("KMOND_PROBE_DENY", c);
+}
+
+/* --- candidates that passed probing but failed to load --- */
+
+/* A kernel can have the event and still refuse the program (5.11-5.15 have
+ * tp_btf sched_switch but no task storage for tracing programs): such a
+ * candidate is unavailable for the rest of the run, so starting its
+ * collector again picks the next one. */
+#define MAX_REFUSED 32
+
+static struct {
+	const struct attach_candidate *cand;
+	char why[96];
+} refused[MAX_REFUSED];
+static int nrefused;
+
+/* The program libbpf last said it failed to load, and why. */
+static char failed_prog[64], failed_why[96];
+
+static bool load_refused(const struct attach_candidate *c, char *why,
+			 size_t whylen)
+{
+	for (int i = 0; i < nrefused; i++)
+		if (refused[i].cand == c) {
+			snprintf(why, whylen, "%s failed to load: %s",
+				 c->prog, refused[i].why);
+			return true;
+		}
+	return false;
+}
+
+void probe__libbpf_message(const char *fmt, va_list ap)
+{
+	char msg[256], name[sizeof(failed_prog)], why[sizeof(failed_why)];
+	const char *at;
+	va_list copy;
+
+	va_copy(copy, ap);
+	vsnprintf(msg, sizeof(msg), fmt, copy);
+	va_end(copy);
+	/* libbpf names the program only in its warning:
+	 * "libbpf: prog 'NAME': failed to load: -22" (1.1; "-EINVAL" later). */
+	at = strstr(msg, "prog '");
+	if (at && sscanf(at, "prog '%63[^']': failed to load: %95[^\n]",
+			 name, why) == 2) {
+		snprintf(failed_prog, sizeof(failed_prog), "%s", name);
+		snprintf(failed_why, sizeof(failed_why), "%s", why);
+	}
+}
+
+void probe__forget_load_failure(void)
+{
+	failed_prog[0] = '\0';
+}
+
+bool probe__refuse_failed(const char *collector, const struct hook *hooks,
+			  int nhooks)
+{
+	for (int h = 0; h < nhooks && failed_prog[0]; h++)
+		for (int i = 0; i < hooks[h].ncands; i++) {
+			const struct attach_candidate *c = &hooks[h].cands[i];
+
+			if (!c->prog || strcmp(c->prog, failed_prog) ||
+			    nrefused == MAX_REFUSED)
+				continue;
+			refused[nrefused].cand = c;
+			snprintf(refused[nrefused].why,
+				 sizeof(refused[nrefused].why), "%s",
+				 failed_why);
+			nrefused++;
+			failed_prog[0] = '\0';
+			log_warn("%s: %s: %s %s failed to load (%s); trying "
+				 "the next method", collector, hooks[h].name,
+				 attach_kind_name(c->kind), c->target,
+				 failed_why);
+			return true;
+		}
+	failed_prog[0] = '\0';
+	return false;
+}
+
+/* KMOND_PROBE_FAIL_LOAD (tests only; entries as in KMOND_PROBE_DENY): the
+ * kernel is made to refuse these candidates' programs at load, as an older
+ * kernel would, by asking for a sleepable program where the program type
+ * allows none. */
+static void fail_load_if_asked(struct bpf_program *prog,
+			       const struct attach_candidate *c)
+{
+	if (env_lists("KMOND_PROBE_FAIL_LOAD", c))
+		bpf_program__set_flags(prog, bpf_program__flags(prog) |
+						     BPF_F_SLEEPABLE);
 }
 
 bool probe__available(const struct attach_candidate *c, char *why,
@@ -140,6 +238,8 @@ bool probe__available(const struct attach_candidate *c, char *why,
 			 c->target);
 		return false;
 	}
+	if (load_refused(c, why, whylen))
+		return false;
 	switch (c->kind) {
 	case ATTACH_TP_BTF:
 		if (btf_has("btf_trace_", c->target, BTF_KIND_TYPEDEF))
@@ -210,6 +310,8 @@ int probe__select(struct bpf_object *obj, const struct hook *hooks,
 			struct bpf_program *prog =
 				bpf_object__find_program_by_name(obj, name);
 
+			if (prog && i == chosen[h])
+				fail_load_if_asked(prog, &hooks[h].cands[i]);
 			if (prog)
 				bpf_program__set_autoload(prog, i == chosen[h]);
 			else if (name)

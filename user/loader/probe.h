@@ -5,6 +5,7 @@
 #ifndef KMON_PROBE_H
 #define KMON_PROBE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -54,6 +55,15 @@ void probe__describe(const char *collector, const struct hook *hooks,
 /* Frees the kernel BTF probing parsed (megabytes); the next probe
  * parses it again. */
 void probe__release(void);
+/* Load failures: libbpf's messages go through probe__libbpf_message, which
+ * notes the program it failed to load. After a collector's start failed,
+ * probe__refuse_failed marks the hook candidate of that program (if it is
+ * one of hooks) unavailable for the rest of the run, logs it and returns
+ * true: starting again picks the next candidate. */
+void probe__libbpf_message(const char *fmt, va_list ap);
+void probe__forget_load_failure(void);
+bool probe__refuse_failed(const char *collector, const struct hook *hooks,
+			  int nhooks);
 /* libbpf finds tracepoint ids in tracefs; mount it if nobody has. */
 void probe__mount_tracefs(void);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 
+#include "lib/hashmap.h"
 #include "lib/xalloc.h"
 #include "provider/listen.h"
 
@@ -43,6 +45,7 @@ int listen__parse_line(const char *line, struct listener *l)
 struct list {
 	struct listener *l;
 	size_t n, cap;
+	uint32_t netns; /* of the listeners being added */
 };
 
 static void list_add(struct list *ls, uint16_t port, uint64_t inode)
@@ -51,7 +54,7 @@ static void list_add(struct list *ls, uint16_t port, uint64_t inode)
 		ls->cap = ls->cap ? ls->cap * 2 : 16;
 		ls->l = xrealloc(ls->l, ls->cap * sizeof(*ls->l));
 	}
-	ls->l[ls->n++] = (struct listener){ port, inode };
+	ls->l[ls->n++] = (struct listener){ port, inode, ls->netns };
 }
 
 static int read_file(const char *path, struct list *ls)
@@ -127,9 +130,42 @@ static int read_diag(struct list *ls)
 	return err;
 }
 
+/* The other network namespaces (containers): /proc/PID/net/tcp{,6} of
+ * the first process found in each. A process that exits meanwhile just
+ * leaves its namespace to the next one in it. */
+static void read_other_netns(struct list *ls, uint32_t own)
+{
+	struct hashmap *seen = hashmap__new();
+	DIR *proc = opendir("/proc");
+	char path[64], path6[64];
+	struct dirent *de;
+	struct stat st;
+
+	while (seen && proc && (de = readdir(proc))) {
+		unsigned long pid = strtoul(de->d_name, NULL, 10);
+		size_t n = ls->n;
+
+		snprintf(path, sizeof(path), "/proc/%lu/ns/net", pid);
+		if (!pid || stat(path, &st) || (uint32_t)st.st_ino == own ||
+		    hashmap__find(seen, st.st_ino))
+			continue;
+		ls->netns = (uint32_t)st.st_ino;
+		snprintf(path, sizeof(path), "/proc/%lu/net/tcp", pid);
+		snprintf(path6, sizeof(path6), "/proc/%lu/net/tcp6", pid);
+		if (read_file(path, ls) || read_file(path6, ls)) {
+			ls->n = n; /* gone: another process may tell */
+			continue;
+		}
+		hashmap__set(seen, st.st_ino, 1);
+	}
+	if (proc)
+		closedir(proc);
+	hashmap__free(seen);
+}
+
 int listen__read(struct listener **out)
 {
-	struct list ls = { 0 };
+	struct list ls = { .netns = listen__netns() };
 	int err;
 
 	err = read_diag(&ls);
@@ -138,6 +174,8 @@ int listen__read(struct listener **out)
 		err = read_file("/proc/net/tcp", &ls);
 		err = err ?: read_file("/proc/net/tcp6", &ls);
 	}
+	if (!err)
+		read_other_netns(&ls, ls.netns);
 	*out = ls.l;
 	if (err) {
 		free(*out);

@@ -61,6 +61,7 @@ struct provider {
 	 * were last scanned: a new one rescans */
 	uint64_t listeners_sum;
 	bool ports_stale; /* rescan whatever the sum */
+	__u32 config_gen; /* kmon_ctl.gen */
 	uint64_t pid_changes;
 };
 
@@ -446,7 +447,8 @@ static void provider__resolve_all(struct provider *p)
 
 int provider__apply(struct provider *p, const struct config *cfg)
 {
-	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0 };
+	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0,
+				.gen = ++p->config_gen };
 	int ctl_fd = bpf_map__fd(p->skel->maps.kmon_ctl);
 	__u32 zero = 0;
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Maps grown on demand (BPF_F_NO_PREALLOC) only where every program that
+# updates them is tp_btf: on the raw_tp and tracepoint fallbacks (which
+# kernels before 6.1 warn about and PREEMPT_RT refuses with such maps)
+# offcpu's kernel stacks and tcp's edges are preallocated. Read from the
+# maps kmond holds (bpftool), on each path.
+source "$(dirname "$0")/../lib/kmond.sh"
+
+# map_flags PID NAME: the map_flags of the BPF map NAME a process holds.
+map_flags() {
+	grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' >"$WORK/ids"
+	bpftool map show -j | python3 -c '
+import json, sys
+ids = {int(l) for l in open(sys.argv[1])}
+flags = [m["flags"] for m in json.load(sys.stdin)
+         if m["id"] in ids and m.get("name") == sys.argv[2]]
+print(flags[0] if len(flags) == 1 else f"{len(flags)} maps {sys.argv[2]}")' "$WORK/ids" "$2"
+}
+
+cat >"$WORK/kmond.yaml" <<YAML
+collectors:
+  offcpu: { enabled: true }
+  tcp: { enabled: true }
+YAML
+# DENY  offcpu_kstacks-flags  edges-flags (1 = BPF_F_NO_PREALLOC)
+while read -r deny kstacks edges; do
+	[ "$deny" = - ] && deny=
+	KMOND_PROBE_DENY=$deny start_kmond "$WORK/kmond.yaml"
+	expect_eq "offcpu_kstacks flags with KMOND_PROBE_DENY='$deny'" \
+		"$(map_flags "$KMOND_PID" offcpu_kstacks)" "$kstacks"
+	expect_eq "edges flags with KMOND_PROBE_DENY='$deny'" \
+		"$(map_flags "$KMOND_PID" edges)" "$edges"
+	stop_kmond
+done <<'CASES'
+- 1 1
+tp_btf:sched_switch 0 1
+sched_switch,tp_btf:inet_sock_set_state 0 0
+sock_recv_length,sock_send_length 1 0
+CASES

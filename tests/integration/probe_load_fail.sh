@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# A chosen attach method that the kernel refuses at load (kernels 5.11-5.15
+# have tp_btf sched_switch but not what offcpu's tp_btf program needs) gives
+# way to the next method, in every collector: KMOND_PROBE_FAIL_LOAD makes the
+# kernel refuse the named programs. --probe reports what loaded, and the
+# collectors run and count on their fallbacks.
+source "$(dirname "$0")/../lib/kmond.sh"
+
+export KMOND_PROBE_FAIL_LOAD=tp_btf:sched_switch,tp_btf:block_rq_issue,tp_btf:sock_recv_length
+"$KMOND" --probe >"$WORK/probe" 2>"$WORK/probe.err"
+expect_eq "exit code of --probe" $? 0
+for want in \
+	"^offcpu +sched_switch +raw_tp sched_switch; tp_btf: offcpu_switch_btf failed to load: " \
+	"^bio +rq_issue +raw_tp block_rq_issue; tp_btf: [a-z_]+ failed to load: " \
+	"^bio +rq_complete +tp_btf block_rq_complete" \
+	"^tcp +sock_recv +tracepoint sock/sock_recv_length; tp_btf: [a-z_]+ failed to load: " \
+	"^tcp +sock_send +tp_btf sock_send_length"; do
+	grep -Eq "$want" "$WORK/probe" ||
+		fail "--probe has no line /$want/: $(cat "$WORK/probe" "$WORK/probe.err")"
+done
+echo "ok: --probe names the methods that loaded"
+grep -q "offcpu: sched_switch: tp_btf sched_switch failed to load (.*); trying the next method" \
+	"$WORK/probe.err" || fail "no warning about the refused load: $(cat "$WORK/probe.err")"
+echo "ok: the refused load is logged"
+
+dir=$(dirname "$0")
+KMOND_PROBE_FAIL_LOAD=tp_btf:sched_switch EXPECT_ATTACH=raw_tp bash "$dir/offcpu_sleep.sh" ||
+	fail "offcpu on raw_tp after tp_btf failed to load"
+KMOND_PROBE_FAIL_LOAD=tp_btf:sched_switch,raw_tp:sched_switch EXPECT_ATTACH=tracepoint \
+	bash "$dir/offcpu_sleep.sh" || fail "offcpu on tracepoint after two failed loads"
+KMOND_PROBE_FAIL_LOAD=tp_btf:block_io_start,tp_btf:block_rq_insert,tp_btf:block_rq_issue,tp_btf:block_rq_complete \
+	EXPECT_ATTACH=raw_tp bash "$dir/bio_dd.sh" || fail "bio on raw_tp after tp_btf failed to load"
+echo "ok: offcpu and bio count on the methods that loaded"

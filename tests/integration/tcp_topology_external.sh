@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# A server with many clients kmond cannot name (5000 addresses, none a
+# process kmond monitors) does not exhaust the topology edges: those
+# clients share one edge, src "external", and the clients at a known
+# node's address (collectors.tcp.nodes) keep an edge each. Every request
+# is in the topology, exactly. The clients run in a network namespace the
+# test makes, whose loopback holds two /16s (every address in them local).
+source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tcp_svc.sh"
+
+N=5000 K=10
+NS=kmt_topo_$$
+ip netns add "$NS" || fail "cannot create netns $NS"
+trap 'cleanup; ip netns del "$NS" 2>/dev/null' EXIT
+ip -n "$NS" link set lo up &&
+	ip -n "$NS" addr add 10.251.0.1/16 dev lo &&
+	ip -n "$NS" addr add 10.252.0.1/16 dev lo || fail "cannot address $NS"
+PORT=$(test_port)
+start_svc srv ip netns exec "$NS" $SVC server --bind 10.251.0.1 --port $PORT
+server=$SVC_PID
+
+cat >"$WORK/kmond.yaml" <<YAML
+interval: 500ms
+services:
+  - name: web
+    match: { pid: $server }
+collectors:
+  tcp: { enabled: true, requests: none, nodes: [10.252.0.0/16, "fd00::/8"] }
+YAML
+start_kmond "$WORK/kmond.yaml"
+
+ip netns exec "$NS" python3 - $PORT $N $K <<'PY' || fail "the clients failed"
+import socket, sys
+port, n, k = (int(x) for x in sys.argv[1:])
+req = b"0 1000 " + b"x" * 92 + b"\n"
+def one(src):
+    with socket.socket() as s:
+        s.bind((src, 0))
+        s.connect(("10.251.0.1", port))
+        s.sendall(req)
+        got = 0
+        while got < 1000:
+            got += len(s.recv(4096))
+for i in range(n):
+    one("10.251.%d.%d" % (1 + i // 250, 1 + i % 250))
+for i in range(k):
+    one("10.252.0.%d" % (2 + i))
+PY
+sleep 1.2 # two intervals
+stop_kmond
+
+out=$WORK/out.json
+expect_eq "requests from external clients" \
+	"$($RECORDS "$out" --kind topology --where dst=web --where src=external --sum requests)" $N
+known=$($RECORDS "$out" --kind topology --where dst=web --values src | grep -c '^10\.252\.0\.')
+expect_eq "known-node clients with an edge each" "$known" $K
+expect_eq "requests of the known-node clients" \
+	"$($RECORDS "$out" --kind topology --where dst=web --sum requests)" $((N + K))
+other=$($RECORDS "$out" --kind topology --where dst=web --values src | grep -v '^10\.252\.0\.' | sort -u | xargs)
+expect_eq "other sources" "$other" external
+lost=$(python3 -c '
+import json, sys
+print(max(json.loads(l)["collectors"]["tcp"]["lost"] for l in open(sys.argv[1]) if "\"stats\"" in l))' "$out")
+expect_eq "tcp events lost" "$lost" 0
