@@ -41,7 +41,7 @@ TOOL_BINS := $(foreach d,$(TOOL_DIRS),$(OUT)/$(notdir $(d:/=)))
 CFLAGS ?= -O2 -g
 # Partial initialisers are idiomatic here (tables of hooks, opts).
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -MMD -MP -I$(OUT) -Iuser -Ibpf -Iexporters
-LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lm
+LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lmicrohttpd -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -Iuser -MMD -MP
 

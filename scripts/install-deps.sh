@@ -9,19 +9,20 @@ packages=(
 	librdkafka-dev libyaml-dev pkg-config linux-libc-dev libclang-rt-14-dev
 	kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools
+	libmicrohttpd-dev prometheus
 )
 
 # One probe per package whose absence the build or the tests would hit.
 have_everything() {
 	local tool header
 	for tool in clang llc bpftool kcat ip python3 gcc make dot chromium \
-		wrk curl redis-server redis-benchmark redis-cli; do
+		wrk curl redis-server redis-benchmark redis-cli prometheus promtool; do
 		command -v "$tool" >/dev/null 2>&1 || return 1
 	done
 	# in /usr/sbin, which a user's PATH may lack
 	[ -x /usr/sbin/nginx ] || return 1
 	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka_mock.h \
-		yaml.h asm/unistd_64.h; do
+		yaml.h asm/unistd_64.h microhttpd.h; do
 		[ -e "/usr/include/$header" ] ||
 			[ -e "/usr/include/x86_64-linux-gnu/$header" ] || return 1
 	done

@@ -106,6 +106,7 @@ struct tcp_cfg {
 enum exporter_type {
 	EXPORTER_FILE,
 	EXPORTER_KAFKA,
+	EXPORTER_PROMETHEUS,
 };
 
 enum drop_policy {
@@ -130,6 +131,10 @@ struct exporter_cfg {
 	uint64_t queue_bytes;
 	enum drop_policy drop;
 	uint64_t flush_timeout_ns; /* bounded flush at exit */
+	/* prometheus */
+	char *listen; /* "host:port" or "[v6]:port" */
+	uint64_t expire_ns; /* a series not updated for this goes */
+	uint64_t max_series;
 };
 
 struct config {

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The prometheus sink: kmond's aggregates as Prometheus metrics on
+ * GET /metrics (text format 0.0.4), served by libmicrohttpd.
+ *
+ * The daemon thread adds each record to the series (prom_metrics.c) and,
+ * once per interval, renders them into a buffer that it swaps in under a
+ * mutex. libmicrohttpd's own thread answers scrapes from the last buffer
+ * it was given: a scrape never waits for the collectors, and the daemon
+ * thread never waits for a client (only for the copy of one buffer).
+ *
+ * The series live in one table per process that every prometheus sink
+ * shares, so counters go on growing across reloads, a changed listen
+ * address included (the new sink opens while the old still holds the
+ * table). Only the oldest sink feeds and renders it: with two listen
+ * addresses a record still counts once. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "config.h"
+#include "log.h"
+#include "prom_metrics.h"
+#include "prom_series.h"
+#include "prometheus.h"
+#include "sink.h"
+
+/* A client that stops reading (or never sends its request) is dropped
+ * after this; it holds a connection slot, nothing else. */
+#define HTTP_TIMEOUT_S 10
+#define HTTP_CONNECTIONS 32
+/* Request line and headers must fit: past it libmicrohttpd answers 431
+ * (or 414 for a long URL) and closes. */
+#define HTTP_MEMORY_LIMIT (32 * 1024)
+#define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct sink {
+	char *listen;
+	int fd; /* bound and listening from open(); libmicrohttpd's later */
+	struct MHD_Daemon *mhd;
+	struct sink_stats st;
+};
+
+static struct {
+	int nsinks;
+	struct sink *sinks[CONFIG_MAX_EXPORTERS]; /* [0] feeds the table */
+	struct prom_table *table;
+	char node[CONFIG_NAME_MAX];
+	bool dirty, saw_stats;
+	struct strbuf render; /* daemon thread only */
+	pthread_mutex_t lock; /* guards served */
+	struct strbuf served;
+} shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* --- the listen address --- */
+
+static int parse_port(const char *s, char *port, size_t portlen)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]) || strlen(s) >= portlen)
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*end || errno || v < 1 || v > 65535)
+		return -1;
+	snprintf(port, portlen, "%lu", v);
+	return 0;
+}
+
+int prometheus__parse_listen(const char *s, char *host, size_t hostlen,
+			     char *port, size_t portlen, char *why,
+			     size_t whylen)
+{
+	const char *colon;
+	size_t n;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		struct in6_addr a;
+
+		if (!close || close[1] != ':') {
+			snprintf(why, whylen, "'%s': expected [v6 address]:port", s);
+			return -1;
+		}
+		n = close - s - 1;
+		colon = close + 1;
+		s++;
+		if (n >= hostlen) {
+			snprintf(why, whylen, "the address is too long");
+			return -1;
+		}
+		memcpy(host, s, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET6, host, &a) != 1) {
+			snprintf(why, whylen, "'%s' is no IPv6 address", host);
+			return -1;
+		}
+	} else {
+		colon = strchr(s, ':');
+		n = colon ? (size_t)(colon - s) : 0;
+		if (!colon || n == 0 || strchr(colon + 1, ':')) {
+			snprintf(why, whylen,
+				 "'%s': expected host:port or [v6 address]:port",
+				 s);
+			return -1;
+		}
+		if (n >= hostlen) {
+			snprintf(why, whylen, "the host name is too long");
+			return -1;
+		}
+		memcpy(host, s, n);
+		host[n] = '\0';
+	}
+	if (parse_port(colon + 1, port, portlen)) {
+		snprintf(why, whylen, "'%s' is no port (1 to 65535)", colon + 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* Binds now, so a port already taken fails the start (or the reload)
+ * with the reason, before anything else changes. */
+static int listen_on(const char *addr, char *err, size_t errlen)
+{
+	char host[PROMETHEUS_HOST_MAX], port[8], why[128];
+	struct addrinfo hints = {
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	};
+	struct addrinfo *res = NULL;
+	int fd = -1, one = 1, gai, ret;
+
+	if (prometheus__parse_listen(addr, host, sizeof(host), port,
+				     sizeof(port), why, sizeof(why))) {
+		snprintf(err, errlen, "prometheus sink: listen %s", why);
+		return -EINVAL;
+	}
+	gai = getaddrinfo(host, port, &hints, &res);
+	if (gai) {
+		snprintf(err, errlen, "prometheus sink: listen %s: %s", addr,
+			 gai_strerror(gai));
+		return -EINVAL;
+	}
+	fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail;
+	/* Restarting while old connections sit in TIME_WAIT must work; a
+	 * live listener still makes bind fail with EADDRINUSE. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (res->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 64))
+		goto fail;
+	freeaddrinfo(res);
+	return fd;
+fail:
+	ret = -errno;
+	snprintf(err, errlen, "prometheus sink: cannot listen on %s: %s", addr,
+		 strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return ret;
+}
+
+/* --- HTTP (libmicrohttpd's thread) --- */
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
+			     const char *body, size_t len, bool copy)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, (void *)body,
+					       copy ? MHD_RESPMEM_MUST_COPY :
+						      MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				status == MHD_HTTP_OK ? CONTENT_TYPE :
+							"text/plain; charset=utf-8");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+#define STATIC_REPLY(conn, status, text) \
+	reply(conn, status, text, sizeof(text) - 1, false)
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	enum MHD_Result ret;
+
+	(void)cls;
+	(void)version;
+	(void)upload_data;
+	(void)con_cls;
+	/* A body (there should be none) is not read: the reply goes on the
+	 * first call and the connection closes after it. */
+	*upload_data_size = 0;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return STATIC_REPLY(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				    "only GET and HEAD\n");
+	if (strcmp(url, "/metrics") != 0)
+		return STATIC_REPLY(conn, MHD_HTTP_NOT_FOUND,
+				    "not found: metrics are at /metrics\n");
+	/* A copy: the next interval's swap must not wait for this client. */
+	pthread_mutex_lock(&shared.lock);
+	ret = reply(conn, MHD_HTTP_OK, shared.served.buf ? shared.served.buf : "",
+		    shared.served.len, true);
+	pthread_mutex_unlock(&shared.lock);
+	return ret;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[256];
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_debug("prometheus sink: %s", msg);
+}
+
+/* From the first flush, not from open(): open runs before kmond drops its
+ * capabilities, and a thread keeps the ones it was created with. */
+static void start_http(struct sink *s)
+{
+	s->mhd = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+		mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, s->fd,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONNECTIONS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
+		MHD_OPTION_END);
+	if (!s->mhd) {
+		log_error("prometheus sink %s: cannot start the HTTP server",
+			  s->listen);
+		return;
+	}
+	s->fd = -1; /* libmicrohttpd closes it */
+}
+
+/* --- the sink --- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}
+
+static struct sink *listener_of(const char *listen)
+{
+	for (int i = 0; i < shared.nsinks; i++)
+		if (strcmp(shared.sinks[i]->listen, listen) == 0)
+			return shared.sinks[i];
+	return NULL;
+}
+
+static int prom_open(struct sink **out, const struct exporter_cfg *cfg,
+		     char *err, size_t errlen)
+{
+	struct sink *s;
+	int fd = -1;
+
+	if (shared.nsinks == CONFIG_MAX_EXPORTERS) {
+		snprintf(err, errlen, "prometheus sink: too many");
+		return -ENOSPC;
+	}
+	/* A reload that changes only expire or max_series: the old sink
+	 * still holds the address and hands its server over as it closes. */
+	if (!listener_of(cfg->listen)) {
+		fd = listen_on(cfg->listen, err, errlen);
+		if (fd < 0)
+			return fd;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->listen = strdup(cfg->listen))) {
+		free(s);
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	s->fd = fd;
+	/* The newest settings win: a reload that changes them opens a new
+	 * sink, which takes over the table with its values. */
+	if (!shared.table)
+		shared.table = prom_table__new(cfg->expire_ns, cfg->max_series);
+	else
+		prom_table__set_limits(shared.table, cfg->expire_ns,
+				       cfg->max_series);
+	shared.sinks[shared.nsinks++] = s;
+	log_info("prometheus sink: metrics on http://%s/metrics", s->listen);
+	*out = s;
+	return 0;
+}
+
+static int prom_send(struct sink *s, const struct record *r)
+{
+	s->st.sent++;
+	s->st.delivered++;
+	if (s != shared.sinks[0] || !prom_metrics__wants(r->kind))
+		return 0;
+	if (r->node)
+		snprintf(shared.node, sizeof(shared.node), "%s", r->node);
+	if (prom_metrics__ingest(shared.table, r->kind, r->json.buf,
+				 r->json.len, now_ns())) {
+		log_debug("prometheus sink: a %s record it cannot read", r->kind);
+		s->st.delivered--;
+		s->st.failed++;
+		return -EINVAL;
+	}
+	shared.dirty = true;
+	shared.saw_stats |= strcmp(r->kind, "stats") == 0;
+	return 0;
+}
+
+/* Renders once per interval: at the flush that follows the stats record
+ * (the daemon flushes before and after it), and at exit. */
+static void render(void)
+{
+	struct strbuf tmp;
+	uint64_t now = now_ns();
+
+	prom_table__expire(shared.table, now);
+	prom_metrics__self(shared.table, shared.node, cpu_ns(), now);
+	strbuf__reset(&shared.render);
+	prom_table__render(shared.table, &shared.render);
+	pthread_mutex_lock(&shared.lock);
+	tmp = shared.served;
+	shared.served = shared.render;
+	shared.render = tmp;
+	pthread_mutex_unlock(&shared.lock);
+	shared.dirty = false;
+	shared.saw_stats = false;
+}
+
+static void prom_flush(struct sink *s, int timeout_ms)
+{
+	if (!s->mhd && s->fd >= 0)
+		start_http(s);
+	if (s == shared.sinks[0] && shared.dirty &&
+	    (shared.saw_stats || timeout_ms > 0))
+		render();
+}
+
+static void prom_stats(struct sink *s, struct sink_stats *st)
+{
+	*st = s->st;
+}
+
+static void prom_close(struct sink *s)
+{
+	struct sink *heir;
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < shared.nsinks && shared.sinks[i] != s; i++)
+		;
+	if (i < shared.nsinks) {
+		memmove(&shared.sinks[i], &shared.sinks[i + 1],
+			(shared.nsinks - i - 1) * sizeof(shared.sinks[0]));
+		shared.nsinks--;
+	}
+	heir = listener_of(s->listen);
+	if (heir && !heir->mhd && heir->fd < 0) {
+		/* Its successor on the same address: the server goes on. */
+		heir->mhd = s->mhd;
+		heir->fd = s->fd;
+	} else {
+		if (s->mhd)
+			MHD_stop_daemon(s->mhd);
+		if (s->fd >= 0)
+			close(s->fd);
+	}
+	if (!shared.nsinks) {
+		/* No prometheus sink left: a later one starts from zero. */
+		prom_table__free(shared.table);
+		shared.table = NULL;
+		strbuf__free(&shared.render);
+		strbuf__free(&shared.served);
+		shared.dirty = shared.saw_stats = false;
+	}
+	free(s->listen);
+	free(s);
+}
+
+const struct sink_ops prometheus_sink_ops = {
+	.type = "prometheus",
+	.open = prom_open,
+	.send = prom_send,
+	.flush = prom_flush,
+	.stats = prom_stats,
+	.close = prom_close,
+};
