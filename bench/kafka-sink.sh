@@ -16,7 +16,7 @@ make -s "$BUILD/kmond" "$BUILD/tests/kafka_broker" >/dev/null
 # encoder measured are the ones kmond runs.
 objs=$(ls "$BUILD"/user/*.o "$BUILD"/exporters/*.o | grep -v '/main\.o$')
 cc -O2 -g -std=gnu11 -Wall -Wextra -Werror -Iuser -Iexporters -I"$BUILD" \
-	bench/kafka_sink_bench.c $objs -lbpf -lelf -lz -lrdkafka -lyaml -lm \
+	bench/kafka_sink_bench.c $objs -lbpf -lelf -lz -lrdkafka -lyaml -lmicrohttpd -lpthread -lm \
 	-o "$BUILD/kafka_sink_bench"
 
 work=$(mktemp -d /tmp/kafka-bench.XXXXXX)
