@@ -25,7 +25,7 @@ cp "$BUILD/tests/kmt_getppid" "$WORK/$GET"
 cp "$BUILD/tests/kmt_getppid" "$WORK/$OTHER"
 start_nginx $WEB 2
 
-# write_config SYSCALL_ON WITH_OTHER LISTEN
+# write_config SYSCALL_ON WITH_OTHER LISTEN [MAX_SERIES]
 write_config() {
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 500ms
@@ -40,7 +40,7 @@ collectors:
   tcp: { enabled: true, requests: none }   # the histogram counts them all
 exporters:
   - { type: file, path: $WORK/records.json }
-  - { type: prometheus, listen: "$3" }
+  - { type: prometheus, listen: "$3", max_series: ${4:-50000} }
 YAML
 }
 # reload: SIGHUP, then waits for the Nth "reloaded" (or refusal)
@@ -76,6 +76,13 @@ expect_eq "requests a while later" "$(prom_query 'sum(kmon_requests_total{servic
 expect_eq "kmond's stats through Prometheus: reloads" "$(prom_query 'kmon_reloads_total')" 0
 got=$(prom_query 'kmon_resident_memory_bytes > 1000000')
 [ "$got" != none ] || fail "no resident memory figure"
+
+# libmicrohttpd's thread came after kmond dropped its capabilities
+http_tid=$(ls /proc/$KMOND_PID/task | grep -v "^$KMOND_PID\$" | head -1)
+[ -n "$http_tid" ] || fail "no HTTP thread"
+expect_eq "the HTTP thread's capabilities (as the main thread's)" \
+	"$(grep CapEff /proc/$KMOND_PID/task/$http_tid/status)" \
+	"$(grep CapEff /proc/$KMOND_PID/status)"
 
 # --- promtool ---
 curl -sf "$METRICS" >"$WORK/metrics.txt" || fail "scrape failed"
@@ -158,9 +165,20 @@ done
 echo "ok: no counter went back:" $families
 expect_eq "requests after the reloads" "$(prom_query 'sum(kmon_requests_total{service="web"})')" $M
 
+# a changed setting on the same address: the new sink takes the old
+# one's listener and counters
+write_config true yes "127.0.0.1:$KMON" 40000
+reload "reloaded" 4
+expect_eq "a new sink for max_series" \
+	"$(grep -c 'prometheus sink: metrics on' "$WORK/kmond.err")" 2
+sleep 1.2
+grep -q "^kmon_syscalls_total{.*service=\"probe-svc\",syscall=\"getppid\"} $N\$" \
+	<(curl -sf "$METRICS") || fail "max_series changed: not the same counters"
+echo "ok: a changed max_series keeps the address and the counters"
+
 # a new address: opened before the old one closes, same counters
 write_config true yes "127.0.0.1:$KMON2"
-reload "reloaded" 4
+reload "reloaded" 5
 sleep 1.2
 grep -q "^kmon_syscalls_total{.*service=\"probe-svc\",syscall=\"getppid\"} $N\$" \
 	<(curl -sf "http://127.0.0.1:$KMON2/metrics") || fail "new address: not the same counters"
