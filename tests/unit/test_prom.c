@@ -159,6 +159,22 @@ static void test_records(void)
 	       "\"delivered\":38,\"failed\":2,\"queued\":0,\"cpu\":1.5,\"rss\":4096,"
 	       "\"reloads\":1,\"reload_failures\":0,\"collectors\":{\"tcp\":"
 	       "{\"running\":true,\"attach\":\"tp_btf\",\"events\":9,\"lost\":0}}}");
+	ingest(t, "bio",
+	       "{\"kind\":\"bio\",\"ts\":1,\"node\":\"n1\",\"pid\":9,\"comm\":\"dd\","
+	       "\"service\":null,\"disk\":\"vda\",\"op\":\"write\",\"count\":128,"
+	       "\"bytes\":67108864,\"latency_p50_ns\":104447,\"latency_p99_ns\":737279,"
+	       "\"queued\":0,\"queue_p50_ns\":null,\"queue_p99_ns\":null}");
+	ingest(t, "bio_hist",
+	       "{\"kind\":\"bio_hist\",\"ts\":1,\"node\":\"n1\",\"pid\":9,\"comm\":\"dd\","
+	       "\"service\":null,\"disk\":\"vda\",\"op\":\"write\","
+	       "\"buckets\":[[98304,100],[737280,28]]}");
+	ingest(t, "drop",
+	       "{\"kind\":\"drop\",\"ts\":1,\"node\":\"n1\",\"pid\":null,\"comm\":null,"
+	       "\"service\":null,\"reason\":\"NO_SOCKET\",\"count\":4,\"stack\":[]}");
+	ingest(t, "counter",
+	       "{\"kind\":\"counter\",\"ts\":1,\"node\":\"n1\",\"pid\":7,\"comm\":\"a\","
+	       "\"service\":\"web\",\"event\":\"sched:sched_process_fork\","
+	       "\"type\":\"tracepoint\",\"count\":3}");
 	/* a record missing its count adds nothing */
 	bad = "{\"node\":\"n1\",\"syscall\":\"x\"}";
 	CHECK(prom_metrics__ingest(t, "syscall", bad, strlen(bad), 1) == -1);
@@ -176,6 +192,14 @@ static void test_records(void)
 	CHECK(strstr(text, "kmon_request_duration_seconds_count{node=\"n1\",service=\"web\",side=\"server\"} 5\n"));
 	CHECK(strstr(text, "kmon_offcpu_seconds_total{node=\"n1\",service=\"web\"} 1.5\n"));
 	CHECK(strstr(text, "kmon_records_total{node=\"n1\"} 40\n"));
+	CHECK(strstr(text, "kmon_block_io_total{node=\"n1\",disk=\"vda\",op=\"write\"} 128\n"));
+	CHECK(strstr(text, "kmon_block_io_bytes_total{node=\"n1\",disk=\"vda\",op=\"write\"} 67108864\n"));
+	CHECK(strstr(text, "kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.000098303\"} 0\n"));
+	CHECK(strstr(text, "kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.000253951\"} 100\n"));
+	CHECK(strstr(text, "kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.001015807\"} 128\n"));
+	CHECK(strstr(text, "kmon_block_io_duration_seconds_count{node=\"n1\",disk=\"vda\",op=\"write\"} 128\n"));
+	CHECK(strstr(text, "kmon_tcp_drops_total{node=\"n1\",reason=\"NO_SOCKET\"} 4\n"));
+	CHECK(strstr(text, "kmon_counter_events_total{node=\"n1\",service=\"web\",event=\"sched:sched_process_fork\"} 3\n"));
 	CHECK(strstr(text, "kmon_lost_events_total{node=\"n1\",stage=\"sink\"} 2\n"));
 	CHECK(strstr(text, "kmon_events_total{node=\"n1\",collector=\"tcp\"} 9\n"));
 	CHECK(strstr(text, "kmon_collector_up{node=\"n1\",collector=\"tcp\"} 1\n"));
