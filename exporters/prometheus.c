@@ -50,6 +50,7 @@ struct sink {
 	char *listen;
 	int fd; /* bound and listening from open(); libmicrohttpd's later */
 	struct MHD_Daemon *mhd;
+	bool http_failed; /* said once, not every interval */
 	struct sink_stats st;
 };
 
@@ -256,8 +257,11 @@ static void start_http(struct sink *s)
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
 		MHD_OPTION_END);
 	if (!s->mhd) {
-		log_error("prometheus sink %s: cannot start the HTTP server",
-			  s->listen);
+		if (!s->http_failed)
+			log_error("prometheus sink %s: cannot start the HTTP "
+				  "server (trying again each interval)",
+				  s->listen);
+		s->http_failed = true;
 		return;
 	}
 	s->fd = -1; /* libmicrohttpd closes it */
