@@ -51,6 +51,7 @@ struct sink {
 	int fd; /* bound and listening from open(); libmicrohttpd's later */
 	struct MHD_Daemon *mhd;
 	bool http_failed; /* said once, not every interval */
+	uint64_t expire_ns, max_series;
 	struct sink_stats st;
 };
 
@@ -319,6 +320,8 @@ static int prom_open(struct sink **out, const struct exporter_cfg *cfg,
 		return -ENOMEM;
 	}
 	s->fd = fd;
+	s->expire_ns = cfg->expire_ns;
+	s->max_series = cfg->max_series;
 	/* The newest settings win: a reload that changes them opens a new
 	 * sink, which takes over the table with its values. */
 	if (!shared.table)
@@ -411,7 +414,13 @@ static void prom_close(struct sink *s)
 		if (s->fd >= 0)
 			close(s->fd);
 	}
-	if (!shared.nsinks) {
+	if (shared.nsinks) {
+		/* The newest sink's settings (a refused reload's go). */
+		struct sink *last = shared.sinks[shared.nsinks - 1];
+
+		prom_table__set_limits(shared.table, last->expire_ns,
+				       last->max_series);
+	} else {
 		/* No prometheus sink left: a later one starts from zero. */
 		prom_table__free(shared.table);
 		shared.table = NULL;
