@@ -25,7 +25,7 @@ cp "$BUILD/tests/kmt_getppid" "$WORK/$GET"
 cp "$BUILD/tests/kmt_getppid" "$WORK/$OTHER"
 start_nginx $WEB 2
 
-# write_config SYSCALL_ON WITH_OTHER LISTEN [MAX_SERIES]
+# write_config SYSCALL_ON WITH_OTHER LISTEN [MAX_SERIES [EXPIRE]]
 write_config() {
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 500ms
@@ -40,7 +40,7 @@ collectors:
   tcp: { enabled: true, requests: none }   # the histogram counts them all
 exporters:
   - { type: file, path: $WORK/records.json }
-  - { type: prometheus, listen: "$3", max_series: ${4:-50000} }
+  - { type: prometheus, listen: "$3", max_series: ${4:-50000}, expire: ${5:-10m} }
 YAML
 }
 # reload: SIGHUP, then waits for the Nth "reloaded" (or refusal)
@@ -191,9 +191,28 @@ grep -q "cannot listen on 127.0.0.1:$PROM: Address already in use" "$WORK/kmond.
 	fail "no reason for the refused reload"
 expect_eq "old listener after a refused reload" \
 	"$(code "http://127.0.0.1:$KMON2/metrics")" 200
+
+# expire and max_series: quiet series go, new ones past the bound are
+# refused and counted, kmond's own stay
+write_config true yes "127.0.0.1:$KMON2" 5 2s
+reload "reloaded" 6
+sleep 3.5
+curl -sf "http://127.0.0.1:$KMON2/metrics" >"$WORK/expired.txt"
+grep -q "service=\"other\"" "$WORK/expired.txt" && fail "a quiet service's series did not expire"
+grep -q '^kmon_records_total' "$WORK/expired.txt" || fail "kmond's own series expired"
+echo "ok: series quiet for 2 s are gone, kmond's own stay"
+"$WORK/$GET" 10
+sleep 1
+curl -sf "http://127.0.0.1:$KMON2/metrics" >"$WORK/bounded.txt"
+limited=$(grep -v '^#' "$WORK/bounded.txt" | grep -cv '^kmon_\(events\|lost_events\|records\|reload\|collector_up\|cpu\|resident\|series\)')
+expect_eq "series (but kmond's own) under max_series 5" "$limited" 5
+dropped=$(awk '$1 ~ /^kmon_series_dropped_total/ { print $2 }' "$WORK/bounded.txt")
+[ "${dropped:-0}" -gt 0 ] || fail "no refused series counted"
+echo "ok: max_series 5: $limited series, $dropped refused updates counted"
 stop_kmond
 
 # a taken port at start: a clear error, exit 1
+write_config true yes "127.0.0.1:$PROM"
 timeout 10 "$KMOND" -c "$WORK/kmond.yaml" >/dev/null 2>"$WORK/taken.err"
 expect_eq "exit code with a taken port" $? 1
 grep -q "cannot listen on 127.0.0.1:$PROM: Address already in use" "$WORK/taken.err" ||
