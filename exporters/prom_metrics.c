@@ -382,8 +382,11 @@ static int dispatch(struct ingest *in, const char *kind)
 int prom_metrics__ingest(struct prom_table *t, const char *kind,
 			 const char *json, size_t len, uint64_t now_ns)
 {
+	/* Label scratch space kept from record to record (the daemon
+	 * thread is the only caller): no allocation per record. */
+	static struct strbuf labels;
 	struct json_error err;
-	struct ingest in = { .t = t, .now_ns = now_ns };
+	struct ingest in = { .t = t, .now_ns = now_ns, .labels = labels };
 	int ret;
 
 	in.rec = json__parse(json, len, &err);
@@ -391,7 +394,7 @@ int prom_metrics__ingest(struct prom_table *t, const char *kind,
 		return -1;
 	ret = dispatch(&in, kind);
 	json__free((struct json_value *)in.rec);
-	strbuf__free(&in.labels);
+	labels = in.labels;
 	return ret;
 }
 

@@ -263,16 +263,19 @@ void prom_label(struct strbuf *sb, const char *name, const char *value,
 		strbuf__addc(sb, ',');
 	strbuf__adds(sb, name);
 	strbuf__add(sb, "=\"", 2);
-	for (size_t i = 0; i < len; i++) {
-		char c = value[i];
+	/* Runs of plain bytes in one copy: most values have no escape. */
+	for (size_t i = 0, run = 0; i <= len; i++) {
+		char c = i < len ? value[i] : '\0';
 
+		if (i < len && c != '\\' && c != '"' && c != '\n' && c)
+			continue;
+		strbuf__add(sb, value + run, i - run);
+		run = i + 1;
 		if (c == '\\' || c == '"') {
 			strbuf__addc(sb, '\\');
 			strbuf__addc(sb, c);
 		} else if (c == '\n') {
 			strbuf__add(sb, "\\n", 2);
-		} else if (c) {
-			strbuf__addc(sb, c);
 		}
 	}
 	strbuf__addc(sb, '"');
