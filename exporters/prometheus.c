@@ -210,15 +210,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
 {
+	static int headers_seen;
 	enum MHD_Result ret;
 
 	(void)cls;
 	(void)version;
 	(void)upload_data;
-	(void)con_cls;
-	/* A body (there should be none) is not read: the reply goes on the
-	 * first call and the connection closes after it. */
-	*upload_data_size = 0;
+	/* Bad requests are answered at once, on the first call: their body
+	 * (if any) is never read and the connection closes after it. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return STATIC_REPLY(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -226,6 +225,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	if (strcmp(url, "/metrics") != 0)
 		return STATIC_REPLY(conn, MHD_HTTP_NOT_FOUND,
 				    "not found: metrics are at /metrics\n");
+	/* A scrape is answered on the second call, once the request is
+	 * complete: then libmicrohttpd keeps the connection open for the
+	 * next one (Prometheus reuses it). A body is discarded. */
+	if (!*con_cls) {
+		*con_cls = &headers_seen;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
 	/* A copy: the next interval's swap must not wait for this client. */
 	pthread_mutex_lock(&shared.lock);
 	ret = reply(conn, MHD_HTTP_OK, shared.served.buf ? shared.served.buf : "",
