@@ -104,6 +104,9 @@ expect_eq "HEAD" "$(code -I "$METRICS")" 200
 grep -qi '^Content-Type: text/plain; version=0.0.4' "$WORK/body" || fail "HEAD: no content type"
 grep -q kmon_ "$WORK/body" && fail "HEAD returned a body"
 expect_eq "GET after all that" "$(code "$METRICS")" 200
+reused=$(curl -sv -o /dev/null -o /dev/null "$METRICS" "$METRICS" 2>&1 |
+	grep -c "Re-using existing connection")
+expect_eq "scrapes on one kept-alive connection" "$reused" 1
 
 # --- clients that never read ---
 stats_before=$(grep -c '"kind":"stats"' "$WORK/records.json")
