@@ -179,12 +179,12 @@ grep -q "^kmon_syscalls_total{.*service=\"probe-svc\",syscall=\"getppid\"} $N\$"
 	<(curl -sf "$METRICS") || fail "max_series changed: not the same counters"
 echo "ok: a changed max_series keeps the address and the counters"
 
-# a new address: opened before the old one closes, same counters
-write_config true yes "127.0.0.1:$KMON2"
+# a new address (IPv6): opened before the old one closes, same counters
+write_config true yes "[::1]:$KMON2"
 reload "reloaded" 5
 sleep 1.2
 grep -q "^kmon_syscalls_total{.*service=\"probe-svc\",syscall=\"getppid\"} $N\$" \
-	<(curl -sf "http://127.0.0.1:$KMON2/metrics") || fail "new address: not the same counters"
+	<(curl -sf "http://[::1]:$KMON2/metrics") || fail "new address: not the same counters"
 echo "ok: the new address serves the same counters"
 curl -s -o /dev/null "$METRICS" && fail "the old address still answers"
 # a taken port (Prometheus's): the reload is refused, the listener stays
@@ -193,20 +193,20 @@ reload "reload refused" 1
 grep -q "cannot listen on 127.0.0.1:$PROM: Address already in use" "$WORK/kmond.err" ||
 	fail "no reason for the refused reload"
 expect_eq "old listener after a refused reload" \
-	"$(code "http://127.0.0.1:$KMON2/metrics")" 200
+	"$(code "http://[::1]:$KMON2/metrics")" 200
 
 # expire and max_series: quiet series go, new ones past the bound are
 # refused and counted, kmond's own stay
-write_config true yes "127.0.0.1:$KMON2" 5 2s
+write_config true yes "[::1]:$KMON2" 5 2s
 reload "reloaded" 6
 sleep 3.5
-curl -sf "http://127.0.0.1:$KMON2/metrics" >"$WORK/expired.txt"
+curl -sf "http://[::1]:$KMON2/metrics" >"$WORK/expired.txt"
 grep -q "service=\"other\"" "$WORK/expired.txt" && fail "a quiet service's series did not expire"
 grep -q '^kmon_records_total' "$WORK/expired.txt" || fail "kmond's own series expired"
 echo "ok: series quiet for 2 s are gone, kmond's own stay"
 "$WORK/$GET" 10
 sleep 1
-curl -sf "http://127.0.0.1:$KMON2/metrics" >"$WORK/bounded.txt"
+curl -sf "http://[::1]:$KMON2/metrics" >"$WORK/bounded.txt"
 limited=$(grep -v '^#' "$WORK/bounded.txt" | grep -cv '^kmon_\(events\|lost_events\|records\|reload\|collector_up\|cpu\|resident\|series\)')
 expect_eq "series (but kmond's own) under max_series 5" "$limited" 5
 dropped=$(awk '$1 ~ /^kmon_series_dropped_total/ { print $2 }' "$WORK/bounded.txt")
