@@ -104,6 +104,12 @@ expect_eq "HEAD" "$(code -I "$METRICS")" 200
 grep -qi '^Content-Type: text/plain; version=0.0.4' "$WORK/body" || fail "HEAD: no content type"
 grep -q kmon_ "$WORK/body" && fail "HEAD returned a body"
 expect_eq "GET after all that" "$(code "$METRICS")" 200
+curl -sf -D "$WORK/gz.headers" -H 'Accept-Encoding: gzip' "$METRICS" |
+	gunzip >"$WORK/gz.txt" || fail "no gzip answer to Accept-Encoding: gzip"
+grep -qi '^Content-Encoding: gzip' "$WORK/gz.headers" || fail "no Content-Encoding: gzip"
+grep -q '^kmon_syscalls_total{' "$WORK/gz.txt" || fail "gzip: not the metrics"
+lint=$(promtool check metrics <"$WORK/gz.txt" 2>&1) || fail "promtool (gzip): $lint"
+echo "ok: gzip on request ($(wc -c <"$WORK/gz.txt") bytes of text)"
 reused=$(curl -sv -o /dev/null -o /dev/null "$METRICS" "$METRICS" 2>&1 |
 	grep -c "Re-using existing connection")
 expect_eq "scrapes on one kept-alive connection" "$reused" 1
