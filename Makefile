@@ -57,7 +57,7 @@ CFLAGS ?= -O2 -g
 # name their layer: "lib/strbuf.h", "collectors/collector.h",
 # "exporters/sink.h", "bpf/tcp.h" (an ABI header).
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -MMD -MP -I$(OUT) -Iuser -I.
-LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lm
+LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lmicrohttpd -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -MMD -MP
 

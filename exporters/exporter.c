@@ -20,6 +20,8 @@ struct exporter {
 
 static const struct sink_ops *sink_ops_for(enum exporter_type type)
 {
+	if (type == EXPORTER_PROMETHEUS)
+		return &prometheus_sink_ops;
 	return type == EXPORTER_KAFKA ? &kafka_sink_ops : &file_sink_ops;
 }
 
@@ -109,7 +111,9 @@ static bool same_exporter(const struct exporter_cfg *a,
 	    !same_str(a->topic_prefix, b->topic_prefix) ||
 	    a->nprops != b->nprops || a->queue_messages != b->queue_messages ||
 	    a->queue_bytes != b->queue_bytes || a->drop != b->drop ||
-	    a->flush_timeout_ns != b->flush_timeout_ns)
+	    a->flush_timeout_ns != b->flush_timeout_ns ||
+	    !same_str(a->listen, b->listen) || a->expire_ns != b->expire_ns ||
+	    a->max_series != b->max_series)
 		return false;
 	for (int i = 0; i < a->nprops; i++)
 		if (!same_str(a->props[i].key, b->props[i].key) ||

@@ -22,7 +22,7 @@ struct sink_stats {
 struct sink;
 
 struct sink_ops {
-	const char *type; /* as in the config: "file", "kafka" */
+	const char *type; /* as in the config: "file", "kafka", "prometheus" */
 	/* Returns 0 and *out, or -errno with a message in err. */
 	int (*open)(struct sink **out, const struct exporter_cfg *cfg,
 		    char *err, size_t errlen);
@@ -38,5 +38,6 @@ struct sink_ops {
 
 extern const struct sink_ops file_sink_ops;
 extern const struct sink_ops kafka_sink_ops;
+extern const struct sink_ops prometheus_sink_ops;
 
 #endif

@@ -185,7 +185,8 @@ static void test_errors(void)
 	CHECK_STR(parse("exporters:\n  - { path: x }\n", NULL),
 		  "t.yaml:2:5: exporter: missing key 'type'");
 	CHECK_STR(parse("exporters:\n  - { type: s3 }\n", NULL),
-		  "t.yaml:2:13: type: unknown exporter 's3' (file, kafka)");
+		  "t.yaml:2:13: type: unknown exporter 's3' (file, kafka, "
+		  "prometheus)");
 	CHECK_STR(parse("exporters:\n  - { type: file }\n", NULL),
 		  "t.yaml:2:5: exporter: file needs 'path' (\"-\" is stdout)");
 	CHECK_STR(parse("exporters:\n  - { type: file, path: x, brokers: y }\n",
@@ -451,8 +452,52 @@ static void test_offcpu(void)
 		  "t.yaml:2:13: collectors.offcpu: unknown key 'stacks'");
 }
 
+static void test_prometheus(void)
+{
+	struct config cfg;
+
+	CHECK_STR(parse("exporters:\n  - { type: prometheus }\n", &cfg), "ok");
+	CHECK(cfg.exporters[0].type == EXPORTER_PROMETHEUS);
+	CHECK_STR(cfg.exporters[0].listen, "127.0.0.1:9464");
+	CHECK(cfg.exporters[0].expire_ns == 600000000000ULL);
+	CHECK(cfg.exporters[0].max_series == 50000);
+	config__free(&cfg);
+	CHECK_STR(parse("exporters:\n  - type: prometheus\n    listen: \"[::1]:9100\"\n"
+			"    expire: 5m\n    max_series: 10\n", &cfg), "ok");
+	CHECK_STR(cfg.exporters[0].listen, "[::1]:9100");
+	CHECK(cfg.exporters[0].expire_ns == 300000000000ULL);
+	CHECK(cfg.exporters[0].max_series == 10);
+	config__free(&cfg);
+	CHECK_STR(parse("exporters:\n  - { type: prometheus, listen: 9464 }\n",
+			NULL),
+		  "t.yaml:2:33: listen: '9464': expected host:port or [v6 "
+		  "address]:port");
+	CHECK_STR(parse("exporters:\n  - { type: prometheus, listen: \"h:99999\" }\n",
+			NULL),
+		  "t.yaml:2:33: listen: '99999' is no port (1 to 65535)");
+	CHECK_STR(parse("exporters:\n  - { type: prometheus, listen: \"[x]:1\" }\n",
+			NULL),
+		  "t.yaml:2:33: listen: 'x' is no IPv6 address");
+	CHECK_STR(parse("exporters:\n  - { type: prometheus, expire: 10 }\n",
+			NULL),
+		  "t.yaml:2:33: expire: '10' is not a duration (like 250us, "
+		  "10ms, 5s, 1m)");
+	CHECK_STR(parse("exporters:\n  - { type: prometheus, max_series: 0 }\n",
+			NULL),
+		  "t.yaml:2:37: max_series: 0 is out of range (1 to 10000000)");
+	CHECK_STR(parse("exporters:\n  - { type: prometheus, path: x }\n", NULL),
+		  "t.yaml:2:25: exporter: unknown key 'path' for type prometheus "
+		  "(listen, expire, max_series)");
+	CHECK_STR(parse("exporters:\n  - { type: prometheus }\n"
+			"  - { type: prometheus, listen: \"127.0.0.1:9464\" }\n",
+			NULL),
+		  "t.yaml:3:5: exporters: a second prometheus exporter on "
+		  "127.0.0.1:9464");
+}
+
 int main(void)
 {
+	test_prometheus();
 	test_durations();
 	test_valid();
 	test_errors();

@@ -280,6 +280,30 @@ static void edge_delta(struct edge_state *was, const struct tcp_edge_val *now,
 	}
 }
 
+/* The same requests' latencies, bucket by bucket (bio_hist's form): the
+ * prometheus sink's histogram counts every request from these. */
+static void emit_edge_hist(struct tcp_collector *c, uint64_t ts,
+			   const char *src, const char *dst,
+			   const struct hist *h)
+{
+	record__begin(&c->rec, "tcp_hist", ts, c->k->cfg.node);
+	record__str(&c->rec, "src", src);
+	record__str(&c->rec, "dst", dst);
+	record__str(&c->rec, "side", "server");
+	record__array_begin(&c->rec, "buckets");
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
+		if (!h->buckets[b])
+			continue;
+		record__array_begin(&c->rec, NULL);
+		record__u64(&c->rec, NULL, hist__bucket_low(b));
+		record__u64(&c->rec, NULL, h->buckets[b]);
+		record__array_end(&c->rec);
+	}
+	record__array_end(&c->rec);
+	record__end(&c->rec);
+	exporter__send(c->k->exporter, &c->rec);
+}
+
 static void emit_edge(struct tcp_collector *c, uint64_t ts,
 		      const struct tcp_edge *e, const struct tcp_edge_val *v,
 		      const struct edge_state *d, const struct hist *h,
@@ -316,6 +340,7 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	record__u64(&c->rec, "latency_p99_ns", hist__percentile(h, 99));
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
+	emit_edge_hist(c, ts, src, dst, h);
 }
 
 static struct edge_state *edge_state(struct tcp_collector *c,

@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "config/kafka_property.h"
+#include "lib/hostport.h"
 #include "lib/syscall_names.h"
 
 #define NS_PER_MS 1000000ULL
@@ -708,6 +709,31 @@ static int kafka_property_pair(struct parser *p, const char *key,
 	return 0;
 }
 
+static int prometheus_pair(struct parser *p, const char *key, yaml_node_t *k,
+			   yaml_node_t *v, struct exporter_cfg *ex)
+{
+	char host[HOSTPORT_HOST_MAX], port[8], why[128];
+
+	if (strcmp(key, "listen") == 0) {
+		if (get_strdup(p, v, "listen", &ex->listen))
+			return -1;
+		if (hostport__parse(ex->listen, host, sizeof(host),
+					     port, sizeof(port), why,
+					     sizeof(why)))
+			return fail(p, v, "listen: %s", why);
+		return 0;
+	}
+	if (strcmp(key, "expire") == 0)
+		return get_duration(p, v, "expire", NS_PER_SEC,
+				    7 * 24 * 3600 * NS_PER_SEC, &ex->expire_ns);
+	if (strcmp(key, "max_series") == 0)
+		return get_uint(p, v, "max_series", 1, 10000000,
+				&ex->max_series);
+	return fail(p, k, "exporter: unknown key '%s' for type prometheus "
+			  "(listen, expire, max_series)",
+		    key);
+}
+
 static int exporter_pair(struct parser *p, const char *key, yaml_node_t *k,
 			 yaml_node_t *v, void *arg)
 {
@@ -717,6 +743,8 @@ static int exporter_pair(struct parser *p, const char *key, yaml_node_t *k,
 
 	if (strcmp(key, "type") == 0)
 		return 0; /* read first, by parse_exporter */
+	if (ex->type == EXPORTER_PROMETHEUS)
+		return prometheus_pair(p, key, k, v, ex);
 	if (!kafka && strcmp(key, "path") == 0)
 		return get_strdup(p, v, "path", &ex->path);
 	if (kafka && strcmp(key, "brokers") == 0)
@@ -787,8 +815,14 @@ static int parse_exporter(struct parser *p, yaml_node_t *node,
 		ex->queue_bytes = 64ULL << 20;
 		ex->drop = DROP_OLDEST;
 		ex->flush_timeout_ns = 10 * NS_PER_SEC;
+	} else if (strcmp(name, "prometheus") == 0) {
+		ex->type = EXPORTER_PROMETHEUS;
+		ex->listen = strdup(CONFIG_PROMETHEUS_LISTEN);
+		ex->expire_ns = 600 * NS_PER_SEC;
+		ex->max_series = 50000;
 	} else {
-		return fail(p, type, "type: unknown exporter '%s' (file, kafka)",
+		return fail(p, type,
+			    "type: unknown exporter '%s' (file, kafka, prometheus)",
 			    name);
 	}
 	if (for_each_pair(p, node, "exporter", exporter_pair, ex))
@@ -798,6 +832,18 @@ static int parse_exporter(struct parser *p, yaml_node_t *node,
 	if (ex->type == EXPORTER_KAFKA && !ex->brokers)
 		return fail(p, node, "exporter: kafka needs 'brokers'");
 	return 0;
+}
+
+/* Whether the last exporter listens where an earlier one does. */
+static bool same_listen(const struct config *cfg)
+{
+	const struct exporter_cfg *last = &cfg->exporters[cfg->nexporters - 1];
+
+	for (int i = 0; last->listen && i < cfg->nexporters - 1; i++)
+		if (cfg->exporters[i].listen &&
+		    strcmp(cfg->exporters[i].listen, last->listen) == 0)
+			return true;
+	return false;
 }
 
 static int parse_exporters(struct parser *p, yaml_node_t *seq,
@@ -816,6 +862,10 @@ static int parse_exporters(struct parser *p, yaml_node_t *seq,
 				    CONFIG_MAX_EXPORTERS);
 		if (parse_exporter(p, node, &cfg->exporters[cfg->nexporters++]))
 			return -1;
+		if (same_listen(cfg))
+			return fail(p, node, "exporters: a second prometheus "
+					     "exporter on %s",
+				    cfg->exporters[cfg->nexporters - 1].listen);
 	}
 	return 0;
 }
@@ -969,6 +1019,7 @@ static void exporter_cfg__free(struct exporter_cfg *ex)
 	free(ex->path);
 	free(ex->brokers);
 	free(ex->topic_prefix);
+	free(ex->listen);
 	for (int i = 0; i < ex->nprops; i++) {
 		free(ex->props[i].key);
 		free(ex->props[i].value);

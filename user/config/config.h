@@ -15,6 +15,7 @@
 #define CONFIG_COMM_MAX 16 /* TASK_COMM_LEN */
 #define CONFIG_MAX_SERVICES 256
 #define CONFIG_MAX_EXPORTERS 8
+#define CONFIG_PROMETHEUS_LISTEN "127.0.0.1:9464" /* loopback by default */
 #define CONFIG_MAX_SYSCALLS 512
 #define CONFIG_MAX_COUNTERS 64 /* tracepoints, and functions, each */
 #define CONFIG_EVENT_MAX 128   /* "category:name" or a function name */
@@ -114,6 +115,7 @@ struct tcp_cfg {
 enum exporter_type {
 	EXPORTER_FILE,
 	EXPORTER_KAFKA,
+	EXPORTER_PROMETHEUS,
 };
 
 enum drop_policy {
@@ -138,6 +140,10 @@ struct exporter_cfg {
 	uint64_t queue_bytes;
 	enum drop_policy drop;
 	uint64_t flush_timeout_ns; /* bounded flush at exit */
+	/* prometheus */
+	char *listen; /* "host:port" or "[v6]:port" */
+	uint64_t expire_ns; /* a series not updated for this goes */
+	uint64_t max_series;
 };
 
 struct config {

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Per-interval records are increments (a syscall record's count is the
+ * calls of its interval), so counters add them up and only ever grow.
+ * The stats record's figures are cumulative instead, and a collector
+ * started again counts from zero: those go through add_cumulative. */
+#include <string.h>
+
+#include "lib/json_parse.h"
+#include "exporters/prom_metrics.h"
+
+#define C PROM_COUNTER
+#define G PROM_GAUGE
+#define H PROM_HISTOGRAM
+
+/* { name, help, type, ns, own } */
+static const struct prom_family
+	f_requests = { "kmon_requests_total",
+		       "Requests seen, every one whatever the tcp requests policy (server side: by the serving service).",
+		       C },
+	f_duration = { "kmon_request_duration_seconds",
+		       "Request latency, first byte of the request received to last byte of the response sent (in-kernel histograms; _sum from bucket midpoints).",
+		       H, true },
+	f_edge_requests = { "kmon_edge_requests_total",
+			    "Requests on the topology edge src -> dst.", C },
+	f_edge_bytes = { "kmon_edge_bytes_total",
+			 "Bytes on the topology edge src -> dst: direction request (to the server) or response (back).",
+			 C },
+	f_syscalls = { "kmon_syscalls_total", "System calls made.", C },
+	f_drops = { "kmon_tcp_drops_total",
+		    "TCP segments the kernel dropped, by drop reason.", C },
+	f_bio = { "kmon_block_io_total", "Block I/O requests completed.", C },
+	f_bio_bytes = { "kmon_block_io_bytes_total",
+			"Bytes of block I/O requests completed.", C },
+	f_bio_duration = { "kmon_block_io_duration_seconds",
+			   "Block I/O latency, issue to the driver to completion (_sum from bucket midpoints).",
+			   H, true },
+	f_offcpu = { "kmon_offcpu_seconds_total",
+		     "Time threads spent blocked off-CPU (blocks of at least min_block).",
+		     C, true },
+	f_counter = { "kmon_counter_events_total",
+		      "Configured kernel events counted in a process's context.",
+		      C },
+	f_events = { "kmon_events_total", "Events kmond's collectors saw.", C,
+		     false, true },
+	f_lost = { "kmon_lost_events_total",
+		   "Events or records lost: stage kernel (in BPF, by collector), queue (a sink's outage queue was full), sink (never delivered by a sink).",
+		   C, false, true },
+	f_records = { "kmon_records_total", "Records kmond produced.", C, false,
+		      true },
+	f_delivered = { "kmon_records_delivered_total",
+			"Records sinks delivered (summed over sinks).", C, false,
+			true },
+	f_queued = { "kmon_records_queued",
+		     "Records waiting in sinks for delivery.", G, false, true },
+	f_reloads = { "kmon_reloads_total", "Configuration reloads applied.", C,
+		      false, true },
+	f_reload_failures = { "kmon_reload_failures_total",
+			      "Configuration reloads refused (bad file, a sink that could not open).",
+			      C, false, true },
+	f_up = { "kmon_collector_up", "1 when the collector is running.", G,
+		 false, true },
+	f_cpu = { "kmon_cpu_seconds_total", "CPU time kmond used (user + system).",
+		  C, true, true },
+	f_rss = { "kmon_resident_memory_bytes", "kmond's resident memory.", G,
+		  false, true },
+	f_series = { "kmon_series", "Series this exporter holds.", G, false,
+		     true },
+	f_dropped = { "kmon_series_dropped_total",
+		      "Updates refused because max_series series exist already.",
+		      C, false, true };
+
+static const char *const kinds[] = {
+	"syscall", "drop",     "bio",	   "bio_hist", "offcpu",
+	"counter", "topology", "tcp_hist", "stats",
+};
+
+bool prom_metrics__wants(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kind, kinds[i]) == 0)
+			return true;
+	return false;
+}
+
+/* One record being ingested: its parsed JSON and label scratch space. */
+struct ingest {
+	struct prom_table *t;
+	const struct json_value *rec;
+	uint64_t now_ns;
+	struct strbuf labels;
+};
+
+static const char *str(const struct json_value *v, const char *key)
+{
+	return json__str(json__get(v, key));
+}
+
+static bool u64(const struct json_value *v, const char *key, uint64_t *out)
+{
+	return json__u64(json__get(v, key), out);
+}
+
+/* Starts a label set with node. */
+static void labels(struct ingest *in)
+{
+	const char *node = str(in->rec, "node");
+
+	strbuf__reset(&in->labels);
+	prom_label(&in->labels, "node", node ? node : "", node ? strlen(node) : 0);
+}
+
+static void label(struct ingest *in, const char *name, const char *value)
+{
+	prom_label(&in->labels, name, value, strlen(value));
+}
+
+/* Records about a process: its service, else its process name (every
+ * process is monitored when no service is configured). */
+static const char *service(const struct json_value *rec)
+{
+	const char *s = str(rec, "service");
+
+	if (!s)
+		s = str(rec, "comm");
+	return s ? s : "";
+}
+
+static struct prom_series *series(struct ingest *in,
+				  const struct prom_family *fam)
+{
+	return prom_table__get(in->t, fam,
+			       in->labels.buf ? in->labels.buf : "",
+			       in->now_ns);
+}
+
+static void add(struct ingest *in, const struct prom_family *fam, uint64_t v)
+{
+	struct prom_series *s = series(in, fam);
+
+	if (s)
+		prom_series__add(s, v);
+}
+
+static void add_cumulative(struct ingest *in, const struct prom_family *fam,
+			   uint64_t v)
+{
+	struct prom_series *s = series(in, fam);
+
+	if (s)
+		prom_series__add_cumulative(s, v);
+}
+
+static void set(struct ingest *in, const struct prom_family *fam, uint64_t v)
+{
+	struct prom_series *s = series(in, fam);
+
+	if (s)
+		prom_series__set(s, v);
+}
+
+/* buckets: [[low_ns, count], ...] as histogram.h's buckets. */
+static int observe(struct ingest *in, const struct prom_family *fam)
+{
+	const struct json_value *b = json__get(in->rec, "buckets");
+	struct prom_series *s;
+
+	if (!b || b->type != JSON_ARRAY)
+		return -1;
+	for (size_t i = 0; i < b->arr.n; i++) {
+		const struct json_value *pair = &b->arr.items[i];
+		uint64_t low, count;
+
+		if (pair->type != JSON_ARRAY || pair->arr.n != 2 ||
+		    !json__u64(&pair->arr.items[0], &low) ||
+		    !json__u64(&pair->arr.items[1], &count))
+			return -1;
+	}
+	s = series(in, fam);
+	for (size_t i = 0; s && i < b->arr.n; i++) {
+		uint64_t low, count;
+
+		json__u64(&b->arr.items[i].arr.items[0], &low);
+		json__u64(&b->arr.items[i].arr.items[1], &count);
+		prom_series__observe_bucket(s, low, count);
+	}
+	return 0;
+}
+
+/* A record of a process with one count: name it by service and key. */
+static int process_count(struct ingest *in, const struct prom_family *fam,
+			 const char *key_label, const char *key_field,
+			 const char *count_field)
+{
+	const char *key = str(in->rec, key_field);
+	uint64_t n;
+
+	if (!key || !u64(in->rec, count_field, &n))
+		return -1;
+	labels(in);
+	label(in, "service", service(in->rec));
+	label(in, key_label, key);
+	add(in, fam, n);
+	return 0;
+}
+
+static int disk_op(struct ingest *in)
+{
+	const char *disk = str(in->rec, "disk"), *op = str(in->rec, "op");
+
+	if (!disk || !op)
+		return -1;
+	labels(in);
+	label(in, "disk", disk);
+	label(in, "op", op);
+	return 0;
+}
+
+static int bio(struct ingest *in)
+{
+	uint64_t count, bytes;
+
+	if (disk_op(in) || !u64(in->rec, "count", &count) ||
+	    !u64(in->rec, "bytes", &bytes))
+		return -1;
+	add(in, &f_bio, count);
+	add(in, &f_bio_bytes, bytes);
+	return 0;
+}
+
+static int topology(struct ingest *in)
+{
+	const char *src = str(in->rec, "src"), *dst = str(in->rec, "dst");
+	const char *side = str(in->rec, "side");
+	const char *protocol = str(in->rec, "protocol");
+	uint64_t requests, req_bytes, resp_bytes;
+
+	if (!src || !dst || !u64(in->rec, "requests", &requests) ||
+	    !u64(in->rec, "req_bytes", &req_bytes) ||
+	    !u64(in->rec, "resp_bytes", &resp_bytes))
+		return -1;
+	labels(in);
+	label(in, "service", dst);
+	label(in, "side", side ? side : "server");
+	label(in, "protocol", protocol ? protocol : "unknown");
+	add(in, &f_requests, requests);
+	labels(in);
+	label(in, "src", src);
+	label(in, "dst", dst);
+	add(in, &f_edge_requests, requests);
+	label(in, "direction", "request");
+	add(in, &f_edge_bytes, req_bytes);
+	labels(in);
+	label(in, "src", src);
+	label(in, "dst", dst);
+	label(in, "direction", "response");
+	add(in, &f_edge_bytes, resp_bytes);
+	return 0;
+}
+
+static int tcp_hist(struct ingest *in)
+{
+	const char *dst = str(in->rec, "dst"), *side = str(in->rec, "side");
+
+	if (!dst)
+		return -1;
+	labels(in);
+	label(in, "service", dst);
+	label(in, "side", side ? side : "server");
+	return observe(in, &f_duration);
+}
+
+static void stats_collectors(struct ingest *in)
+{
+	const struct json_value *cs = json__get(in->rec, "collectors");
+	const struct json_value *prov = json__get(in->rec, "provider");
+	uint64_t lost = 0, full = 0;
+	bool have;
+
+	for (size_t i = 0; cs && cs->type == JSON_OBJECT && i < cs->obj.n; i++) {
+		const struct json_member *m = &cs->obj.members[i];
+		uint64_t v;
+		bool running = false;
+
+		labels(in);
+		label(in, "collector", m->key);
+		if (u64(&m->value, "events", &v))
+			add_cumulative(in, &f_events, v);
+		json__bool(json__get(&m->value, "running"), &running);
+		set(in, &f_up, running);
+		label(in, "stage", "kernel");
+		if (u64(&m->value, "lost", &v))
+			add_cumulative(in, &f_lost, v);
+	}
+	/* The provider's own kernel losses (pid table full, its ringbuf). */
+	have = u64(prov, "lost", &lost);
+	have |= u64(prov, "pids_full", &full);
+	if (have) {
+		labels(in);
+		label(in, "collector", "provider");
+		label(in, "stage", "kernel");
+		add_cumulative(in, &f_lost, lost + full);
+	}
+}
+
+static int stats(struct ingest *in)
+{
+	static const struct {
+		const struct prom_family *fam;
+		const char *field;
+		bool gauge;
+	} plain[] = {
+		{ &f_records, "records" },     { &f_delivered, "delivered" },
+		{ &f_queued, "queued", true }, { &f_reloads, "reloads" },
+		{ &f_reload_failures, "reload_failures" },
+		{ &f_rss, "rss", true },
+	};
+	const struct json_value *lost = json__get(in->rec, "lost");
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		if (!u64(in->rec, plain[i].field, &v))
+			continue;
+		labels(in);
+		if (plain[i].gauge)
+			set(in, plain[i].fam, v);
+		else
+			add_cumulative(in, plain[i].fam, v);
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *stage = i ? "sink" : "queue";
+
+		if (!u64(lost, stage, &v))
+			continue;
+		labels(in);
+		label(in, "stage", stage);
+		add_cumulative(in, &f_lost, v);
+	}
+	stats_collectors(in);
+	return 0;
+}
+
+static int dispatch(struct ingest *in, const char *kind)
+{
+	uint64_t v;
+
+	if (strcmp(kind, "syscall") == 0)
+		return process_count(in, &f_syscalls, "syscall", "syscall",
+				     "count");
+	if (strcmp(kind, "counter") == 0)
+		return process_count(in, &f_counter, "event", "event", "count");
+	if (strcmp(kind, "bio") == 0)
+		return bio(in);
+	if (strcmp(kind, "bio_hist") == 0)
+		return disk_op(in) ?: observe(in, &f_bio_duration);
+	if (strcmp(kind, "topology") == 0)
+		return topology(in);
+	if (strcmp(kind, "tcp_hist") == 0)
+		return tcp_hist(in);
+	if (strcmp(kind, "stats") == 0)
+		return stats(in);
+	if (strcmp(kind, "drop") == 0) {
+		const char *reason = str(in->rec, "reason");
+
+		if (!reason || !u64(in->rec, "count", &v))
+			return -1;
+		labels(in);
+		label(in, "reason", reason);
+		add(in, &f_drops, v);
+		return 0;
+	}
+	if (strcmp(kind, "offcpu") == 0) {
+		if (!u64(in->rec, "total_ns", &v))
+			return -1;
+		labels(in);
+		label(in, "service", service(in->rec));
+		add(in, &f_offcpu, v);
+		return 0;
+	}
+	return 0;
+}
+
+int prom_metrics__ingest(struct prom_table *t, const char *kind,
+			 const char *json, size_t len, uint64_t now_ns)
+{
+	/* Label scratch space kept from record to record (the daemon
+	 * thread is the only caller): no allocation per record. */
+	static struct strbuf labels;
+	struct json_error err;
+	struct ingest in = { .t = t, .now_ns = now_ns, .labels = labels };
+	int ret;
+
+	in.rec = json__parse(json, len, &err);
+	if (!in.rec)
+		return -1;
+	ret = dispatch(&in, kind);
+	json__free((struct json_value *)in.rec);
+	labels = in.labels;
+	return ret;
+}
+
+void prom_metrics__self(struct prom_table *t, const char *node,
+			uint64_t cpu_ns, uint64_t now_ns)
+{
+	struct strbuf l = { 0 };
+	struct prom_series *s;
+
+	prom_label(&l, "node", node, strlen(node));
+	s = prom_table__get(t, &f_cpu, l.buf, now_ns);
+	prom_series__set(s, cpu_ns);
+	s = prom_table__get(t, &f_dropped, l.buf, now_ns);
+	prom_series__set(s, prom_table__dropped(t));
+	/* Counted after the two above exist, so it is what a scrape shows. */
+	s = prom_table__get(t, &f_series, l.buf, now_ns);
+	prom_series__set(s, prom_table__count(t));
+	strbuf__free(&l);
+}

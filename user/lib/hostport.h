@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Addresses to listen on, as the config writes them. */
+#ifndef KMON_HOSTPORT_H
+#define KMON_HOSTPORT_H
+
+#include <stddef.h>
+
+#define HOSTPORT_HOST_MAX 256
+
+/* "host:port" or "[v6]:port" -> host (brackets stripped) and port (1 ..
+ * 65535, digits). Returns 0, or -1 with why. */
+int hostport__parse(const char *s, char *host, size_t hostlen, char *port,
+		    size_t portlen, char *why, size_t whylen);
+
+#endif
