@@ -147,7 +147,7 @@ static __always_inline struct bio_rq_key sector_key(__u32 dev, __u64 sector)
  * (and forgets what a reused request pointer left behind when not). */
 static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 {
-	struct bio_start s = { .stack_id = -1 };
+	struct bio_start s = { .stack_id = -1 }, *old;
 
 	s.pid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(s.pid, &s.svc)) {
@@ -166,6 +166,14 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 		if (s.stack_id < 0)
 			stat_inc(&bio_stats, BIO_STACK_LOST);
 	}
+	if (!bpf_map_update_elem(&bio_inflight, key, &s, BPF_NOEXIST))
+		return true;
+	/* The request was used before: an issued one whose completion we
+	 * never saw is an I/O lost (a request merged away was never
+	 * issued, its bytes went with the one it joined). */
+	old = bpf_map_lookup_elem(&bio_inflight, key);
+	if (old && old->issue_ns)
+		stat_inc(&bio_stats, BIO_COMPLETION_LOST);
 	if (bpf_map_update_elem(&bio_inflight, key, &s, BPF_ANY)) {
 		stat_inc(&bio_stats, BIO_INFLIGHT_FULL);
 		return false;

@@ -91,6 +91,9 @@ enum bio_stat {
 	BIO_INFLIGHT_FULL, /* requests with no room to be followed */
 	BIO_RB_LOST,	   /* slow I/Os the ringbuf had no room for */
 	BIO_STACK_LOST,	   /* starts without a stack (map collision) */
+	/* Issued requests whose completion our program never ran for (the
+	 * kernel skipped it), found when the request is used again. */
+	BIO_COMPLETION_LOST,
 	BIO_NR_STATS,
 };
 

@@ -22,6 +22,7 @@
 
 #include "bpf/bio.h"
 #include "bio.skel.h"
+#include "collectors/bio_lost.h"
 #include "collectors/bio_stacks.h"
 #include "collectors/collector.h"
 #include "lib/deltas.h"
@@ -93,6 +94,9 @@ struct bio_collector {
 	struct bio_series *series;
 	size_t nseries, cap;
 	uint64_t events; /* I/Os counted, over every interval */
+	uint64_t stale_lost; /* issued requests swept as stale */
+	struct bio_lost *missed; /* completions the kernel skipped */
+	uint64_t missed_lost;
 	/* bio_counts keys at the last walk (near full, idle keys make room
 	 * for new ones), and so far in this one */
 	size_t nkeys, walked;
@@ -334,9 +338,13 @@ static void sweep_stale(struct bio_collector *c)
 	while (more) {
 		key = next;
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (!bpf_map_lookup_elem(fd, &key, &s) &&
-		    now - s.start_ns > BIO_STALE_NS)
-			bpf_map_delete_elem(fd, &key);
+		if (bpf_map_lookup_elem(fd, &key, &s) ||
+		    now - s.start_ns <= BIO_STALE_NS)
+			continue;
+		bpf_map_delete_elem(fd, &key);
+		/* Issued and never seen complete: an I/O lost. */
+		if (s.issue_ns)
+			c->stale_lost++;
 	}
 }
 
@@ -368,6 +376,7 @@ static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 	for (size_t i = 0; i < c->nseries; i++)
 		emit_series(c, ts, &c->series[i]);
 	sweep_stale(c);
+	c->missed_lost = bio_lost__sweep(c->missed);
 }
 
 static void bio_stats(void *state, struct collector_stats *st)
@@ -382,7 +391,9 @@ static void bio_stats(void *state, struct collector_stats *st)
 	st->events = c->events;
 	/* A slow I/O's stack lost is counted too (the I/O is not). */
 	st->lost = map_percpu_sum(fd, &keys) + map_percpu_sum(fd, &inflight) +
-		   map_percpu_sum(fd, &rb) + stackless + swept;
+		   map_percpu_sum(fd, &rb) + stackless + swept +
+		   stat_sum(c, BIO_COMPLETION_LOST) + c->stale_lost +
+		   c->missed_lost;
 	if ((stackless || swept) && !c->stack_warned) {
 		log_warn("bio: slow I/Os without a stack: %llu (stack map "
 			 "full or collisions), %llu (swept while in flight)",
@@ -404,6 +415,7 @@ static void bio_stop(void *state)
 	disks__free(c->disks);
 	ksyms__put(c->ksyms);
 	bio_stacks__free(c->stacks);
+	bio_lost__free(c->missed);
 	hashmap__free(c->reported);
 	hashmap__free(c->index);
 	free(c->series);
@@ -462,6 +474,7 @@ static int bio_start(struct kmond *k, void **state)
 		goto cleanup;
 	}
 	bio_apply(c, &k->cfg);
+	c->missed = bio_lost__new(bpf_map__fd(c->skel->maps.bio_inflight));
 	err = rings__add(k->rings, bpf_map__fd(c->skel->maps.bio_events),
 				 on_slow, c);
 	if (err)

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* I/Os whose completion the bio collector's program never ran for (see
+ * bpf/bio_lost.bpf.c): found each interval, counted lost, forgotten. */
+#ifndef KMON_BIO_LOST_H
+#define KMON_BIO_LOST_H
+
+#include <stdint.h>
+
+struct bio_lost;
+
+/* inflight_fd: the collector's bio_inflight map. NULL (logged) when the
+ * kernel refuses the iterator: the count is then missing, nothing else. */
+struct bio_lost *bio_lost__new(int inflight_fd);
+void bio_lost__free(struct bio_lost *l); /* NULL-safe */
+/* Deletes the entries of freed requests; returns how many, so far. */
+uint64_t bio_lost__sweep(struct bio_lost *l);
+
+#endif
