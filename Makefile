@@ -19,7 +19,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test fuzz fuzzers clean
+.PHONY: all deps run test fuzz fuzzers clean vmtest vm-deps
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -119,6 +119,17 @@ run: $(OUT)/kmond
 
 test: all $(UNIT_BINS) $(HELPER_BINS)
 	$(Q)tests/run $(OUT)
+
+# The integration suite in qemu guests booted on Debian's kernel packages
+# (tests/vm/matrix.sh), plus this host's kernel; one summary table.
+# KERNELS picks the guests, VMTEST_FILTER the tests (tests/run's filter).
+KERNELS ?= 6.1 6.1-rt 6.12
+VMTEST_FILTER ?= integration/
+vm-deps:
+	$(Q)scripts/install-deps.sh --if-missing --vm
+
+vmtest: all $(HELPER_BINS) | vm-deps
+	$(Q)tests/vm/matrix.sh $(OUT) "$(VMTEST_FILTER)" host $(KERNELS)
 
 # libFuzzer targets (clang), each run FUZZ_SECONDS on its seed corpus;
 # crashes land in build-fuzz/crashes.

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Installs every Debian package kmond's build and tests need.
 #   --if-missing   do nothing when every tool and header is already there
+#   --vm           also what make vmtest needs to boot Debian's kernels
+#                  under qemu (tests/vm/), and nothing plain make needs
 set -euo pipefail
 
 packages=(
@@ -10,6 +12,20 @@ packages=(
 	kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools
 )
+
+# make vmtest: qemu, a static busybox for the initramfs, depmod and
+# modprobe, mkfs.ext4 for the guest's scratch disk, xz for vmlinux,
+# readelf to check busybox is static.
+vm_packages=(qemu-system-x86 busybox-static kmod e2fsprogs xz-utils binutils)
+
+have_vm() {
+	local tool
+	for tool in qemu-system-x86_64 depmod modprobe mkfs.ext4 xz readelf; do
+		command -v "$tool" >/dev/null 2>&1 || return 1
+	done
+	# busybox-static, not the dynamic busybox package
+	[ -x /bin/busybox ] && ! readelf -l /bin/busybox | grep -q INTERP
+}
 
 # One probe per package whose absence the build or the tests would hit.
 have_everything() {
@@ -30,7 +46,25 @@ have_everything() {
 		>/dev/null 2>&1 || return 1
 }
 
-if [ "${1:-}" = "--if-missing" ] && have_everything; then
+if_missing=0
+vm=0
+for arg in "$@"; do
+	case "$arg" in
+	--if-missing) if_missing=1 ;;
+	--vm) vm=1 ;;
+	*)
+		echo "install-deps: unknown option $arg (--if-missing, --vm)" >&2
+		exit 2
+		;;
+	esac
+done
+if [ $vm = 1 ]; then
+	packages=("${vm_packages[@]}")
+	have() { have_vm; }
+else
+	have() { have_everything; }
+fi
+if [ $if_missing = 1 ] && have; then
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then

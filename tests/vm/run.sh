@@ -13,6 +13,10 @@ shift 2
 version=$(cat "$kdir/version")
 
 rm -f "$share/rc"
+# The guest's /tmp: a fresh, sparse ext4 image.
+rm -f "$share/disk.img"
+truncate -s "${VMTEST_DISK:-4G}" "$share/disk.img"
+mkfs.ext4 -q -F "$share/disk.img"
 cat >"$share/job.env" <<ENV
 VMTEST_BOOT='$kdir/root/boot'
 VMTEST_MODULES='$kdir/root/lib/modules'
@@ -31,7 +35,9 @@ timeout --kill-after=10 "${VMTEST_TIMEOUT:-3600}" \
 	-kernel "$kdir/vmlinux" -initrd "$kdir/initrd.gz" \
 	-append "console=ttyS0 rdinit=/init panic=-1 quiet mitigations=off" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-virtfs "local,path=$share,mount_tag=vmshare,security_model=none" </dev/null || true
+	-virtfs "local,path=$share,mount_tag=vmshare,security_model=none" \
+	-drive "file=$share/disk.img,if=virtio,format=raw,cache=unsafe" </dev/null || true
+rm -f "$share/disk.img"
 [ -s "$share/rc" ] || {
 	echo "vmtest: the $version guest did not finish its command" >&2
 	exit 124
