@@ -120,16 +120,17 @@ run: $(OUT)/kmond
 test: all $(UNIT_BINS) $(HELPER_BINS)
 	$(Q)tests/run $(OUT)
 
-# The integration suite in qemu guests booted on Debian's kernel packages
-# (tests/vm/matrix.sh), plus this host's kernel; one summary table.
-# KERNELS picks the guests, VMTEST_FILTER the tests (tests/run's filter).
-KERNELS ?= 6.1 6.1-rt 6.12
+# The integration suite on this host's kernel and in qemu guests booted on
+# Debian's kernel packages (tests/vm/), then one summary table. KERNELS
+# picks them (host, 6.1, 6.1-rt, 6.12), VMTEST_FILTER the tests (tests/run's
+# NAME_FILTER, "a|b" for several).
+KERNELS ?= host 6.1 6.1-rt 6.12
 VMTEST_FILTER ?= integration/
 vm-deps:
 	$(Q)scripts/install-deps.sh --if-missing --vm
 
 vmtest: all $(HELPER_BINS) | vm-deps
-	$(Q)tests/vm/matrix.sh $(OUT) "$(VMTEST_FILTER)" host $(KERNELS)
+	$(Q)tests/vm/matrix.sh $(OUT) "$(VMTEST_FILTER)" $(KERNELS)
 
 # libFuzzer targets (clang), each run FUZZ_SECONDS on its seed corpus;
 # crashes land in build-fuzz/crashes.

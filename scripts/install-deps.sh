@@ -14,13 +14,13 @@ packages=(
 )
 
 # make vmtest: qemu, a static busybox for the initramfs, depmod and
-# modprobe, mkfs.ext4 for the guest's scratch disk, xz for vmlinux,
+# modprobe, mkfs.ext4 for the guest's scratch disk, xz and zstd for vmlinux,
 # readelf to check busybox is static.
-vm_packages=(qemu-system-x86 busybox-static kmod e2fsprogs xz-utils binutils)
+vm_packages=(qemu-system-x86 busybox-static kmod e2fsprogs xz-utils zstd binutils)
 
 have_vm() {
 	local tool
-	for tool in qemu-system-x86_64 depmod modprobe mkfs.ext4 xz readelf; do
+	for tool in qemu-system-x86_64 depmod modprobe mkfs.ext4 xz zstd readelf; do
 		command -v "$tool" >/dev/null 2>&1 || return 1
 	done
 	# busybox-static, not the dynamic busybox package
