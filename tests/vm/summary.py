@@ -66,7 +66,7 @@ def main():
     root, kernels = sys.argv[1], sys.argv[2:]
     notes = []
     print()
-    print(f"{'kernel':<24} {'collector':<9} {'attach':<44} {'pass':>4} {'fail':>4} {'skip':>4}")
+    print(f"{'kernel':<28} {'collector':<9} {'attach':<44} {'pass':>4} {'fail':>4} {'skip':>4}")
     for k in kernels:
         d = os.path.join(root, k)
         release = read(os.path.join(d, "uname")).strip() or "(did not boot)"
@@ -79,10 +79,10 @@ def main():
             c = counts.get(g, [0, 0, 0])
             total = [a + b for a, b in zip(total, c)]
             attach = describe(by.get(g, [])) if g != "other" else ""
-            print(f"{label:<24} {g:<9} {attach:<44} {c[0]:>4} {c[1]:>4} {c[2]:>4}")
+            print(f"{label:<28} {g:<9} {attach:<44} {c[0]:>4} {c[1]:>4} {c[2]:>4}")
             label = ""
         t = f"{int(secs) // 60}m{int(secs) % 60:02d}s" if secs.isdigit() else "?"
-        print(f"{'':<24} {'total':<9} {'wall ' + t:<44} {total[0]:>4} {total[1]:>4} {total[2]:>4}")
+        print(f"{'':<28} {'total':<9} {'wall ' + t:<44} {total[0]:>4} {total[1]:>4} {total[2]:>4}")
         notes += [f"{k}: skipped {s}" for s in skips]
         notes += [f"{k}: FAILED {f}" for f in fails]
     if notes:
