@@ -31,7 +31,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps run test fuzz fuzzers install clean
+.PHONY: all deps test-deps vm-deps run test vmtest fuzz fuzzers install clean
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
@@ -159,6 +159,18 @@ install: all
 	$(Q)sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		configs/kmond.service > $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
 	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
+
+# The integration suite on this host's kernel and in qemu guests booted on
+# Debian's kernel packages (tests/vm/), then one summary table. KERNELS
+# picks them (host, 6.1, 6.1-rt, 6.12), VMTEST_FILTER the tests (tests/run's
+# NAME_FILTER, "a|b" for several).
+KERNELS ?= host 6.1 6.1-rt 6.12
+VMTEST_FILTER ?= integration/
+vm-deps:
+	$(Q)scripts/install-deps.sh --if-missing vm
+
+vmtest: all $(HELPER_BINS) | vm-deps
+	$(Q)tests/vm/matrix.sh $(OUT) "$(VMTEST_FILTER)" $(KERNELS)
 
 # libFuzzer targets (clang), each run FUZZ_SECONDS on its seed corpus;
 # crashes land in build-fuzz/crashes.

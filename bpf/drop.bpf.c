@@ -97,6 +97,18 @@ static __always_inline __u32 sock_owner_of(const struct sock *sk)
 	return tgid ? *tgid : 0;
 }
 
+/* The owner of the listener on local port (netns, port): a packet the
+ * receive path drops before it reaches a socket (a SYN a listener's
+ * filter refuses) carries no socket, and kfree_skb names the receiving
+ * one (rx_sk) only from 6.11. */
+static __always_inline __u32 port_owner_of(__u32 netns, __u16 port)
+{
+	struct drop_port_key pk = { .netns = netns, .port = port };
+	__u32 *tgid = bpf_map_lookup_elem(&port_owner, &pk);
+
+	return tgid ? *tgid : 0;
+}
+
 /* --- headers --- */
 
 /* The ports of the TCP header at th (left 0 if it cannot be read). */
@@ -264,8 +276,8 @@ static __always_inline int handle_drop(void *ctx, struct sk_buff *skb,
 	if (!parse_tcp(skb, &t))
 		return 0;
 	sk = rx_sk ? rx_sk : BPF_CORE_READ(skb, sk);
-	key.pid = sock_owner_of(sk);
 	key.netns = netns_of(skb, sk);
+	key.pid = sk ? sock_owner_of(sk) : port_owner_of(key.netns, t.dport);
 	/* No owner: pid 0 is never a selected process, so only the
 	 * all-processes mode reports it. */
 	if (!kmon_selected_tgid(key.pid, &key.svc))

@@ -4,6 +4,8 @@
 #   install-deps.sh [--if-missing] [build|test]
 #     build  what `make` needs (the default)
 #     test   that and what `make test` needs (servers, clients, tools)
+#     vm     what `make vmtest` needs to boot Debian's kernels under qemu
+#            (tests/vm/), and nothing plain make needs
 #   --if-missing   do nothing when every tool and header is already there
 set -euo pipefail
 
@@ -19,6 +21,11 @@ test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools prometheus
 )
+
+# make vmtest: qemu, a static busybox for the initramfs, depmod and
+# modprobe, mkfs.ext4 for the guest's scratch disk, xz and zstd for vmlinux,
+# readelf to check busybox is static.
+vm_packages=(qemu-system-x86 busybox-static kmod e2fsprogs xz-utils zstd binutils)
 
 have_tools() {
 	local tool
@@ -55,10 +62,18 @@ have_test() {
 		>/dev/null 2>&1
 }
 
+have_vm() {
+	have_tools qemu-system-x86_64 depmod modprobe mkfs.ext4 xz zstd readelf ||
+		return 1
+	# busybox-static, not the dynamic busybox package
+	[ -x /bin/busybox ] && ! readelf -l /bin/busybox | grep -q INTERP
+}
+
 case "$set_name" in
 build) packages=("${build_packages[@]}") ;;
 test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
-*) echo "install-deps: unknown set '$set_name' (build or test)" >&2; exit 2 ;;
+vm) packages=("${vm_packages[@]}") ;;
+*) echo "install-deps: unknown set '$set_name' (build, test or vm)" >&2; exit 2 ;;
 esac
 
 if [ $if_missing -eq 1 ] && "have_$set_name"; then

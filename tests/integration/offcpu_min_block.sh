@@ -42,7 +42,14 @@ count() { # FILE SERVICE
 n=$(count "$WORK/phase1.json" long)
 [ "$n" -ge 40 ] || fail "min_block 10ms: $n blocks of the 20 ms sleeper, want ~70"
 echo "ok: min_block 10ms: $n blocks of the 20 ms sleeper"
-expect_eq "min_block 10ms: blocks of the 2 ms sleeper" "$(count "$WORK/phase1.json" short)" 0
+# A 2 ms sleep blocks 10 ms or more only when the machine is starved (a
+# loaded qemu guest): what is counted of it must have blocked that long,
+# and be rare (1.5 s of 2 ms sleeps are ~700 blocks).
+n=$(count "$WORK/phase1.json" short)
+ns=$($RECORDS "$WORK/phase1.json" --kind offcpu --where service=short --sum total_ns)
+[ "$n" -le 70 ] || fail "min_block 10ms: $n blocks of the 2 ms sleeper, want 0 (a few when starved)"
+[ "$ns" -ge $((n * 10000000)) ] || fail "min_block 10ms: $n blocks of the 2 ms sleeper in $ns ns: shorter than 10 ms"
+echo "ok: min_block 10ms: $n blocks of the 2 ms sleeper, each >= 10 ms"
 n=$(count "$WORK/out.json" short)
 [ "$n" -ge 300 ] || fail "min_block 1ms after reload: $n blocks of the 2 ms sleeper, want ~700"
 echo "ok: min_block 1ms after reload: $n blocks of the 2 ms sleeper"

@@ -79,7 +79,15 @@ expect_eq "topology requests to nginx (= its access log)" \
 records=$($RECORDS "$out" --kind tcp --where comm=nginx --count)
 tcp_lost=$($RECORDS "$out" --kind stats --values collectors | tail -1 |
 	python3 -c 'import ast, sys; print(ast.literal_eval(sys.stdin.read())["tcp"]["lost"])')
-[ "$tcp_lost" -gt 0 ] || fail "the tcp ringbuf never overflowed ($answered requests)"
+# The tcp ringbuf (1 MiB, 120 bytes a request) holds 8738 requests: a slow
+# machine (a qemu guest without KVM) answers fewer in the storm, and then
+# nothing may be lost.
+if [ "$answered" -gt 8738 ]; then
+	[ "$tcp_lost" -gt 0 ] || fail "the tcp ringbuf never overflowed ($answered requests)"
+else
+	echo "note: $answered requests cannot fill the tcp ringbuf"
+	expect_eq "tcp records lost, $answered requests" "$tcp_lost" 0
+fi
 [ $((records + tcp_lost)) -ge "$answered" ] && [ "$records" -le "$answered" ] ||
 	fail "$answered requests, $records tcp records, $tcp_lost lost"
 echo "ok: $answered requests: $records tcp records, $tcp_lost lost and counted"

@@ -35,6 +35,10 @@ if [ -n "${KMOND_PROBE_DENY:-}" ]; then # run by tcp_fallback.sh
 	grep "collector tcp: running" "$WORK/kmond.err"
 	grep -q "collector tcp: running (.*raw_tp" "$WORK/kmond.err" ||
 		fail "the syscall fallback was not chosen"
+fi
+# The state lives in the sockets only with every hook on tp_btf (not on a
+# kernel before 6.3, which lacks sock_{recv,send}_length, nor denied).
+if grep -E 'sock_(recv|send|state): attach with ' "$WORK/kmond.err" | grep -vq 'attach with tp_btf'; then
 	want_store="a hash"
 else
 	want_store="the sockets"

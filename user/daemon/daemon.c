@@ -71,12 +71,17 @@ static uint64_t clock_ns(clockid_t clock)
 
 /* --- collectors --- */
 
+/* The attach of the first hook this kernel has: an optional first hook
+ * may be absent (bio's block_io_start before 6.5) while the others run. */
 static const char *first_attach(const struct collector_ops *ops)
 {
-	int chosen = probe__choose(&ops->hooks[0]);
+	for (int i = 0; i < ops->nhooks; i++) {
+		int chosen = probe__choose(&ops->hooks[i]);
 
-	return chosen < 0 ? "unavailable" :
-			    attach_kind_name(ops->hooks[0].cands[chosen].kind);
+		if (chosen >= 0)
+			return attach_kind_name(ops->hooks[i].cands[chosen].kind);
+	}
+	return "unavailable";
 }
 
 static int collector_start(struct kmond *k, struct running *r)

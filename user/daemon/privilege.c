@@ -13,6 +13,19 @@
 
 #define CAP(c) (1ULL << (c))
 
+static int perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int level = 2; /* the upstream default */
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 2;
+		fclose(f);
+	}
+	return level;
+}
+
 /* What kmond still does after start-up, and the capability each needs:
  * - CAP_BPF, CAP_PERFMON: load and attach a collector switched on by a
  *   reload; read and update maps of tracing programs.
@@ -23,12 +36,21 @@
  * - CAP_SYSLOG: real addresses in /proc/kallsyms (kptr_restrict).
  * - CAP_SYS_RESOURCE: RLIMIT_MEMLOCK for maps on kernels that still
  *   charge BPF memory to it (before 5.11).
- * Everything else, CAP_SYS_ADMIN and CAP_NET_ADMIN first, goes. */
+ * Everything else goes, CAP_NET_ADMIN first, and CAP_SYS_ADMIN unless
+ * the kernel's perf_event_paranoid needs it (below). */
 uint64_t privilege__kept(void)
 {
-	return CAP(CAP_BPF) | CAP(CAP_PERFMON) | CAP(CAP_SYS_PTRACE) |
-	       CAP(CAP_DAC_READ_SEARCH) | CAP(CAP_SYSLOG) |
-	       CAP(CAP_SYS_RESOURCE);
+	uint64_t keep = CAP(CAP_BPF) | CAP(CAP_PERFMON) | CAP(CAP_SYS_PTRACE) |
+			CAP(CAP_DAC_READ_SEARCH) | CAP(CAP_SYSLOG) |
+			CAP(CAP_SYS_RESOURCE);
+
+	/* Debian's and Ubuntu's kernels add perf_event_paranoid 3 (their
+	 * default), where every perf_event_open needs CAP_SYS_ADMIN, not
+	 * CAP_PERFMON: without it a tracepoint or kprobe added by a reload
+	 * cannot attach. */
+	if (perf_paranoid() > 2)
+		keep |= CAP(CAP_SYS_ADMIN);
+	return keep;
 }
 
 static int last_cap(void)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# make vmtest: the tests on each kernel in turn, then one summary table
+# (per kernel and collector: the attach kmond chose, tests passed, failed
+# and skipped) and the wall time per kernel.
+#   tests/vm/matrix.sh BUILD_DIR FILTER KERNEL...
+# KERNEL is "host" (this machine's kernel) or a name tests/vm/kernel.sh
+# knows (6.1, 6.1-rt, 6.12). Results stay in BUILD_DIR/vmtest/results/.
+set -u
+cd "$(dirname "$0")/../.."
+build=$1
+filter=$2
+shift 2
+results=$build/vmtest/results
+rc=0
+for k in "$@"; do
+	out=$results/$k
+	rm -rf "$out"
+	mkdir -p "$out"
+	echo "=== $k"
+	start=$SECONDS
+	if [ "$k" = host ]; then
+		tests/vm/job.sh "$build" "$filter" "$out" || rc=1
+	else
+		kdir=$(tests/vm/kernel.sh "$k" "$build/vmtest") || {
+			echo "vmtest: cannot prepare kernel $k" | tee "$out/tests.txt"
+			rc=1
+			continue
+		}
+		# The job writes its results to the share, /run/vmtest in the guest.
+		tests/vm/run.sh "$kdir" "$out" tests/vm/job.sh "$build" "$filter" /run/vmtest 2>&1 |
+			tee "$out/console.log"
+		[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+	fi
+	echo $((SECONDS - start)) >"$out/seconds"
+done
+python3 tests/vm/summary.py "$results" "$@"
+exit $rc

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Boots one kernel made by kernel.sh under qemu (TCG: there is no usable
+# KVM here) with the host's / shared read-only, runs COMMAND in the
+# guest from the current directory, and powers the guest off.
+#   tests/vm/run.sh KERNEL_DIR SHARE_DIR COMMAND...
+# SHARE_DIR is writable from the guest as /run/vmtest; the console goes to
+# stdout. Exits with COMMAND's exit code (124 if the guest timed out).
+set -euo pipefail
+kdir=$(cd "$1" && pwd)
+share=$(mkdir -p "$2" && cd "$2" && pwd)
+shift 2
+version=$(cat "$kdir/version")
+
+rm -f "$share/rc"
+# The guest's /tmp: a fresh, sparse ext4 image.
+rm -f "$share/disk.img"
+truncate -s "${VMTEST_DISK:-4G}" "$share/disk.img"
+mkfs.ext4 -q -F "$share/disk.img"
+cat >"$share/job.env" <<ENV
+VMTEST_BOOT='$kdir/root/boot'
+VMTEST_MODULES='$kdir/root/lib/modules'
+VMTEST_CWD='$PWD'
+ENV
+{
+	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb'
+	printf '%q ' "$@"
+	echo
+} >"$share/job.sh"
+
+# mitigations=off: no speculation barriers, which cost a lot under TCG.
+timeout --kill-after=10 "${VMTEST_TIMEOUT:-3600}" \
+	qemu-system-x86_64 -accel tcg -cpu max -smp "${VMTEST_CPUS:-2}" -m "${VMTEST_MEM:-2G}" \
+	-nodefaults -display none -serial stdio -no-reboot \
+	-kernel "$kdir/vmlinux" -initrd "$kdir/initrd.gz" \
+	-append "console=ttyS0 rdinit=/init panic=-1 quiet mitigations=off" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs "local,path=$share,mount_tag=vmshare,security_model=none" \
+	-drive "file=$share/disk.img,if=virtio,format=raw,cache=unsafe" </dev/null || true
+rm -f "$share/disk.img"
+[ -s "$share/rc" ] || {
+	echo "vmtest: the $version guest did not finish its command" >&2
+	exit 124
+}
+exit "$(cat "$share/rc")"
