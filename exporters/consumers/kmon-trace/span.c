@@ -151,7 +151,8 @@ struct span *span__parse(const struct json_value *rec, char *err,
 	if (has != has2)
 		FAIL("%s: missing (req_seq and resp_seq come together)",
 		     has ? "resp_seq" : "req_seq");
-	s->has_seq = has;
+	/* Both zero: kmond did not know them (2^-64 by chance). */
+	s->has_seq = has && (s->req_seq || s->resp_seq);
 	if (!opt_uint(rec, "pid", UINT32_MAX, &u, &has))
 		FAIL("pid: invalid");
 	s->pid = u;
