@@ -4,7 +4,8 @@
 # URL/v1/traces with Content-Type application/json; the bodies are valid
 # ExportTraceServiceRequests (OpenTelemetry's definitions) that together
 # hold exactly the expected traces, each once; a busy collector (503) is
-# retried; partialSuccess, refusals and an absent collector are counted.
+# retried; -H headers go with every POST; partialSuccess, refusals and an
+# absent collector are counted.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/otlp.sh"
 
@@ -36,11 +37,14 @@ stat() {
 
 "$KMON_TRACE" -i - -u ftp://x >/dev/null 2>&1 </dev/null
 expect_eq "kmon-trace -u with a non-http URL" $? 2
+"$KMON_TRACE" -i - -u http://127.0.0.1:1 -H "no colon" >/dev/null 2>&1 </dev/null
+expect_eq "kmon-trace -H without a colon" $? 2
 
 # A collector that is busy once, then takes everything (one rejected
 # span reported back); the traces also go to a file with -o.
 start_receiver good --busy 1 --partial 1
-"$KMON_TRACE" -i "$WORK/all.json" -u "$URL/" -o "$WORK/file.otlp" 2>"$WORK/good.stats" ||
+"$KMON_TRACE" -i "$WORK/all.json" -u "$URL/" -H "Authorization: Bearer t0ken" \
+	-o "$WORK/file.otlp" 2>"$WORK/good.stats" ||
 	fail "kmon-trace -u: $(cat "$WORK/good.stats")"
 python3 - "$WORK/good.log" "$WORK/bodies.json" "$WORK/split.otlp" <<'PY' || fail "the POSTs"
 import json, sys
@@ -49,6 +53,7 @@ assert reqs, "no POST"
 for r in reqs:
     assert r["path"] == "/v1/traces", r["path"]
     assert r["content_type"] == "application/json", r["content_type"]
+    assert r["authorization"] == "Bearer t0ken", r["authorization"]
 # the 503 one was sent again, byte for byte
 assert reqs[0]["status"] == 503 and reqs[1]["body"] == reqs[0]["body"], "no retry"
 ok = [r["body"] for r in reqs if r["status"] == 200]
@@ -64,7 +69,7 @@ for b in ok:
 with open(sys.argv[3], "w") as out:
     for rss in traces.values():
         out.write(json.dumps({"resourceSpans": rss}) + "\n")
-print(f"ok: {len(reqs)} POSTs to /v1/traces as application/json, "
+print(f"ok: {len(reqs)} POSTs to /v1/traces as application/json with -H, "
       f"{len(ok)} accepted, the 503 retried")
 PY
 otlp_check "$WORK/bodies.json"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """A tiny OTLP/HTTP receiver on loopback for the kmon-trace tests: every
 request is logged as one JSON line {"method","path","content_type",
-"status","body"} in LOG; it answers as a collector would.
+"authorization","status","body"} in LOG; it answers as a collector would.
 
   otlp_receiver.py PORT_FILE LOG [--busy N] [--partial N] [--status S]
 
@@ -41,6 +41,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             log.write(json.dumps({
                 "method": "POST", "path": self.path,
                 "content_type": self.headers.get("Content-Type"),
+                "authorization": self.headers.get("Authorization"),
                 "status": status, "body": body.decode()}) + "\n")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

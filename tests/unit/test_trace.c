@@ -146,11 +146,14 @@ static void test_no_join_on_addresses(void)
 			  "10.0.0.2", "10.0.0.1"), 2);
 	/* same seq, another client port: another exchange */
 	traces__add(t, server("b002", 'c', 1, 2, 40001), 3);
+	/* both seqs 0: kmond did not know them, nothing to join on */
+	traces__add(t, client("a003", 'd', NULL, 0, 0, 40005), 4);
+	traces__add(t, server("b003", 'e', 0, 0, 40005), 5);
 	traces__flush(t);
-	CHECK(w.n == 3);
+	CHECK(w.n == 5);
 	CHECK(traces__counts(t)->joined == 0);
-	CHECK(traces__counts(t)->unmatched_client == 1);
-	CHECK(traces__counts(t)->unmatched_server == 2);
+	CHECK(traces__counts(t)->unmatched_client == 2);
+	CHECK(traces__counts(t)->unmatched_server == 3);
 	traces__free(t);
 }
 

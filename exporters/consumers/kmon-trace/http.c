@@ -34,11 +34,25 @@ static size_t on_answer(char *data, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
-struct otlp_http *otlp_http__new(const char *url, char *err, size_t errlen)
+struct otlp_http *otlp_http__new(const char *url, const char *const *headers,
+				 int nheaders, char *err, size_t errlen)
 {
 	static const char path[] = "/v1/traces";
 	struct otlp_http *h;
 	size_t len = strlen(url);
+	int i;
+
+	for (i = 0; i < nheaders; i++) {
+		const char *colon = strchr(headers[i], ':');
+
+		if (!colon || colon == headers[i] ||
+		    strpbrk(headers[i], "\r\n")) {
+			snprintf(err, errlen,
+				 "-H %s: not a \"Name: value\" header",
+				 headers[i]);
+			return NULL;
+		}
+	}
 
 	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
 		snprintf(err, errlen, "%s: not an http:// or https:// URL", url);
@@ -66,6 +80,8 @@ struct otlp_http *otlp_http__new(const char *url, char *err, size_t errlen)
 		return NULL;
 	}
 	h->headers = curl_slist_append(NULL, "Content-Type: application/json");
+	for (i = 0; i < nheaders; i++)
+		h->headers = curl_slist_append(h->headers, headers[i]);
 	curl_easy_setopt(h->curl, CURLOPT_URL, h->endpoint);
 	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
 	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, TIMEOUT_MS);

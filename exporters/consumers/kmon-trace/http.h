@@ -17,8 +17,10 @@ struct otlp_http_counts {
 struct otlp_http;
 
 /* url: the collector (http://host:4318); /v1/traces is added unless the
- * url already ends with it. NULL with the reason in err. */
-struct otlp_http *otlp_http__new(const char *url, char *err, size_t errlen);
+ * url already ends with it. headers: nheaders "Name: value" lines sent
+ * with every request (an API key). NULL with the reason in err. */
+struct otlp_http *otlp_http__new(const char *url, const char *const *headers,
+				 int nheaders, char *err, size_t errlen);
 void otlp_http__free(struct otlp_http *h); /* NULL-safe */
 const char *otlp_http__endpoint(const struct otlp_http *h);
 

@@ -6,7 +6,8 @@
  * (one ExportTraceServiceRequest per line) and/or OTLP/HTTP.
  *
  *   kmon-trace (-i FILE | -b BROKERS [-p PREFIX] [-g GROUP] [-X p=v]...)
- *              [-o FILE] [-u URL] [--quiet SEC] [--max-traces N]
+ *              [-o FILE] [-u URL [-H 'Name: value']...] [--quiet SEC]
+ *              [--max-traces N]
  *              [--max-spans N] [--duration SEC]
  */
 #define _GNU_SOURCE
@@ -31,11 +32,14 @@
 /* An OTLP/HTTP request carries the traces written in one pass, up to
  * about this size (collectors take 4 MiB by default). */
 #define POST_BYTES (1u << 20)
+#define MAX_HEADERS 32
 
 struct opts {
 	struct source_opts src;
 	const char *output; /* NULL: none (only -u) */
 	const char *url;
+	const char *headers[MAX_HEADERS];
+	int nheaders;
 	double quiet_s, duration_s;
 	unsigned long long max_traces, max_spans;
 };
@@ -72,9 +76,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: kmon-trace (-i FILE | -b BROKERS [-p PREFIX] [-g GROUP] "
 		"[-X prop=value]...)\n"
-		"                  [-o FILE] [-u URL] [--quiet SEC] "
-		"[--max-traces N] [--max-spans N]\n"
-		"                  [--duration SEC]\n"
+		"                  [-o FILE] [-u URL [-H 'Name: value']...] "
+		"[--quiet SEC]\n"
+		"                  [--max-traces N] [--max-spans N] "
+		"[--duration SEC]\n"
 		"  -i, --input FILE   kmond's JSON lines (- = stdin); other "
 		"kinds are skipped\n"
 		"  -b, --brokers      Kafka bootstrap servers: reads PREFIXtcp\n"
@@ -85,6 +90,7 @@ static void usage(FILE *f)
 		"per line\n"
 		"                     (default - = stdout unless -u is given)\n"
 		"  -u, --otlp-http URL  POST to a collector's URL/v1/traces\n"
+		"  -H, --header 'Name: value'  sent with every POST (repeatable)\n"
 		"  -q, --quiet SEC    write a trace when no span came for it "
 		"for SEC (default 5)\n"
 		"      --max-traces N open traces kept (default 100000)\n"
@@ -130,6 +136,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "group", required_argument, NULL, 'g' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "otlp-http", required_argument, NULL, 'u' },
+		{ "header", required_argument, NULL, 'H' },
 		{ "quiet", required_argument, NULL, 'q' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "max-traces", required_argument, NULL, OPT_MAX_TRACES },
@@ -145,7 +152,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			    .max_spans = 1000000 };
 	s->prefix = "kmon.";
 	s->group = "kmon-trace";
-	while ((c = getopt_long(argc, argv, "i:b:p:g:o:u:q:d:X:h", longopts,
+	while ((c = getopt_long(argc, argv, "i:b:p:g:o:u:H:q:d:X:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -165,6 +172,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'u':
 			o->url = optarg;
+			break;
+		case 'H':
+			if (o->nheaders == MAX_HEADERS)
+				goto bad;
+			o->headers[o->nheaders++] = optarg;
 			break;
 		case 'q':
 			if (parse_seconds(optarg, &o->quiet_s))
@@ -198,6 +210,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind != argc || !s->input == !s->brokers)
+		goto bad;
+	if (o->nheaders && !o->url)
 		goto bad;
 	if (!o->output && !o->url)
 		o->output = "-";
@@ -379,7 +393,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (o.url && !(a.http = otlp_http__new(o.url, err, sizeof(err)))) {
+	if (o.url && !(a.http = otlp_http__new(o.url, o.headers, o.nheaders,
+						err, sizeof(err)))) {
 		fprintf(stderr, "kmon-trace: %s\n", err);
 		return 2;
 	}
