@@ -72,7 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	t = traces__new(1 + data[0] % 8, 1 + data[1] % 16, on_write, &seen);
+	t = traces__new(1 + data[0] % 8, 1 + data[1] % 16,
+			data[0] & 0x80 ? 0 : 1 + data[1] % 64, on_write, &seen);
 	for (i = 2; i + OP_BYTES <= size && added < 255; i += OP_BYTES) {
 		const uint8_t *b = data + i;
 

@@ -79,6 +79,26 @@ tail -n +"$((want_before + 1))" "$WORK/c.otlp" >"$WORK/c2.otlp"
 trace_check "$WORK/c1.otlp" "$F/expected.json"
 trace_check "$WORK/c2.otlp" "$WORK/fleet2/expected.json"
 
+# Late server ends: node-1's calls come 1.5 s before the servers that
+# answered them (node-2, node-3), their traces written long before; with
+# the default --late 60 every server end still joins its call, under the
+# call's trace id: the pieces make exactly the expected traces.
+mkfifo "$WORK/pipe2"
+"$KMON_TRACE" -i "$WORK/pipe2" --quiet 0.5 -o "$WORK/g.otlp" 2>"$WORK/g.err" &
+kt=$!
+STARTED_PIDS+=($kt)
+exec 8>"$WORK/pipe2"
+cat "$F/node-1.json" >&8
+sleep 1.5
+cat "$F/node-2.json" "$F/node-3.json" >&8
+exec 8>&-
+wait $kt || fail "kmon-trace on a pipe: $(cat "$WORK/g.err")"
+trace_check "$WORK/g.otlp" "$F/expected.json" --stats "$WORK/g.err" --pieces
+otlp_check "$WORK/g.otlp"
+late=$(tail -1 "$WORK/g.err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["late_joined"])')
+[ "$late" -gt 0 ] || fail "no late join: $(tail -1 "$WORK/g.err")"
+echo "ok: $late server ends joined their calls after these were written"
+
 # Bounds: 4 open traces at most; the oldest are written early (their
 # late spans then make traces of their own), no span is lost.
 "$KMON_TRACE" -i "$WORK/all.json" --max-traces 4 -o "$WORK/d.otlp" 2>"$WORK/d.err" ||

@@ -114,7 +114,7 @@ static struct span *server(const char *id, char trace, unsigned req,
 static void test_join_either_order(void)
 {
 	struct written w = { 0 };
-	struct traces *t = traces__new(100, 100, on_write, &w);
+	struct traces *t = traces__new(100, 100, 0, on_write, &w);
 
 	/* server end first: node B's records may come before node A's */
 	traces__add(t, server("b001", 'b', 1000, 5000, 40000), 1);
@@ -138,7 +138,7 @@ static void test_join_either_order(void)
 static void test_no_join_on_addresses(void)
 {
 	struct written w = { 0 };
-	struct traces *t = traces__new(100, 100, on_write, &w);
+	struct traces *t = traces__new(100, 100, 0, on_write, &w);
 
 	traces__add(t, mk("client", "a001", 'a', NULL, 1, 2, 40000, 8080,
 			  "10.0.0.1", "10.0.0.2"), 1);
@@ -162,7 +162,7 @@ static void test_no_join_on_addresses(void)
 static void test_no_guess(void)
 {
 	struct written w = { 0 };
-	struct traces *t = traces__new(100, 100, on_write, &w);
+	struct traces *t = traces__new(100, 100, 0, on_write, &w);
 	struct span *s;
 
 	traces__add(t, client("a001", 'a', NULL, 1000, 5000, 40000), 1);
@@ -190,7 +190,7 @@ static void test_no_guess(void)
 static void test_whole_trace_moves(void)
 {
 	struct written w = { 0 };
-	struct traces *t = traces__new(100, 100, on_write, &w);
+	struct traces *t = traces__new(100, 100, 0, on_write, &w);
 
 	/* node B: api serves b001 (trace b) and calls redis from it */
 	traces__add(t, client("b002", 'b', "b001", 77, 88, 50000), 1);
@@ -212,7 +212,7 @@ static void test_whole_trace_moves(void)
 static void test_chain(void)
 {
 	struct written w = { 0 };
-	struct traces *t = traces__new(100, 100, on_write, &w);
+	struct traces *t = traces__new(100, 100, 0, on_write, &w);
 
 	traces__add(t, server("c001", 'c', 3000, 7000, 50000), 1);
 	traces__add(t, client("b002", 'b', "b001", 3000, 7000, 50000), 2);
@@ -228,7 +228,7 @@ static void test_chain(void)
 static void test_quiet_and_bounds(void)
 {
 	struct written w = { 0 };
-	struct traces *t = traces__new(2, 100, on_write, &w);
+	struct traces *t = traces__new(2, 100, 0, on_write, &w);
 
 	traces__add(t, server("b001", '1', 1, 1, 1), 1000);
 	traces__add(t, server("b002", '2', 2, 2, 2), 2000);
@@ -253,7 +253,7 @@ static void test_quiet_and_bounds(void)
 
 	/* spans: at most 3 open */
 	w = (struct written){ 0 };
-	t = traces__new(100, 3, on_write, &w);
+	t = traces__new(100, 3, 0, on_write, &w);
 	traces__add(t, server("b001", '1', 1, 1, 1), 1);
 	traces__add(t, server("b002", '1', 2, 2, 2), 2);
 	traces__add(t, server("b003", '2', 3, 3, 3), 3);
@@ -264,12 +264,13 @@ static void test_quiet_and_bounds(void)
 	traces__free(t);
 }
 
-/* A pending end that was written (its trace went quiet) is no longer
- * joinable: the late other end stays on its own, nothing dangles. */
+/* Without a late window, a pending end that was written (its trace went
+ * quiet) is no longer joinable: the late other end stays on its own,
+ * nothing dangles. */
 static void test_written_end_forgotten(void)
 {
 	struct written w = { 0 };
-	struct traces *t = traces__new(100, 100, on_write, &w);
+	struct traces *t = traces__new(100, 100, 0, on_write, &w);
 
 	traces__add(t, server("b001", 'b', 1000, 5000, 40000), 1);
 	traces__expire(t, 100, 10);
@@ -277,6 +278,51 @@ static void test_written_end_forgotten(void)
 	traces__flush(t);
 	CHECK(w.n == 2);
 	CHECK(traces__counts(t)->joined == 0);
+	traces__free(t);
+}
+
+/* A server end that comes after its call was written still joins it,
+ * under the call's trace id, within the late window only. */
+static void test_late_server_end(void)
+{
+	struct written w = { 0 };
+	struct traces *t = traces__new(100, 100, 1000, on_write, &w);
+
+	traces__add(t, client("a002", 'a', "a001", 1000, 5000, 40000), 1);
+	traces__expire(t, 100, 10);
+	CHECK(w.n == 1);
+	CHECK(traces__counts(t)->unmatched_client == 1);
+	traces__add(t, server("b001", 'b', 1000, 5000, 40000), 200);
+	traces__add(t, client("b002", 'b', "b001", 7, 8, 50000), 201);
+	traces__flush(t);
+	CHECK(w.n == 2);
+	CHECK_STR(w.trace[1], "0000000000000000000000000000000a");
+	CHECK_STR(w.spans[1], "b001<a002 b002<b001");
+	CHECK(traces__counts(t)->late_joined == 1);
+	CHECK(traces__counts(t)->joined == 1);
+	CHECK(traces__counts(t)->unmatched_client == 1); /* b002 */
+
+	/* the call's trace open again (its root came late): one trace */
+	traces__add(t, client("a004", 'c', "a003", 2000, 6000, 40001), 300);
+	traces__expire(t, 400, 10);
+	traces__add(t, mk("server", "a003", 'c', NULL, 5, 6, 80, 1234,
+			  "10.0.0.1", "203.0.113.9"), 500);
+	traces__add(t, server("b003", 'd', 2000, 6000, 40001), 501);
+	traces__flush(t);
+	CHECK(w.n == 4);
+	CHECK_STR(w.trace[3], "0000000000000000000000000000000c");
+	CHECK_STR(w.spans[3], "a003 b003<a004");
+
+	/* past the window, or another response: not joined */
+	traces__add(t, client("a006", 'e', "a005", 3000, 7000, 40002), 600);
+	traces__add(t, client("a008", 'f', "a007", 4000, 8000, 40003), 600);
+	traces__expire(t, 700, 10);
+	traces__add(t, server("b004", '1', 4000, 8001, 40003), 800);
+	traces__add(t, server("b005", '2', 3000, 7000, 40002), 1800);
+	traces__flush(t);
+	CHECK(w.n == 8);
+	CHECK(traces__counts(t)->late_joined == 2);
+	CHECK(traces__counts(t)->mismatched == 1);
 	traces__free(t);
 }
 
@@ -408,6 +454,7 @@ int main(void)
 	test_chain();
 	test_quiet_and_bounds();
 	test_written_end_forgotten();
+	test_late_server_end();
 	test_parse_refuses();
 	test_otlp();
 	return unit_done("trace");

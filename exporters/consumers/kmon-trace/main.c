@@ -7,7 +7,7 @@
  *
  *   kmon-trace (-i FILE | -b BROKERS [-p PREFIX] [-g GROUP] [-X p=v]...)
  *              [-o FILE] [-u URL [-H 'Name: value']...] [--quiet SEC]
- *              [--max-traces N]
+ *              [--late SEC] [--max-traces N]
  *              [--max-spans N] [--duration SEC]
  */
 #define _GNU_SOURCE
@@ -40,7 +40,7 @@ struct opts {
 	const char *url;
 	const char *headers[MAX_HEADERS];
 	int nheaders;
-	double quiet_s, duration_s;
+	double quiet_s, late_s, duration_s;
 	unsigned long long max_traces, max_spans;
 };
 
@@ -78,7 +78,7 @@ static void usage(FILE *f)
 		"[-X prop=value]...)\n"
 		"                  [-o FILE] [-u URL [-H 'Name: value']...] "
 		"[--quiet SEC]\n"
-		"                  [--max-traces N] [--max-spans N] "
+		"                  [--late SEC] [--max-traces N] [--max-spans N] "
 		"[--duration SEC]\n"
 		"  -i, --input FILE   kmond's JSON lines (- = stdin); other "
 		"kinds are skipped\n"
@@ -93,6 +93,9 @@ static void usage(FILE *f)
 		"  -H, --header 'Name: value'  sent with every POST (repeatable)\n"
 		"  -q, --quiet SEC    write a trace when no span came for it "
 		"for SEC (default 5)\n"
+		"      --late SEC     a call written without its server end "
+		"still takes it\n"
+		"                     for SEC (default 60)\n"
 		"      --max-traces N open traces kept (default 100000)\n"
 		"      --max-spans N  open spans kept (default 1000000); past "
 		"either, the\n"
@@ -128,7 +131,7 @@ static int parse_count(const char *s, unsigned long long *out)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_MAX_TRACES = 256, OPT_MAX_SPANS };
+	enum { OPT_MAX_TRACES = 256, OPT_MAX_SPANS, OPT_LATE };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "brokers", required_argument, NULL, 'b' },
@@ -141,6 +144,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "max-traces", required_argument, NULL, OPT_MAX_TRACES },
 		{ "max-spans", required_argument, NULL, OPT_MAX_SPANS },
+		{ "late", required_argument, NULL, OPT_LATE },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -148,7 +152,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	char *eq;
 	int c;
 
-	*o = (struct opts){ .quiet_s = 5, .max_traces = 100000,
+	*o = (struct opts){ .quiet_s = 5, .late_s = 60, .max_traces = 100000,
 			    .max_spans = 1000000 };
 	s->prefix = "kmon.";
 	s->group = "kmon-trace";
@@ -184,6 +188,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &o->duration_s))
+				goto bad;
+			break;
+		case OPT_LATE:
+			if (parse_seconds(optarg, &o->late_s))
 				goto bad;
 			break;
 		case OPT_MAX_TRACES:
@@ -345,7 +353,8 @@ static void print_counts(const struct app *a)
 	strbuf__addf(&sb,
 		     "{\"kind\":\"trace_stats\",\"records\":%llu,"
 		     "\"rejected\":%llu,\"skipped\":%llu,\"spans\":%llu,"
-		     "\"joined\":%llu,\"ambiguous\":%llu,\"conflicts\":%llu,"
+		     "\"joined\":%llu,\"late_joined\":%llu,\"ambiguous\":%llu,"
+		     "\"conflicts\":%llu,"
 		     "\"mismatched\":%llu,\"unmatched_client\":%llu,"
 		     "\"unmatched_server\":%llu,\"traces\":%llu,"
 		     "\"spans_written\":%llu,\"evicted\":%llu",
@@ -354,6 +363,7 @@ static void print_counts(const struct app *a)
 		     (unsigned long long)a->skipped,
 		     (unsigned long long)c->spans,
 		     (unsigned long long)c->joined,
+		     (unsigned long long)c->late_joined,
 		     (unsigned long long)c->ambiguous,
 		     (unsigned long long)c->conflicts,
 		     (unsigned long long)c->mismatched,
@@ -415,7 +425,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "kmon-trace: reading %s%s%s\n", source__name(src),
 		a.http ? ", posting to " : "",
 		a.http ? otlp_http__endpoint(a.http) : "");
-	a.traces = traces__new(o.max_traces, o.max_spans, on_trace, &a);
+	a.traces = traces__new(o.max_traces, o.max_spans,
+			       (uint64_t)(o.late_s * 1e9), on_trace, &a);
 	ret = run(&a, src) ? 1 : 0;
 	print_counts(&a);
 cleanup:

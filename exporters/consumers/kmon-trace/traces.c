@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Traces are kept in a list by last arrival, oldest first, so the quiet
  * ones and the one to evict are at its head. A trace that another was
- * merged into answers to both trace ids: every id maps to it. */
+ * merged into answers to both trace ids: every id maps to it.
+ *
+ * Late ends: a call whose trace was written before its server end came
+ * is remembered (its id and trace) for late_ns, in a ring by time; the
+ * server end arriving then still hangs under it and takes its trace id,
+ * so a collector puts the two pieces of the trace together. The other
+ * way round cannot be mended: a server span already written keeps the
+ * trace id it was written with. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +27,21 @@ struct trace {
 	struct trace *prev, *next;
 };
 
+/* A written client end still waiting for its server end. */
+struct late_end {
+	uint64_t key, client_id, at_ns;
+	struct trace_id trace;
+	uint32_t resp_seq;
+};
+
+#define LATE_MAX 65536 /* a power of two */
+
 struct traces {
 	struct hashmap *by_id; /* trace key -> struct trace * */
+	struct hashmap *late;  /* join key -> index in ring */
+	struct late_end *ring;
+	uint64_t ring_head, ring_tail; /* free-running */
+	uint64_t late_ns, now;
 	/* Ends waiting for their other end: join key -> struct span * */
 	struct hashmap *clients, *servers;
 	struct trace *head, *tail;
@@ -44,10 +64,13 @@ static uint64_t join_key(const struct span *s)
 }
 
 struct traces *traces__new(size_t max_traces, size_t max_spans,
-			   trace_write_fn write, void *ctx)
+			   uint64_t late_ns, trace_write_fn write, void *ctx)
 {
 	struct traces *t = xcalloc(1, sizeof(*t));
 
+	t->late_ns = late_ns;
+	t->late = hashmap__new();
+	t->ring = xcalloc(LATE_MAX, sizeof(*t->ring));
 	t->by_id = hashmap__new();
 	t->clients = hashmap__new();
 	t->servers = hashmap__new();
@@ -122,6 +145,45 @@ static void forget_pending(struct traces *t, struct span *s)
 		hashmap__delete(m, key);
 }
 
+static void late_pop(struct traces *t)
+{
+	uint64_t i = t->ring_head++ & (LATE_MAX - 1);
+	uint64_t *v = hashmap__find(t->late, t->ring[i].key);
+
+	if (v && *v == i)
+		hashmap__delete(t->late, t->ring[i].key);
+}
+
+static void late_expire(struct traces *t)
+{
+	while (t->ring_head != t->ring_tail &&
+	       t->ring[t->ring_head & (LATE_MAX - 1)].at_ns + t->late_ns <=
+		       t->now)
+		late_pop(t);
+}
+
+/* Remembers a written call whose server end has not come. */
+static void late_add(struct traces *t, const struct span *s,
+		     struct trace_id trace)
+{
+	uint64_t key = join_key(s), i;
+
+	if (!t->late_ns || !s->has_seq || s->joined)
+		return;
+	if (hashmap__find(t->late, key)) {
+		hashmap__delete(t->late, key); /* two calls, one key */
+		t->c.ambiguous += 2;
+		return;
+	}
+	if (t->ring_tail - t->ring_head == LATE_MAX)
+		late_pop(t);
+	i = t->ring_tail++ & (LATE_MAX - 1);
+	t->ring[i] = (struct late_end){ .key = key, .client_id = s->id,
+					.at_ns = t->now, .trace = trace,
+					.resp_seq = s->resp_seq };
+	hashmap__set(t->late, key, i);
+}
+
 static void write_trace(struct traces *t, struct trace *tr, bool evicted)
 {
 	struct trace_view v = { .id = tr->id, .spans = tr->spans, .n = tr->n,
@@ -131,8 +193,10 @@ static void write_trace(struct traces *t, struct trace *tr, bool evicted)
 	for (i = 0; i < tr->n; i++) {
 		struct span *s = tr->spans[i];
 
-		if (s->client && !s->joined)
+		if (s->client && !s->joined) {
 			t->c.unmatched_client++;
+			late_add(t, s, tr->id);
+		}
 		else if (!s->client && !s->joined && !s->parent)
 			t->c.unmatched_server++;
 		forget_pending(t, s);
@@ -196,6 +260,47 @@ static void join_ends(struct traces *t, struct span *client, struct span *server
 	}
 }
 
+/* The server end s of a call already written: s takes the call as its
+ * parent and the call's trace id, with every span of its trace. */
+static bool late_join(struct traces *t, struct span *s, uint64_t key,
+		      uint64_t now)
+{
+	uint64_t *v, tkey;
+	struct late_end *e;
+	struct trace *tr = s->trace, *target;
+
+	late_expire(t);
+	v = hashmap__find(t->late, key);
+	if (!v)
+		return false;
+	e = &t->ring[*v];
+	if (e->resp_seq != s->resp_seq) {
+		t->c.mismatched++;
+		return false;
+	}
+	hashmap__delete(t->late, key);
+	if (s->parent && s->parent != e->client_id) {
+		t->c.conflicts++;
+		return true;
+	}
+	s->parent = e->client_id;
+	s->joined = true;
+	t->c.joined++;
+	t->c.late_joined++;
+	t->c.unmatched_client--; /* counted when the call was written */
+	target = find_trace(t, e->trace);
+	if (target && target != tr) {
+		merge(t, tr, target);
+		touch(t, target, now);
+	} else if (!target) {
+		tr->id = e->trace;
+		tkey = trace_key(e->trace);
+		add_key(tr, tkey);
+		hashmap__set(t->by_id, tkey, (uintptr_t)tr);
+	}
+	return true;
+}
+
 static void try_join(struct traces *t, struct span *s, uint64_t now)
 {
 	struct hashmap *mine = s->client ? t->clients : t->servers;
@@ -213,7 +318,8 @@ static void try_join(struct traces *t, struct span *s, uint64_t now)
 	}
 	slot = hashmap__find(other, key);
 	if (!slot) {
-		hashmap__set(mine, key, (uintptr_t)s);
+		if (s->client || !late_join(t, s, key, now))
+			hashmap__set(mine, key, (uintptr_t)s);
 		return;
 	}
 	peer = (struct span *)(uintptr_t)*slot;
@@ -234,6 +340,7 @@ void traces__add(struct traces *t, struct span *s, uint64_t now_ns)
 	struct trace *tr;
 
 	t->c.spans++;
+	t->now = now_ns;
 	while (t->head && (t->c.open_spans >= t->max_spans ||
 			   (t->c.open_traces >= t->max_traces &&
 			    !hashmap__find(t->by_id, key))))
@@ -256,6 +363,8 @@ void traces__add(struct traces *t, struct span *s, uint64_t now_ns)
 
 void traces__expire(struct traces *t, uint64_t now_ns, uint64_t quiet_ns)
 {
+	t->now = now_ns;
+	late_expire(t);
 	while (t->head && now_ns - t->head->last_ns >= quiet_ns)
 		write_trace(t, t->head, false);
 }
@@ -287,6 +396,8 @@ void traces__free(struct traces *t)
 		free(tr);
 	}
 	hashmap__free(t->by_id);
+	hashmap__free(t->late);
+	free(t->ring);
 	hashmap__free(t->clients);
 	hashmap__free(t->servers);
 	free(t);

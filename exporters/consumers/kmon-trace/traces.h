@@ -12,7 +12,9 @@
  * trace, every span of it, becomes part of the client's trace. Never a
  * guess: two ends of one side with the same key are both left unjoined
  * (counted as ambiguous), and a server span whose own parent is another
- * span is not moved (a conflict). */
+ * span is not moved (a conflict). A server end that comes after its
+ * call's trace was written still joins it, under the call's trace id
+ * (late_ns, traces.c). */
 #ifndef KMON_TRACE_TRACES_H
 #define KMON_TRACE_TRACES_H
 
@@ -36,6 +38,7 @@ typedef void (*trace_write_fn)(const struct trace_view *t, void *ctx);
 struct trace_counts {
 	uint64_t spans;		   /* added */
 	uint64_t joined;	   /* exchanges whose two ends were joined */
+	uint64_t late_joined;	   /* of which after the call was written */
 	uint64_t ambiguous;	   /* ends sharing their key with another */
 	uint64_t conflicts;	   /* ends matched but not moved */
 	uint64_t mismatched;	   /* key matched, resp_seq did not */
@@ -49,9 +52,11 @@ struct trace_counts {
 struct traces;
 
 /* max_traces, max_spans: the bounds of what is kept open; past them the
- * least recently active trace is written early (counted as evicted). */
+ * least recently active trace is written early (counted as evicted).
+ * late_ns: how long a written call still takes its server end (0: not
+ * at all; at most 65536 such calls are remembered). */
 struct traces *traces__new(size_t max_traces, size_t max_spans,
-			   trace_write_fn write, void *ctx);
+			   uint64_t late_ns, trace_write_fn write, void *ctx);
 void traces__free(struct traces *t); /* NULL-safe; writes nothing */
 
 /* Takes s; now_ns is the arrival time (any monotonic clock). */
