@@ -323,6 +323,17 @@ static void test_late_server_end(void)
 	CHECK(w.n == 8);
 	CHECK(traces__counts(t)->late_joined == 2);
 	CHECK(traces__counts(t)->mismatched == 1);
+
+	/* two calls under one key, written: still not a guess later */
+	traces__add(t, client("a00a", '3', "a009", 9000, 9900, 40009), 2000);
+	traces__add(t, client("a00b", '4', "a009", 9000, 9900, 40009), 2000);
+	traces__expire(t, 2100, 10);
+	traces__add(t, server("b006", '5', 9000, 9900, 40009), 2200);
+	traces__flush(t);
+	CHECK(w.n == 11);
+	CHECK_STR(w.spans[10], "b006");
+	CHECK(traces__counts(t)->late_joined == 2);
+	CHECK(traces__counts(t)->ambiguous == 2);
 	traces__free(t);
 }
 

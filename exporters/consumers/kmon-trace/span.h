@@ -30,6 +30,7 @@ struct span {
 	/* Cross-node join (traces.h): a server span under the client call
 	 * it answered, a client call with the server span that answered it. */
 	bool joined;
+	bool ambiguous; /* shares its join key with another end: never joined */
 	uint16_t lport, rport;
 	uint32_t pid, tid;
 	/* Owned copies; NULL when the record has none. */

@@ -168,7 +168,7 @@ static void late_add(struct traces *t, const struct span *s,
 {
 	uint64_t key = join_key(s), i;
 
-	if (!t->late_ns || !s->has_seq || s->joined)
+	if (!t->late_ns || !s->has_seq || s->joined || s->ambiguous)
 		return;
 	if (hashmap__find(t->late, key)) {
 		hashmap__delete(t->late, key); /* two calls, one key */
@@ -196,8 +196,7 @@ static void write_trace(struct traces *t, struct trace *tr, bool evicted)
 		if (s->client && !s->joined) {
 			t->c.unmatched_client++;
 			late_add(t, s, tr->id);
-		}
-		else if (!s->client && !s->joined && !s->parent)
+		} else if (!s->client && !s->joined && !s->parent)
 			t->c.unmatched_server++;
 		forget_pending(t, s);
 	}
@@ -312,6 +311,8 @@ static void try_join(struct traces *t, struct span *s, uint64_t now)
 	if (slot) {
 		/* Two ends of one side under one key: which of them the
 		 * other end belongs to is unknown, so neither is joined. */
+		((struct span *)(uintptr_t)*slot)->ambiguous = true;
+		s->ambiguous = true;
 		hashmap__delete(mine, key);
 		t->c.ambiguous += 2;
 		return;
