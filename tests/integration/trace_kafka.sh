@@ -37,7 +37,7 @@ for ((i = 0; i < 50; i++)); do [ -s "$WORK/rx.port" ] && break; sleep 0.1; done
 
 start_broker -p 0
 broker_cmd "topic kmon.tcp 3"
-"$KMON_TRACE" -b "$BROKERS" -g trace-test-$$ $FAST_GROUP --quiet 1 \
+"$KMON_TRACE" -b "$BROKERS" -g trace-test-$$ $FAST_GROUP --quiet 1 --stats 0.5 \
 	-o "$WORK/out.otlp" -u "http://127.0.0.1:$(cat "$WORK/rx.port")" \
 	2>"$WORK/kt.err" &
 kt=$!
@@ -58,6 +58,15 @@ expect_eq "kmon-trace exit code after SIGTERM" $? 0
 grep -q "reading kmon.tcp from $BROKERS as group trace-test-$$" "$WORK/kt.err" ||
 	fail "no start-up line: $(cat "$WORK/kt.err")"
 trace_check "$WORK/out.otlp" "$WORK/fleet/expected.json" --stats "$WORK/kt.err"
+# --stats 0.5: the counts while running too; at the end nothing is open
+python3 - "$WORK/kt.err" <<'PY' || fail "--stats: $(cat "$WORK/kt.err")"
+import json, sys
+stats = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert len(stats) >= 4, f"{len(stats)} stats lines"
+assert any(s["open_spans"] > 0 for s in stats[:-1]), "never saw open spans"
+assert stats[-1]["open_traces"] == 0 and stats[-1]["open_spans"] == 0
+print(f"ok: {len(stats)} stats lines, open spans seen, none open at exit")
+PY
 otlp_check "$WORK/out.otlp"
 # what the collector got: the same traces, in one or more POSTs
 python3 - "$WORK/rx.log" "$WORK/rx.otlp" <<'PY' || fail "POSTs"

@@ -7,7 +7,7 @@
  *
  *   kmon-trace (-i FILE | -b BROKERS [-p PREFIX] [-g GROUP] [-X p=v]...)
  *              [-o FILE] [-u URL [-H 'Name: value']...] [--quiet SEC]
- *              [--late SEC] [--max-traces N]
+ *              [--late SEC] [--stats SEC] [--max-traces N]
  *              [--max-spans N] [--duration SEC]
  */
 #define _GNU_SOURCE
@@ -40,7 +40,7 @@ struct opts {
 	const char *url;
 	const char *headers[MAX_HEADERS];
 	int nheaders;
-	double quiet_s, late_s, duration_s;
+	double quiet_s, late_s, duration_s, stats_s;
 	unsigned long long max_traces, max_spans;
 };
 
@@ -80,6 +80,7 @@ static void usage(FILE *f)
 		"[--quiet SEC]\n"
 		"                  [--late SEC] [--max-traces N] [--max-spans N] "
 		"[--duration SEC]\n"
+		"                  [--stats SEC]\n"
 		"  -i, --input FILE   kmond's JSON lines (- = stdin); other "
 		"kinds are skipped\n"
 		"  -b, --brokers      Kafka bootstrap servers: reads PREFIXtcp\n"
@@ -102,7 +103,9 @@ static void usage(FILE *f)
 		"                     least recently active trace is written "
 		"early\n"
 		"  -d, --duration SEC stop after SEC (Kafka; files stop at "
-		"their end)\n");
+		"their end)\n"
+		"      --stats SEC    the counts on stderr every SEC too "
+		"(default: at exit)\n");
 }
 
 static int parse_seconds(const char *s, double *out)
@@ -131,7 +134,7 @@ static int parse_count(const char *s, unsigned long long *out)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_MAX_TRACES = 256, OPT_MAX_SPANS, OPT_LATE };
+	enum { OPT_MAX_TRACES = 256, OPT_MAX_SPANS, OPT_LATE, OPT_STATS };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "brokers", required_argument, NULL, 'b' },
@@ -145,6 +148,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "max-traces", required_argument, NULL, OPT_MAX_TRACES },
 		{ "max-spans", required_argument, NULL, OPT_MAX_SPANS },
 		{ "late", required_argument, NULL, OPT_LATE },
+		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -188,6 +192,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &o->duration_s))
+				goto bad;
+			break;
+		case OPT_STATS:
+			if (parse_seconds(optarg, &o->stats_s))
 				goto bad;
 			break;
 		case OPT_LATE:
@@ -320,31 +328,6 @@ static int ship(struct app *a)
 	return a->err ? -1 : 0;
 }
 
-static int run(struct app *a, struct source *src)
-{
-	uint64_t start = now_ns(), now;
-	uint64_t quiet = (uint64_t)(a->o->quiet_s * 1e9);
-	uint64_t duration = (uint64_t)(a->o->duration_s * 1e9);
-	int r = 0;
-
-	while (!exiting) {
-		r = source__poll(src, 100, on_record, a);
-		if (r)
-			break;
-		now = now_ns();
-		traces__expire(a->traces, now, quiet);
-		if (ship(a))
-			return -1;
-		if (duration && now - start >= duration)
-			break;
-	}
-	/* The end: what is still open is as complete as it will get. */
-	traces__flush(a->traces);
-	if (ship(a))
-		return -1;
-	return r < 0 ? -1 : 0;
-}
-
 static void print_counts(const struct app *a)
 {
 	const struct trace_counts *c = traces__counts(a->traces);
@@ -357,7 +340,8 @@ static void print_counts(const struct app *a)
 		     "\"conflicts\":%llu,"
 		     "\"mismatched\":%llu,\"unmatched_client\":%llu,"
 		     "\"unmatched_server\":%llu,\"traces\":%llu,"
-		     "\"spans_written\":%llu,\"evicted\":%llu",
+		     "\"spans_written\":%llu,\"evicted\":%llu,"
+		     "\"open_traces\":%llu,\"open_spans\":%llu",
 		     (unsigned long long)a->records,
 		     (unsigned long long)a->rejected,
 		     (unsigned long long)a->skipped,
@@ -371,7 +355,9 @@ static void print_counts(const struct app *a)
 		     (unsigned long long)c->unmatched_server,
 		     (unsigned long long)c->traces_written,
 		     (unsigned long long)c->spans_written,
-		     (unsigned long long)c->evicted);
+		     (unsigned long long)c->evicted,
+		     (unsigned long long)c->open_traces,
+		     (unsigned long long)c->open_spans);
 	if (a->http) {
 		const struct otlp_http_counts *h = otlp_http__counts(a->http);
 
@@ -386,6 +372,37 @@ static void print_counts(const struct app *a)
 	strbuf__adds(&sb, "}\n");
 	fputs(sb.buf, stderr);
 	strbuf__free(&sb);
+}
+
+static int run(struct app *a, struct source *src)
+{
+	uint64_t start = now_ns(), now;
+	uint64_t quiet = (uint64_t)(a->o->quiet_s * 1e9);
+	uint64_t duration = (uint64_t)(a->o->duration_s * 1e9);
+	uint64_t stats = (uint64_t)(a->o->stats_s * 1e9);
+	uint64_t next_stats = start + stats;
+	int r = 0;
+
+	while (!exiting) {
+		r = source__poll(src, 100, on_record, a);
+		if (r)
+			break;
+		now = now_ns();
+		traces__expire(a->traces, now, quiet);
+		if (ship(a))
+			return -1;
+		if (duration && now - start >= duration)
+			break;
+		if (stats && now >= next_stats) {
+			print_counts(a);
+			next_stats = now + stats;
+		}
+	}
+	/* The end: what is still open is as complete as it will get. */
+	traces__flush(a->traces);
+	if (ship(a))
+		return -1;
+	return r < 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
