@@ -99,6 +99,36 @@ late=$(tail -1 "$WORK/g.err" | python3 -c 'import json,sys; print(json.load(sys.
 [ "$late" -gt 0 ] || fail "no late join: $(tail -1 "$WORK/g.err")"
 echo "ok: $late server ends joined their calls after these were written"
 
+# Late calls: node-1's calls come 1.5 s after the servers that answered
+# them, once kmon-trace knows node-1's address (from an earlier fleet):
+# the servers' traces are held past --quiet 0.5 for their callers, and
+# every trace is written whole, once.
+mkfifo "$WORK/pipe3"
+"$KMON_TRACE" -i "$WORK/pipe3" --quiet 0.5 -o "$WORK/h.otlp" 2>"$WORK/h.err" &
+kt=$!
+STARTED_PIDS+=($kt)
+exec 8>"$WORK/pipe3"
+cat "$WORK/fleet2"/node-*.json >&8
+sleep 1
+cat "$F/node-2.json" "$F/node-3.json" >&8
+sleep 1.5
+cat "$F/node-1.json" >&8
+exec 8>&-
+wait $kt || fail "kmon-trace on a pipe: $(cat "$WORK/h.err")"
+python3 - "$WORK/h.otlp" "$WORK/fleet2/expected.json" "$WORK/h1.otlp" "$WORK/h2.otlp" <<'PY'
+import json, sys
+first = set(json.load(open(sys.argv[2]))["spans"])
+with open(sys.argv[3], "w") as a, open(sys.argv[4], "w") as b:
+    for line in open(sys.argv[1]):
+        sid = json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"]
+        (a if sid in first else b).write(line)
+PY
+trace_check "$WORK/h1.otlp" "$WORK/fleet2/expected.json"
+trace_check "$WORK/h2.otlp" "$F/expected.json"
+held=$(tail -1 "$WORK/h.err" | python3 -c 'import json,sys; print(json.load(sys.stdin)["held"])')
+[ "$held" -gt 0 ] || fail "no trace held: $(tail -1 "$WORK/h.err")"
+echo "ok: $held server traces held for their late callers, all whole"
+
 # Bounds: 4 open traces at most; the oldest are written early (their
 # late spans then make traces of their own), no span is lost.
 "$KMON_TRACE" -i "$WORK/all.json" --max-traces 4 -o "$WORK/d.otlp" 2>"$WORK/d.err" ||

@@ -337,6 +337,47 @@ static void test_late_server_end(void)
 	traces__free(t);
 }
 
+/* A quiet trace whose request came from another monitored host and has
+ * no caller yet is held for it, up to the late window; a request from an
+ * unknown address or from its own host is not. */
+static void test_hold_for_caller(void)
+{
+	struct written w = { 0 };
+	struct traces *t = traces__new(100, 100, 1000, on_write, &w);
+
+	/* node-1's front request: teaches 10.0.0.1, its caller unknown */
+	traces__add(t, mk("server", "a000", 'a', NULL, 5, 6, 80, 1234,
+			  "10.0.0.1", "203.0.113.9"), 1);
+	traces__add(t, server("b001", 'b', 1000, 5000, 40000), 5);
+	traces__expire(t, 100, 10);
+	CHECK(w.n == 1);
+	CHECK_STR(w.spans[0], "a000");
+	CHECK(traces__counts(t)->held == 1);
+	traces__expire(t, 200, 10); /* still held, counted once */
+	CHECK(w.n == 1);
+	CHECK(traces__counts(t)->held == 1);
+	traces__add(t, client("a002", 'c', "a000", 1000, 5000, 40000), 300);
+	traces__flush(t);
+	CHECK(w.n == 2);
+	CHECK_STR(w.trace[1], "0000000000000000000000000000000c");
+	CHECK_STR(w.spans[1], "a002<a000 b001<a002");
+
+	/* no caller within the window: written then */
+	traces__add(t, server("b002", 'd', 2000, 6000, 40001), 2000);
+	traces__expire(t, 2100, 10);
+	traces__expire(t, 2995, 10);
+	CHECK(w.n == 2);
+	traces__expire(t, 3005, 10); /* quiet since 2995, window over */
+	CHECK(w.n == 3);
+	/* from its own host: not held */
+	traces__add(t, mk("server", "b003", 'e', NULL, 7, 8, 8080, 40007,
+			  "10.0.0.1", "10.0.0.1"), 4000);
+	traces__expire(t, 4010, 10);
+	CHECK(w.n == 4);
+	CHECK(traces__counts(t)->held == 2);
+	traces__free(t);
+}
+
 static void test_parse_refuses(void)
 {
 	static const char *const bad[][2] = {
@@ -466,6 +507,7 @@ int main(void)
 	test_quiet_and_bounds();
 	test_written_end_forgotten();
 	test_late_server_end();
+	test_hold_for_caller();
 	test_parse_refuses();
 	test_otlp();
 	return unit_done("trace");

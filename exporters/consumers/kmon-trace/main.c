@@ -340,7 +340,7 @@ static void print_counts(const struct app *a)
 		     "\"conflicts\":%llu,"
 		     "\"mismatched\":%llu,\"unmatched_client\":%llu,"
 		     "\"unmatched_server\":%llu,\"traces\":%llu,"
-		     "\"spans_written\":%llu,\"evicted\":%llu,"
+		     "\"spans_written\":%llu,\"evicted\":%llu,\"held\":%llu,"
 		     "\"open_traces\":%llu,\"open_spans\":%llu",
 		     (unsigned long long)a->records,
 		     (unsigned long long)a->rejected,
@@ -356,6 +356,7 @@ static void print_counts(const struct app *a)
 		     (unsigned long long)c->traces_written,
 		     (unsigned long long)c->spans_written,
 		     (unsigned long long)c->evicted,
+		     (unsigned long long)c->held,
 		     (unsigned long long)c->open_traces,
 		     (unsigned long long)c->open_spans);
 	if (a->http) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Traces are kept in a list by last arrival, oldest first, so the quiet
- * ones and the one to evict are at its head. A trace that another was
+ * ones and the one to evict are at its head (a trace held past its quiet
+ * time goes back to the tail, as if a span had come). A trace that another was
  * merged into answers to both trace ids: every id maps to it.
  *
  * Late ends: a call whose trace was written before its server end came
@@ -23,7 +24,8 @@ struct trace {
 	size_t n, cap;
 	uint64_t *keys; /* every trace id (hashed) that names this trace */
 	size_t nkeys, kcap;
-	uint64_t last_ns;
+	uint64_t first_ns, last_ns;
+	bool held; /* kept past its quiet time once (traces__expire) */
 	struct trace *prev, *next;
 };
 
@@ -35,10 +37,13 @@ struct late_end {
 };
 
 #define LATE_MAX 65536 /* a power of two */
+/* Addresses of monitored hosts learned, at most. */
+#define HOSTS_MAX 65536
 
 struct traces {
 	struct hashmap *by_id; /* trace key -> struct trace * */
 	struct hashmap *late;  /* join key -> index in ring */
+	struct hashmap *hosts; /* hashed laddr of every span: monitored */
 	struct late_end *ring;
 	uint64_t ring_head, ring_tail; /* free-running */
 	uint64_t late_ns, now;
@@ -70,6 +75,7 @@ struct traces *traces__new(size_t max_traces, size_t max_spans,
 
 	t->late_ns = late_ns;
 	t->late = hashmap__new();
+	t->hosts = hashmap__new();
 	t->ring = xcalloc(LATE_MAX, sizeof(*t->ring));
 	t->by_id = hashmap__new();
 	t->clients = hashmap__new();
@@ -350,6 +356,7 @@ void traces__add(struct traces *t, struct span *s, uint64_t now_ns)
 	if (!tr) {
 		tr = xcalloc(1, sizeof(*tr));
 		tr->id = s->trace_id;
+		tr->first_ns = now_ns;
 		add_key(tr, key);
 		hashmap__set(t->by_id, key, (uintptr_t)tr);
 		list_append(t, tr);
@@ -358,16 +365,50 @@ void traces__add(struct traces *t, struct span *s, uint64_t now_ns)
 	add_span(tr, s);
 	t->c.open_spans++;
 	touch(t, tr, now_ns);
+	if (s->laddr && hashmap__count(t->hosts) < HOSTS_MAX)
+		hashmap__set(t->hosts, fnv1a(s->laddr, strlen(s->laddr)), 1);
 	if (s->has_seq)
 		try_join(t, s, now_ns);
 }
 
+/* A request from another monitored host (its address is the local
+ * address of spans kmond wrote there) whose caller has not come yet: the
+ * call may still be on its way (its node's records lag), and once this
+ * trace is written it could not move under it. */
+static bool awaits_caller(const struct traces *t, const struct trace *tr)
+{
+	size_t i;
+
+	for (i = 0; i < tr->n; i++) {
+		const struct span *s = tr->spans[i];
+
+		if (s->client || s->parent || s->joined || s->ambiguous ||
+		    !s->has_seq || !s->raddr || !s->laddr ||
+		    strcmp(s->raddr, s->laddr) == 0) /* same host */
+			continue;
+		if (hashmap__find(t->hosts, fnv1a(s->raddr, strlen(s->raddr))))
+			return true;
+	}
+	return false;
+}
+
 void traces__expire(struct traces *t, uint64_t now_ns, uint64_t quiet_ns)
 {
+	struct trace *tr;
+
 	t->now = now_ns;
 	late_expire(t);
-	while (t->head && now_ns - t->head->last_ns >= quiet_ns)
-		write_trace(t, t->head, false);
+	while ((tr = t->head) && now_ns - tr->last_ns >= quiet_ns) {
+		if (now_ns - tr->first_ns < t->late_ns &&
+		    awaits_caller(t, tr)) {
+			/* looked at again after another quiet time */
+			t->c.held += !tr->held;
+			tr->held = true;
+			touch(t, tr, now_ns);
+			continue;
+		}
+		write_trace(t, tr, false);
+	}
 }
 
 void traces__flush(struct traces *t)
@@ -398,6 +439,7 @@ void traces__free(struct traces *t)
 	}
 	hashmap__free(t->by_id);
 	hashmap__free(t->late);
+	hashmap__free(t->hosts);
 	free(t->ring);
 	hashmap__free(t->clients);
 	hashmap__free(t->servers);

@@ -14,7 +14,10 @@
  * (counted as ambiguous), and a server span whose own parent is another
  * span is not moved (a conflict). A server end that comes after its
  * call's trace was written still joins it, under the call's trace id
- * (late_ns, traces.c). */
+ * (late_ns, traces.c). The other way round, a quiet trace with a request
+ * from another monitored host (an address some span has as its local
+ * one) whose call has not come is held, up to late_ns after its first
+ * span, for that call. */
 #ifndef KMON_TRACE_TRACES_H
 #define KMON_TRACE_TRACES_H
 
@@ -46,6 +49,7 @@ struct trace_counts {
 	uint64_t unmatched_server; /* requests with no known caller */
 	uint64_t traces_written, spans_written;
 	uint64_t evicted; /* traces written early to stay in bounds */
+	uint64_t held;	  /* kept past the quiet time for a caller */
 	uint64_t open_traces, open_spans;
 };
 
@@ -61,7 +65,7 @@ void traces__free(struct traces *t); /* NULL-safe; writes nothing */
 
 /* Takes s; now_ns is the arrival time (any monotonic clock). */
 void traces__add(struct traces *t, struct span *s, uint64_t now_ns);
-/* Writes every trace with no span for quiet_ns. */
+/* Writes every trace with no span for quiet_ns (but those held). */
 void traces__expire(struct traces *t, uint64_t now_ns, uint64_t quiet_ns);
 /* Writes every open trace (end of input). */
 void traces__flush(struct traces *t);
