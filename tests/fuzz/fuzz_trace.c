@@ -57,6 +57,9 @@ static struct span *span_of(const uint8_t *b, uint64_t id)
 	s->start_ns = 1000;
 	s->end_ns = 1000 + b[5];
 	s->node = xstrdup(b[6] & 1 ? "n1" : "n2");
+	s->laddr = xstrdup(b[6] & 8 ? "10.0.0.1" : "10.0.0.2");
+	s->raddr = xstrdup(b[6] & 16 ? "10.0.0.3" : b[6] & 32 ? "10.0.0.1" :
+							       "10.0.0.2");
 	if (b[6] & 2)
 		s->service = xstrdup("svc");
 	if (b[6] & 4)
@@ -85,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			traces__add(t, span_of(b, ++added), now);
 			break;
 		case 2:
-			traces__expire(t, now, 1 + (b[5] & 0x1f));
+			traces__expire(t, now, b[5] & 0x1f);
 			break;
 		case 3:
 			traces__flush(t);

@@ -398,6 +398,8 @@ void traces__expire(struct traces *t, uint64_t now_ns, uint64_t quiet_ns)
 
 	t->now = now_ns;
 	late_expire(t);
+	if (!quiet_ns) /* a held trace must not be quiet again at once */
+		quiet_ns = 1;
 	while ((tr = t->head) && now_ns - tr->last_ns >= quiet_ns) {
 		if (now_ns - tr->first_ns < t->late_ns &&
 		    awaits_caller(t, tr)) {
