@@ -382,6 +382,7 @@ static int run(struct app *a, struct source *src)
 	uint64_t duration = (uint64_t)(a->o->duration_s * 1e9);
 	uint64_t stats = (uint64_t)(a->o->stats_s * 1e9);
 	uint64_t next_stats = start + stats;
+	bool regular = source__regular_file(src);
 	int r = 0;
 
 	while (!exiting) {
@@ -389,7 +390,8 @@ static int run(struct app *a, struct source *src)
 		if (r)
 			break;
 		now = now_ns();
-		traces__expire(a->traces, now, quiet);
+		if (!regular) /* a file's traces are written at its end */
+			traces__expire(a->traces, now, quiet);
 		if (ship(a))
 			return -1;
 		if (duration && now - start >= duration)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ struct source {
 	struct strbuf pending; /* the start of a line not yet ended */
 	uint64_t line;
 	bool discarding; /* inside a line past MAX_LINE */
+	bool regular;	 /* a regular file, read as fast as the disk goes */
 	/* Kafka */
 	rd_kafka_t *rk;
 	char name[600];
@@ -109,6 +111,7 @@ struct source *source__open(const struct source_opts *o)
 {
 	struct source *s = xcalloc(1, sizeof(*s));
 	char topic[512];
+	struct stat st;
 
 	s->fd = -1;
 	if (o->input) {
@@ -123,6 +126,7 @@ struct source *source__open(const struct source_opts *o)
 			return NULL;
 		}
 		snprintf(s->name, sizeof(s->name), "%s", s->path);
+		s->regular = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
 		return s;
 	}
 	s->rk = consumer_new(o);
@@ -153,6 +157,11 @@ void source__close(struct source *s)
 const char *source__name(const struct source *s)
 {
 	return s->name;
+}
+
+bool source__regular_file(const struct source *s)
+{
+	return s->regular;
 }
 
 static void one_line(struct source *s, const char *text, size_t len,

@@ -4,6 +4,7 @@
 #ifndef KMON_TRACE_SOURCE_H
 #define KMON_TRACE_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SOURCE_MAX_PROPS 64
@@ -32,5 +33,8 @@ int source__poll(struct source *s, int timeout_ms, source_record_fn fn,
 		 void *ctx);
 /* What the source is, for the start-up line. */
 const char *source__name(const struct source *s);
+/* A regular file (-i FILE, or stdin redirected from one): it is read
+ * at disk speed, so how long a trace has been quiet says nothing. */
+bool source__regular_file(const struct source *s);
 
 #endif
