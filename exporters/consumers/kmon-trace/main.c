@@ -247,6 +247,16 @@ static void reject(struct app *a, const char *where, const char *why)
 				"");
 }
 
+static bool is_blank(const char *text, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (text[i] != ' ' && text[i] != '\t')
+			return false;
+	return true;
+}
+
 static void on_record(const char *text, size_t len, const char *where,
 		      void *ctx)
 {
@@ -257,7 +267,7 @@ static void on_record(const char *text, size_t len, const char *where,
 	struct span *s;
 	char err[256];
 
-	if (text && len == strspn(text, " \t")) /* blank line */
+	if (text && is_blank(text, len))
 		return;
 	a->records++;
 	if (!text) {
