@@ -61,7 +61,7 @@ skipped=$(tail -1 "$WORK/b.err" | python3 -c 'import json,sys; print(json.load(s
 node "$OTLP_LIB/otlp_check.js" "$OTLP_MODULES" --selftest "$WORK/a.otlp" ||
 	fail "otlp_check.js accepts OTLP a collector refuses"
 
-# A stream: a second fleet arrives 1.5 s after the first; with --quiet
+# A stream: a second fleet arrives 2 s after the first; with --quiet
 # 0.5 the first fleet's traces are written before the second arrives.
 trace_gen "$WORK/fleet2" --requests 12 --seed $((SEED + 1))
 mkfifo "$WORK/pipe"
@@ -70,7 +70,7 @@ kt=$!
 STARTED_PIDS+=($kt)
 exec 8>"$WORK/pipe"
 cat "$F"/node-*.json >&8
-sleep 1.5
+sleep 2
 lines_before=$(wc -l <"$WORK/c.otlp")
 cat "$WORK/fleet2"/node-*.json >&8
 exec 8>&-
@@ -82,7 +82,7 @@ tail -n +"$((want_before + 1))" "$WORK/c.otlp" >"$WORK/c2.otlp"
 trace_check "$WORK/c1.otlp" "$F/expected.json"
 trace_check "$WORK/c2.otlp" "$WORK/fleet2/expected.json"
 
-# Late server ends: node-1's calls come 1.5 s before the servers that
+# Late server ends: node-1's calls come 2 s before the servers that
 # answered them (node-2, node-3), their traces written long before; with
 # the default --late 60 every server end still joins its call, under the
 # call's trace id: the pieces make exactly the expected traces.
@@ -92,7 +92,7 @@ kt=$!
 STARTED_PIDS+=($kt)
 exec 8>"$WORK/pipe2"
 cat "$F/node-1.json" >&8
-sleep 1.5
+sleep 2
 cat "$F/node-2.json" "$F/node-3.json" >&8
 exec 8>&-
 wait $kt || fail "kmon-trace on a pipe: $(cat "$WORK/g.err")"
@@ -102,7 +102,7 @@ late=$(tail -1 "$WORK/g.err" | python3 -c 'import json,sys; print(json.load(sys.
 [ "$late" -gt 0 ] || fail "no late join: $(tail -1 "$WORK/g.err")"
 echo "ok: $late server ends joined their calls after these were written"
 
-# Late calls: node-1's calls come 1.5 s after the servers that answered
+# Late calls: node-1's calls come 2 s after the servers that answered
 # them, once kmon-trace knows node-1's address (from an earlier fleet):
 # the servers' traces are held past --quiet 0.5 for their callers, and
 # every trace is written whole, once.
@@ -114,7 +114,7 @@ exec 8>"$WORK/pipe3"
 cat "$WORK/fleet2"/node-*.json >&8
 sleep 1
 cat "$F/node-2.json" "$F/node-3.json" >&8
-sleep 1.5
+sleep 2
 cat "$F/node-1.json" >&8
 exec 8>&-
 wait $kt || fail "kmon-trace on a pipe: $(cat "$WORK/h.err")"
