@@ -121,6 +121,9 @@ $(OUT)/kmon-%: $(OUT)/exporters/consumers/kmon-%/main.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# kmon-trace's OTLP/HTTP client.
+$(OUT)/kmon-trace: LDLIBS += -lcurl
+
 $(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -15,12 +15,16 @@ set_name=${1:-build}
 
 build_packages=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-	librdkafka-dev libyaml-dev libmicrohttpd-dev pkg-config linux-libc-dev
+	librdkafka-dev libyaml-dev libmicrohttpd-dev libcurl4-openssl-dev
+	pkg-config linux-libc-dev
 )
 test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
-	graphviz chromium nginx wrk curl redis-server redis-tools prometheus
+	graphviz chromium nginx wrk curl redis-server redis-tools prometheus nodejs
 )
+# kmon-trace's tests install OpenTelemetry's OTLP definitions with npm.
+# A nodejs from NodeSource brings its own npm and conflicts with Debian's.
+command -v npm >/dev/null 2>&1 || test_packages+=(npm)
 
 # make vmtest: qemu, a static busybox for the initramfs, depmod and
 # modprobe, mkfs.ext4 for the guest's scratch disk, xz and zstd for vmlinux,
@@ -46,14 +50,14 @@ have_headers() {
 have_build() {
 	have_tools clang llc llvm-strip bpftool gcc make &&
 		have_headers bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka.h \
-			yaml.h asm/unistd_64.h microhttpd.h
+			yaml.h asm/unistd_64.h microhttpd.h curl/curl.h
 }
 
 # One probe per package whose absence the tests would hit.
 have_test() {
 	have_build || return 1
 	have_tools kcat ip python3 dot chromium wrk curl redis-server \
-		redis-benchmark redis-cli prometheus promtool || return 1
+		redis-benchmark redis-cli prometheus promtool node npm || return 1
 	# in /usr/sbin, which a user's PATH may lack
 	[ -x /usr/sbin/nginx ] || return 1
 	have_headers librdkafka/rdkafka_mock.h || return 1
