@@ -171,7 +171,7 @@ static void test_errors(void)
 		  "(add another entry with the same name)");
 	CHECK_STR(parse("services:\n  - name: a\n    match: {}\n", NULL),
 		  "t.yaml:3:12: match: needs a selector (comm, pid, exe, cgroup, "
-		  "container or port)");
+		  "container, k8s or port)");
 	CHECK_STR(parse("collectors:\n  tcpx: {}\n", NULL),
 		  "t.yaml:2:3: collectors: unknown collector 'tcpx'");
 	CHECK_STR(parse("collectors:\n  syscall: { enabled: yes }\n", NULL),

@@ -15,6 +15,7 @@
 #include "exporters/exporter.h"
 #include "lib/log.h"
 #include "daemon/privilege.h"
+#include "provider/container.h"
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "loader/rings.h"
@@ -387,6 +388,9 @@ void daemon__probe(void)
 {
 	probe__mount_tracefs();
 	probe__describe("provider", provider_hooks, provider_nhooks);
+	/* Containers are found by cgroup path in any hierarchy, so every
+	 * mode works; the mode says where to look when one is not found. */
+	printf("%-10s %-14s %s\n", "provider", "cgroups", cgroup__mode());
 	for (int i = 0; collectors[i]; i++)
 		probe__describe(collectors[i]->name, collectors[i]->hooks,
 				collectors[i]->nhooks);

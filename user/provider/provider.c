@@ -21,6 +21,7 @@
 #include "lib/hashmap.h"
 #include "loader/rings.h"
 #include "lib/xalloc.h"
+#include "provider/container.h"
 #include "provider/listen.h"
 #include "lib/log.h"
 #include "lib/maps.h"
@@ -36,6 +37,7 @@ struct proc {
 	uint32_t ppid;
 	uint32_t service; /* 0: none */
 	bool exited;
+	const struct container *ctr; /* NULL: none (owned by containers) */
 };
 
 struct provider {
@@ -62,6 +64,7 @@ struct provider {
 	uint64_t listeners_sum;
 	bool ports_stale; /* rescan whatever the sum */
 	uint64_t pid_changes;
+	struct containers *containers; /* container and pod of each process */
 };
 
 const struct hook provider_hooks[] = {
@@ -222,6 +225,8 @@ static bool selector_matches(struct provider *p,
 	case SELECTOR_PORT:
 		return hashmap__find(p->port_pids,
 				     (uint64_t)pid << 16 | s->port) != NULL;
+	case SELECTOR_K8S:
+		return container__k8s_matches(proc->ctr, s->k8s_ns, s->path);
 	}
 	return false;
 }
@@ -469,6 +474,20 @@ int provider__apply(struct provider *p, const struct config *cfg)
 	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
 }
 
+/* A process's container is read when it may have changed: at start-up,
+ * exec and cgroup moves; a fork inherits it. One that has gone keeps
+ * what was known. */
+static void provider__read_container(struct provider *p, uint32_t pid,
+				     struct proc *proc)
+{
+	bool readable;
+	const struct container *c = containers__of_pid(p->containers, pid,
+						       &readable);
+
+	if (readable)
+		proc->ctr = c;
+}
+
 /* --- /proc at start-up --- */
 
 static int read_proc_line(uint32_t pid, const char *file, char *buf,
@@ -524,6 +543,7 @@ static void provider__scan(struct provider *p)
 		proc = provider__proc_add(p, pid);
 		procinfo__parse_comm(comm, proc->comm);
 		proc->ppid = ppid;
+		provider__read_container(p, pid, proc);
 	}
 	closedir(dir);
 }
@@ -534,7 +554,7 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 {
 	struct provider *p = ctx;
 	const struct kmon_proc_event *e = data;
-	struct proc *proc;
+	struct proc *proc, *parent;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -542,11 +562,14 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 	case KMON_PROC_FORK:
 		proc = provider__proc_add(p, e->pid);
 		proc->ppid = e->ppid;
+		parent = provider__proc(p, e->ppid);
+		proc->ctr = parent ? parent->ctr : NULL;
 		break;
 	case KMON_PROC_EXEC:
 		proc = provider__proc(p, e->pid);
 		if (!proc)
 			proc = provider__proc_add(p, e->pid);
+		provider__read_container(p, e->pid, proc);
 		break;
 	case KMON_PROC_EXIT:
 		proc = provider__proc(p, e->pid);
@@ -556,6 +579,8 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 		return 0;
 	case KMON_PROC_CGROUP:
 		proc = provider__proc(p, e->pid);
+		if (proc && !proc->exited)
+			provider__read_container(p, e->pid, proc);
 		/* The event's comm is the mover's, not the process's. */
 		if (proc && !proc->exited && p->resolve_in_user_space)
 			publish(p, e->pid, proc, resolve(p, e->pid, proc));
@@ -591,6 +616,7 @@ int provider__new(struct rings *rs, const struct config *cfg,
 	p->graves = hashmap__new();
 	p->spent_pids = hashmap__new();
 	p->port_pids = hashmap__new();
+	p->containers = containers__new(NULL);
 	p->skel = provider_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -669,6 +695,7 @@ void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 		proc = grave;
 	out->comm = proc ? proc->comm : "";
 	out->service = provider__service_name(p, svc);
+	out->container = proc ? proc->ctr : NULL;
 	out->gone = !proc || proc->exited || proc == grave;
 }
 
@@ -738,6 +765,7 @@ void provider__destroy(struct provider *p)
 	hashmap__free(p->spent_pids);
 	hashmap__free(p->port_pids);
 	provider_bpf__destroy(p->skel);
+	containers__free(p->containers);
 	free(p->names);
 	free(p);
 }
