@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Real containers for the tests: podman with runc and the cgroupfs manager
+# (crun refuses hybrid cgroup hosts; cgroupfs needs no systemd), images
+# imported from a directory (no registry is reachable), each container in
+# a network namespace the test made. Sourced after kmond.sh; everything
+# made here is removed at exit.
+#   container_ready                 skips the test (exit 0, says why) when
+#                                   podman cannot run a container here
+#   rootfs_add DIR FILE [AS]        copies FILE (and the libraries it
+#                                   loads) into DIR, at AS (default FILE)
+#   container_image NAME DIR        imports DIR as image NAME
+#   container_netns NAME ADDR PEER  a netns NAME (ADDR/30 on eth0), its
+#                                   other end in netns NAME-c at PEER
+#   container_run NAME ARGS...      podman run -d --name NAME ARGS; sets
+#                                   CTR_ID and CTR_PID
+
+PODMAN=(podman --cgroup-manager=cgroupfs --runtime runc --events-backend file)
+CTR_NAMES=()
+CTR_IMAGES=()
+CTR_NETNS=()
+
+container_cleanup() {
+	local n
+	for n in "${CTR_NAMES[@]}"; do
+		"${PODMAN[@]}" rm -f -t 0 "$n" >/dev/null 2>&1
+	done
+	for n in "${CTR_IMAGES[@]}"; do
+		"${PODMAN[@]}" rmi -f "$n" >/dev/null 2>&1
+	done
+	for n in "${CTR_NETNS[@]}"; do
+		ip netns del "$n" 2>/dev/null
+		ip netns del "$n-c" 2>/dev/null
+	done
+	cleanup
+}
+trap container_cleanup EXIT
+
+container_ready() {
+	local why=
+	command -v podman >/dev/null || why="podman is not installed"
+	[ -z "$why" ] && ! command -v runc >/dev/null && why="runc is not installed"
+	[ -z "$why" ] && ! "${PODMAN[@]}" info >/dev/null 2>"$WORK/podman.err" &&
+		why="podman info failed: $(head -1 "$WORK/podman.err")"
+	if [ -n "$why" ]; then
+		echo "SKIP: $why"
+		exit 0
+	fi
+}
+
+rootfs_add() {
+	local dir=$1 file=$2 as=${3:-$2} lib
+	mkdir -p "$dir/$(dirname "$as")"
+	cp -L "$file" "$dir/$as" || fail "cannot copy $file"
+	for lib in $(ldd "$file" 2>/dev/null | grep -o '/[^ ]*'); do
+		mkdir -p "$dir/$(dirname "$lib")"
+		cp -L "$lib" "$dir/$lib"
+	done
+}
+
+container_image() {
+	CTR_IMAGES+=("$1")
+	tar -C "$2" -c . | "${PODMAN[@]}" import -q - "$1" >/dev/null ||
+		fail "podman import $1 failed"
+}
+
+container_netns() {
+	local ns=$1
+	CTR_NETNS+=("$ns")
+	ip netns add "$ns" && ip netns add "$ns-c" ||
+		fail "cannot create netns $ns"
+	ip -n "$ns" link add eth0 type veth peer name eth0 netns "$ns-c" &&
+		ip -n "$ns" addr add "$2/30" dev eth0 &&
+		ip -n "$ns-c" addr add "$3/30" dev eth0 &&
+		ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up &&
+		ip -n "$ns-c" link set eth0 up && ip -n "$ns-c" link set lo up ||
+		fail "cannot wire $ns"
+}
+
+container_run() {
+	local name=$1
+	shift
+	CTR_NAMES+=("$name")
+	# runc sets the rlimits of the container's first process from
+	# outside (prlimit); raising one needs CAP_SYS_RESOURCE, which some
+	# hosts (this CI's sandbox) lack, and podman's defaults raise
+	# nofile and nproc: ask for less than the host's.
+	"${PODMAN[@]}" run -d --name "$name" --ulimit nofile=1024:1024 \
+		--ulimit nproc=1024:1024 "$@" >"$WORK/podman.out" \
+		2>"$WORK/podman.err" ||
+		fail "podman run $name: $(tail -1 "$WORK/podman.err")"
+	CTR_ID=$("${PODMAN[@]}" inspect -f '{{.Id}}' "$name")
+	CTR_PID=$("${PODMAN[@]}" inspect -f '{{.State.Pid}}' "$name")
+	[ -n "$CTR_ID" ] && [ "${CTR_PID:-0}" -gt 0 ] ||
+		fail "podman run $name: no id or pid"
+}
