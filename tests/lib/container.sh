@@ -13,8 +13,26 @@
 #                                   other end in netns NAME-c at PEER
 #   container_run NAME ARGS...      podman run -d --name NAME ARGS; sets
 #                                   CTR_ID and CTR_PID
+# CONTAINER_CGROUP=v2 runs podman in a mount namespace where
+# /sys/fs/cgroup is the cgroup2 hierarchy alone: on a hybrid host its
+# containers are where a v2-only host puts them (the path in the "0::"
+# line only), which container_run checks. CONTAINER_CGROUP=v1 hides the
+# v2 hierarchy of a hybrid host instead: the path is in the v1 lines only
+# and the "0::" line says "/", as on hybrid hosts whose runtime ignores v2.
+
+CONTAINER_CGROUP=${CONTAINER_CGROUP:-host}
 
 PODMAN=(podman --cgroup-manager=cgroupfs --runtime runc --events-backend file)
+CTR_RUN_ARGS=()
+if [ "$CONTAINER_CGROUP" = v2 ]; then
+	PODMAN=(unshare -m --propagation private sh -c \
+		'mount -t cgroup2 none /sys/fs/cgroup && exec "$@"' sh "${PODMAN[@]}")
+	# no pids controller in a v2 hierarchy whose controllers v1 holds
+	CTR_RUN_ARGS=(--pids-limit -1)
+elif [ "$CONTAINER_CGROUP" = v1 ]; then
+	PODMAN=(unshare -m --propagation private sh -c \
+		'umount /sys/fs/cgroup/unified && exec "$@"' sh "${PODMAN[@]}")
+fi
 CTR_NAMES=()
 CTR_IMAGES=()
 CTR_NETNS=()
@@ -41,6 +59,11 @@ container_ready() {
 	[ -z "$why" ] && ! command -v runc >/dev/null && why="runc is not installed"
 	[ -z "$why" ] && ! "${PODMAN[@]}" info >/dev/null 2>"$WORK/podman.err" &&
 		why="podman info failed: $(head -1 "$WORK/podman.err")"
+	[ -z "$why" ] && [ "$CONTAINER_CGROUP" = v2 ] &&
+		! grep -q cgroup2 /proc/filesystems && why="no cgroup2 here"
+	[ -z "$why" ] && [ "$CONTAINER_CGROUP" = v1 ] &&
+		! mountpoint -q /sys/fs/cgroup/unified &&
+		why="not a hybrid host (no /sys/fs/cgroup/unified)"
 	if [ -n "$why" ]; then
 		echo "SKIP: $why"
 		exit 0
@@ -85,11 +108,27 @@ container_run() {
 	# hosts (this CI's sandbox) lack, and podman's defaults raise
 	# nofile and nproc: ask for less than the host's.
 	"${PODMAN[@]}" run -d --name "$name" --ulimit nofile=1024:1024 \
-		--ulimit nproc=1024:1024 "$@" >"$WORK/podman.out" \
+		--ulimit nproc=1024:1024 "${CTR_RUN_ARGS[@]}" "$@" >"$WORK/podman.out" \
 		2>"$WORK/podman.err" ||
 		fail "podman run $name: $(tail -1 "$WORK/podman.err")"
 	CTR_ID=$("${PODMAN[@]}" inspect -f '{{.Id}}' "$name")
 	CTR_PID=$("${PODMAN[@]}" inspect -f '{{.State.Pid}}' "$name")
 	[ -n "$CTR_ID" ] && [ "${CTR_PID:-0}" -gt 0 ] ||
 		fail "podman run $name: no id or pid"
+	container_cgroup_check
+}
+
+# Says where the container's cgroup path is, and that it is where the
+# mode puts it.
+container_cgroup_check() {
+	local v1 v2
+	v1=$(grep -v '^0::' "/proc/$CTR_PID/cgroup" | grep -c "$CTR_ID")
+	v2=$(grep '^0::' "/proc/$CTR_PID/cgroup" | grep -c "$CTR_ID")
+	echo "container ${CTR_ID:0:12}: cgroup path in $v1 v1 and $v2 v2 lines (mode $CONTAINER_CGROUP)"
+	if [ "$CONTAINER_CGROUP" = v2 ] && [ "$v1" -ne 0 -o "$v2" -ne 1 ]; then
+		fail "not a v2-only layout: $(cat "/proc/$CTR_PID/cgroup")"
+	fi
+	if [ "$CONTAINER_CGROUP" = v1 ] && [ "$v1" -eq 0 -o "$v2" -ne 0 ]; then
+		fail "not a v1-only layout: $(cat "/proc/$CTR_PID/cgroup")"
+	fi
 }
