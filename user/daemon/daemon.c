@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "collectors/collector.h"
+#include "daemon/config_watch.h"
 #include "daemon/daemon.h"
 #include "exporters/exporter.h"
 #include "lib/log.h"
@@ -26,6 +27,7 @@
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t reload_requested;
+bool daemon_watch_config;
 
 struct running {
 	const struct collector_ops *ops;
@@ -257,6 +259,8 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	uint64_t next_tick = now + k->cfg.interval_ns;
 	uint64_t deadline = duration_ns ? now + duration_ns : 0;
+	struct config_watch *watch =
+		daemon_watch_config ? config_watch__new(k->cfg.file) : NULL;
 
 	record__init(&iv.rec);
 	iv.last_wall_ns = now;
@@ -271,6 +275,10 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 					 (int)((until - now) / 1000000) + 1 : 0);
 		if (err < 0 && err != -EINTR)
 			log_warn("ringbuf poll: %s", strerror(-err));
+		if (config_watch__changed(watch)) {
+			log_info("%s changed on disk", k->cfg.file);
+			reload_requested = 1;
+		}
 		if (reload_requested) {
 			reload_requested = 0;
 			reload(k);
@@ -289,6 +297,7 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 	interval_end(k, &iv);
 	exporter__flush(k->exporter, EXIT_FLUSH_MS);
 	record__free(&iv.rec);
+	config_watch__free(watch);
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
