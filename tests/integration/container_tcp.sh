@@ -66,14 +66,26 @@ import json, sys
 path, id_a, id_b, uid_a, n = sys.argv[1:]
 recs = [json.loads(l) for l in open(path)]
 tcp = [r for r in recs if r["kind"] == "tcp"]
+n = int(n)
 def check(what, got, want):
     if got != want:
         sys.exit(f"{what}: got {got!r}, want {want!r}")
     print(f"ok: {what}: {got!r}")
+# Requests the kernel could not follow are counted as lost (a loaded
+# machine can fail an allocation in BPF): each count may miss those, no
+# more.
+stats = [r for r in recs if r["kind"] == "stats"]
+lost = stats[-1]["collectors"]["tcp"]["lost"]
+if lost > 2:
+    sys.exit(f"{lost} lost by tcp")
+def check_n(what, got):
+    if not n - lost <= got <= n:
+        sys.exit(f"{what}: got {got}, want {n} ({lost} lost)")
+    print(f"ok: {what}: {got} ({lost} lost)")
 a = [r for r in tcp if r.get("container") == id_a]
 b = [r for r in tcp if r.get("container") == id_b]
-check("tcp records from the annotated container", len(a), int(n))
-check("tcp records from the plain container", len(b), int(n))
+check_n("tcp records from the annotated container", len(a))
+check_n("tcp records from the plain container", len(b))
 check("their service (k8s: selector)", {r["service"] for r in a}, {"by-k8s"})
 check("their pod", {(r["namespace"], r["pod"], r["pod_uid"]) for r in a},
       {("kmt-shop", "web-7d9f8-abcde", uid_a)})
@@ -83,13 +95,15 @@ check("the other's service (container: selector)",
       {r["service"] for r in b}, {"by-id"})
 check("the other has no pod", {"pod" in r or "namespace" in r for r in b},
       {False})
-check("tcp records in all", len(tcp), 2 * int(n))
+check("tcp records of others", len(tcp) - len(a) - len(b), 0)
 topo = {}
 for r in recs:
     if r["kind"] == "topology":
         topo[(r["src"], r["dst"])] = topo.get((r["src"], r["dst"]), 0) + r["requests"]
-check("topology", topo, {("10.251.0.2", "by-k8s"): int(n),
-                         ("10.251.0.6", "by-id"): int(n)})
+check("topology edges", set(topo), {("10.251.0.2", "by-k8s"),
+                                    ("10.251.0.6", "by-id")})
+for edge, count in topo.items():
+    check_n(f"requests on {edge}", count)
 PY
 
 # port: needs the listen list of the container's own network namespace.

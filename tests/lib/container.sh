@@ -114,16 +114,18 @@ container_run() {
 	CTR_ID=$("${PODMAN[@]}" inspect -f '{{.Id}}' "$name")
 	CTR_PID=$("${PODMAN[@]}" inspect -f '{{.State.Pid}}' "$name")
 	[ -n "$CTR_ID" ] && [ "${CTR_PID:-0}" -gt 0 ] ||
-		fail "podman run $name: no id or pid"
+		fail "podman run $name: not running: $("${PODMAN[@]}" logs "$name" 2>&1 | tail -5)"
 	container_cgroup_check
 }
 
 # Says where the container's cgroup path is, and that it is where the
 # mode puts it.
 container_cgroup_check() {
-	local v1 v2
-	v1=$(grep -v '^0::' "/proc/$CTR_PID/cgroup" | grep -c "$CTR_ID")
-	v2=$(grep '^0::' "/proc/$CTR_PID/cgroup" | grep -c "$CTR_ID")
+	local v1 v2 text
+	# a short-lived container may be gone already
+	text=$(cat "/proc/$CTR_PID/cgroup" 2>/dev/null) || return 0
+	v1=$(grep -v '^0::' <<<"$text" | grep -c "$CTR_ID")
+	v2=$(grep '^0::' <<<"$text" | grep -c "$CTR_ID")
 	echo "container ${CTR_ID:0:12}: cgroup path in $v1 v1 and $v2 v2 lines (mode $CONTAINER_CGROUP)"
 	if [ "$CONTAINER_CGROUP" = v2 ] && [ "$v1" -ne 0 -o "$v2" -ne 1 ]; then
 		fail "not a v2-only layout: $(cat "/proc/$CTR_PID/cgroup")"

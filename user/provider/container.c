@@ -36,9 +36,16 @@ static const char *const bundle_globs[] = {
 	"/run/docker/containerd/daemon/io.containerd.runtime.v2.task/moby/%s/config.json",
 };
 
+#define BUNDLE_TRIES 4 /* lookups of a container whose bundle is not found */
+
+struct entry {
+	struct container c; /* first: handed out as the container */
+	int misses;	    /* lookups that found no bundle */
+};
+
 struct containers {
-	char root[256];
-	struct hashmap *byid; /* fnv1a(id) -> struct container * */
+	char root[256]; /* "": look where read_bundle says */
+	struct hashmap *byid; /* fnv1a(id) -> struct entry * */
 };
 
 /* "pod<uid>" (cgroupfs) or "kubepods-<qos>-pod<uid>.slice" (systemd,
@@ -154,10 +161,7 @@ struct containers *containers__new(const char *host_root)
 {
 	struct containers *cs = xcalloc(1, sizeof(*cs));
 
-	if (!host_root)
-		host_root = access("/proc/1/root/", R_OK | X_OK) == 0 ?
-				    "/proc/1/root" : "";
-	snprintf(cs->root, sizeof(cs->root), "%s", host_root);
+	snprintf(cs->root, sizeof(cs->root), "%s", host_root ? host_root : "");
 	cs->byid = hashmap__new();
 	return cs;
 }
@@ -186,9 +190,25 @@ static char *read_small_file(const char *path, size_t *len)
 	return buf;
 }
 
-/* The first bundle found for c->id fills in its pod. */
-static void containers__read_bundle(struct containers *cs,
-				    struct container *c)
+/* The parent of pid; 0 when unknown or pid 1. */
+static uint32_t parent_of(uint32_t pid)
+{
+	char path[64], line[1024];
+	uint32_t ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f) || procinfo__parse_ppid(line, &ppid))
+		ppid = 0;
+	fclose(f);
+	return ppid;
+}
+
+/* The first bundle for c->id under root fills in its pod. */
+static bool read_bundle_under(const char *root, struct container *c)
 {
 	char pattern[1024], abs[512];
 
@@ -198,7 +218,7 @@ static void containers__read_bundle(struct containers *cs,
 		int found = 0;
 
 		snprintf(abs, sizeof(abs), bundle_globs[i], c->id);
-		snprintf(pattern, sizeof(pattern), "%s%s", cs->root, abs);
+		snprintf(pattern, sizeof(pattern), "%s%s", root, abs);
 		if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
 			continue;
 		for (size_t j = 0; j < g.gl_pathc && !found; j++) {
@@ -213,18 +233,53 @@ static void containers__read_bundle(struct containers *cs,
 		}
 		globfree(&g);
 		if (found) {
-			log_debug("container %.12s: pod %s/%s", c->id,
-				  c->ns[0] ? c->ns : "-", c->pod[0] ? c->pod : "-");
-			return;
+			log_debug("container %.12s: pod %s/%s (%s%s)", c->id,
+				  c->ns[0] ? c->ns : "-", c->pod[0] ? c->pod : "-",
+				  root, abs);
+			return true;
 		}
 	}
-	log_debug("container %.12s: no bundle found", c->id);
+	return false;
 }
 
-const struct container *containers__get(struct containers *cs,
-					const char *cgroups)
+/* The bundles are on the host: kmond's own root when it runs there (or
+ * has them mounted), else the host's root as a process of the host's
+ * mount namespace sees it: pid 1 (hostPID), or, when pid 1's root is
+ * closed to kmond, the process itself or one of its ancestors (the
+ * runtime's shim: conmon, containerd-shim; a process just placed in its
+ * cgroup may not have left the host's mount namespace yet). */
+static bool containers__read_bundle(struct containers *cs,
+				    struct container *c, uint32_t pid)
 {
-	struct container parsed, *c;
+	char root[64], ns[64], last[64] = "";
+	ssize_t n;
+
+	if (cs->root[0])
+		return read_bundle_under(cs->root, c);
+	if (read_bundle_under("", c) || read_bundle_under("/proc/1/root", c))
+		return true;
+	for (int depth = 0; pid > 1 && depth < 8; depth++, pid = parent_of(pid)) {
+		snprintf(root, sizeof(root), "/proc/%u/ns/mnt", pid);
+		n = readlink(root, ns, sizeof(ns) - 1);
+		if (n <= 0)
+			return false;
+		ns[n] = '\0';
+		if (strcmp(ns, last) == 0)
+			continue; /* the same files as the last one */
+		memcpy(last, ns, n + 1);
+		snprintf(root, sizeof(root), "/proc/%u/root", pid);
+		if (read_bundle_under(root, c))
+			return true;
+	}
+	return false;
+}
+
+static const struct container *containers__find(struct containers *cs,
+						const char *cgroups,
+						uint32_t pid)
+{
+	struct container parsed;
+	struct entry *e = NULL;
 	uint64_t key, *v;
 
 	if (!container__parse_cgroups(cgroups, &parsed))
@@ -233,15 +288,27 @@ const struct container *containers__get(struct containers *cs,
 	 * shared by two ids takes the next free key. */
 	for (key = fnv1a(parsed.id, strlen(parsed.id));
 	     (v = hashmap__find(cs->byid, key)); key++) {
-		c = (struct container *)(uintptr_t)*v;
-		if (strcmp(c->id, parsed.id) == 0)
-			return c;
+		e = (struct entry *)(uintptr_t)*v;
+		if (strcmp(e->c.id, parsed.id) == 0)
+			break;
+		e = NULL;
 	}
-	c = xmalloc(sizeof(*c));
-	*c = parsed;
-	containers__read_bundle(cs, c);
-	hashmap__set(cs->byid, key, (uintptr_t)c);
-	return c;
+	if (!e) {
+		e = xcalloc(1, sizeof(*e));
+		e->c = parsed;
+		hashmap__set(cs->byid, key, (uintptr_t)e);
+	} else if (!e->misses || e->misses >= BUNDLE_TRIES) {
+		return &e->c;
+	}
+	/* A bundle may not be readable yet (or from where kmond looked):
+	 * a later exec or cgroup move of the container's processes tries
+	 * again, a few times. */
+	if (containers__read_bundle(cs, &e->c, pid))
+		e->misses = 0;
+	else if (++e->misses == 1 || e->misses == BUNDLE_TRIES)
+		log_debug("container %.12s: no bundle found%s", e->c.id,
+			  e->misses == BUNDLE_TRIES ? " (last try)" : "");
+	return &e->c;
 }
 
 const struct container *containers__of_pid(struct containers *cs,
@@ -250,7 +317,13 @@ const struct container *containers__of_pid(struct containers *cs,
 	char text[4096];
 
 	*readable = procinfo__cgroups(pid, text, sizeof(text)) == 0;
-	return *readable ? containers__get(cs, text) : NULL;
+	return *readable ? containers__find(cs, text, pid) : NULL;
+}
+
+const struct container *containers__get(struct containers *cs,
+					const char *cgroups)
+{
+	return containers__find(cs, cgroups, 0);
 }
 
 void containers__free(struct containers *cs)

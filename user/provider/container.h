@@ -41,9 +41,9 @@ bool container__k8s_matches(const struct container *c, const char *ns,
 /* The containers seen so far, each read once. */
 struct containers;
 
-/* Bundles are looked for under host_root (NULL: "/proc/1/root", the
- * host's file system even when kmond itself runs in a container with the
- * host's pid namespace, else "/"). */
+/* Bundles are looked for under host_root; NULL: under kmond's own root,
+ * else the host's as pid 1 (hostPID) or the container's runtime shim see
+ * it, so kmond finds them from inside its own container too. */
 struct containers *containers__new(const char *host_root);
 /* The container of a process whose cgroup text is given, or NULL. The
  * pointer stays valid until containers__free. */
