@@ -14,6 +14,8 @@ BLOCKS=40
 
 [ -e /app/kmt_inside ] && fail "/app/kmt_inside exists on the host"
 rootfs_add "$WORK/root" "$BUILD/tests/kmt_offcpu" /app/kmt_inside
+rootfs_add "$WORK/root" /bin/busybox /bin/busybox
+mkdir "$WORK/go"
 container_image "localhost/kmt-offcpu-$tag" "$WORK/root"
 
 cat >"$WORK/kmond.yaml" <<YAML
@@ -23,12 +25,19 @@ services:
 collectors:
   offcpu: { enabled: true }
 YAML
-start_kmond "$WORK/kmond.yaml"
-container_run kmtc-off-$tag --network none \
+start_kmond "$WORK/kmond.yaml" -v
+# It waits for the test to have seen it start (a loaded host can take
+# longer to answer podman inspect than the helper takes to finish).
+container_run kmtc-off-$tag --network none -v "$WORK/go:/go" \
 	--annotation io.kubernetes.pod.name=sleeper-0 \
 	--annotation io.kubernetes.pod.namespace=kmt-batch \
-	"localhost/kmt-offcpu-$tag" /app/kmt_inside 20 $BLOCKS
+	"localhost/kmt-offcpu-$tag" /bin/busybox sh -c \
+	"while [ ! -e /go/now ]; do /bin/busybox usleep 20000; done; /app/kmt_inside 20 $BLOCKS; true"
 ID=$CTR_ID
+# once kmond has placed the container's first process in the service, its
+# children are in it from their fork
+wait_for_log "service none -> sleeper" 10 || fail "the container was not selected"
+touch "$WORK/go/now"
 "${PODMAN[@]}" wait kmtc-off-$tag >/dev/null || fail "podman wait"
 sleep 0.8
 stop_kmond

@@ -48,6 +48,9 @@ httpd kmtc-a-$tag kmtc-a-$tag \
 	--annotation io.kubernetes.cri.sandbox-uid=$UID_A \
 	--annotation io.kubernetes.cri.container-name=httpd
 ID_A=$CTR_ID
+# httpd forks a child per connection: the child is in the service when
+# its parent was by then
+wait_for_log "service none -> by-k8s" 10 || fail "the annotated container was not selected"
 
 get() { # NETNS ADDR: N requests, each on its own connection
 	local i
