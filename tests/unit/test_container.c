@@ -9,6 +9,8 @@
 
 #define ID "4f1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f30211a2b3c4d5e6f70819"
 #define ID2 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define ID3 "3333333333333333333333333333333333333333333333333333333333333333"
+#define ID4 "4444444444444444444444444444444444444444444444444444444444444444"
 #define UID "0c9e1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b"
 
 static const char *id_of(const char *text)
@@ -101,6 +103,37 @@ static void test_oci(void)
 	CHECK_STR(c.pod, "");
 }
 
+static const char crio_sandbox[] =
+	"{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+	"\"io.kubernetes.pod.name\":\"cart-0\","
+	"\"io.kubernetes.cri-o.Labels\":"
+	"\"{\\\"app\\\":\\\"cart\\\",\\\"tier\\\":\\\"web\\\"}\"}}";
+
+static void test_labels(void)
+{
+	char v[64];
+	struct container c = { 0 }, app = { 0 };
+
+	CHECK(oci(crio_sandbox, &c) == 0);
+	CHECK(c.is_sandbox);
+	CHECK(container__label(&c, "app", v, sizeof(v)));
+	CHECK_STR(v, "cart");
+	CHECK(container__label(&c, "tier", v, sizeof(v)));
+	CHECK_STR(v, "web");
+	CHECK(!container__label(&c, "version", v, sizeof(v)));
+	CHECK(!container__label(&c, "app", v, 4)); /* does not fit */
+	container__clear(&c);
+	CHECK(!container__label(&c, "app", v, sizeof(v)));
+	/* an app container names its sandbox; its own Labels are not the
+	 * pod's */
+	CHECK(oci("{\"annotations\":{\"io.kubernetes.cri-o.SandboxID\":\"" ID "\","
+		  "\"io.kubernetes.cri-o.Labels\":\"{}\"}}", &app) == 0);
+	CHECK(!app.is_sandbox);
+	CHECK_STR(app.sandbox, ID);
+	CHECK(app.labels == NULL);
+	CHECK(!container__label(NULL, "app", v, sizeof(v)));
+}
+
 static void test_selector(void)
 {
 	struct container c = { .id = ID, .pod = "shop-7d9f8-abcde", .ns = "shop" };
@@ -147,6 +180,7 @@ static void test_cache(void)
 {
 	char root[] = "/tmp/kmt-container-XXXXXX", cmd[128];
 	const struct container *c, *again, *other;
+	char label[64] = "";
 	struct containers *cs;
 
 	if (!mkdtemp(root))
@@ -157,6 +191,15 @@ static void test_cache(void)
 	mkdirs(root, "run/containers/storage/overlay-containers/" ID2 "/userdata");
 	write_at(root, "run/containers/storage/overlay-containers/" ID2
 		 "/userdata/config.json", "not json");
+	/* CRI-O: an app container and its pod's sandbox */
+	mkdirs(root, "run/containers/storage/overlay-containers/" ID3 "/userdata");
+	write_at(root, "run/containers/storage/overlay-containers/" ID3
+		 "/userdata/config.json", crio_sandbox);
+	mkdirs(root, "run/containers/storage/overlay-containers/" ID4 "/userdata");
+	write_at(root, "run/containers/storage/overlay-containers/" ID4
+		 "/userdata/config.json",
+		 "{\"annotations\":{\"io.kubernetes.cri-o.SandboxID\":\"" ID3 "\","
+		 "\"io.kubernetes.pod.name\":\"cart-0\"}}");
 	cs = containers__new(root);
 	c = containers__get(cs, "0::/kubepods.slice/cri-containerd-" ID ".scope\n");
 	CHECK(c != NULL);
@@ -173,6 +216,9 @@ static void test_cache(void)
 	if (other)
 		CHECK_STR(other->pod, "");
 	CHECK(containers__get(cs, "0::/\n") == NULL);
+	other = containers__get(cs, "0::/kubepods/crio-" ID4 "\n");
+	CHECK(other && container__label(other, "app", label, sizeof(label)));
+	CHECK_STR(label, "cart");
 	containers__free(cs);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	CHECK(system(cmd) == 0);
@@ -182,6 +228,7 @@ int main(void)
 {
 	test_cgroup_texts();
 	test_oci();
+	test_labels();
 	test_selector();
 	test_cache();
 	CHECK(strcmp(cgroup__mode(), "v1") == 0 ||

@@ -362,6 +362,9 @@ static int service_pair(struct parser *p, const char *key, yaml_node_t *k,
 		s->has_name = true;
 		return 0;
 	}
+	if (strcmp(key, "name_from_label") == 0)
+		return get_string(p, v, "name_from_label", s->svc->name_label,
+				  sizeof(s->svc->name_label));
 	if (strcmp(key, "match") == 0) {
 		struct match_arg m = { .svc = s->svc };
 

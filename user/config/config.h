@@ -40,6 +40,9 @@ struct service_cfg {
 	char path[CONFIG_PATH_MAX]; /* exe glob, cgroup prefix, container id,
 				       pod name glob ("": any) */
 	char k8s_ns[CONFIG_NAME_MAX]; /* k8s: the pod's namespace ("": any) */
+	/* name_from_label: the service is named by this label of the
+	 * process's pod when it has it, else by name ("": always name) */
+	char name_label[CONFIG_PATH_MAX];
 };
 
 /* What every collector's section says first. */

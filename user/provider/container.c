@@ -131,6 +131,7 @@ int container__parse_oci(const char *text, size_t len, struct container *c)
 	struct json_error err;
 	struct json_value *root = json__parse(text, len, &err);
 	const struct json_value *ann;
+	const char *type, *labels;
 
 	if (!root)
 		return -1;
@@ -151,8 +152,41 @@ int container__parse_oci(const char *text, size_t len, struct container *c)
 			sizeof(c->name));
 	copy_annotation(ann, "io.kubernetes.container.name", c->name,
 			sizeof(c->name));
+	/* CRI-O: the pod's labels are on its sandbox container */
+	type = json__str(json__get(ann, "io.kubernetes.cri-o.ContainerType"));
+	c->is_sandbox = type && strcmp(type, "sandbox") == 0;
+	labels = json__str(json__get(ann, "io.kubernetes.cri-o.Labels"));
+	if (c->is_sandbox && labels && !c->labels)
+		c->labels = xstrdup(labels);
+	copy_annotation(ann, "io.kubernetes.cri-o.SandboxID", c->sandbox,
+			sizeof(c->sandbox));
 	json__free(root);
 	return 0;
+}
+
+bool container__label(const struct container *c, const char *key, char *out,
+		      size_t len)
+{
+	struct json_error err;
+	struct json_value *root;
+	const char *v;
+	bool ok;
+
+	if (!c || !c->labels)
+		return false;
+	root = json__parse(c->labels, strlen(c->labels), &err);
+	v = json__str(json__get(root, key));
+	ok = v && *v && strlen(v) < len;
+	if (ok)
+		strcpy(out, v);
+	json__free(root);
+	return ok;
+}
+
+void container__clear(struct container *c)
+{
+	free(c->labels);
+	c->labels = NULL;
 }
 
 /* --- the cache --- */
@@ -232,6 +266,14 @@ static bool read_bundle_under(const char *root, struct container *c)
 			free(text);
 		}
 		globfree(&g);
+		if (found && !c->is_sandbox && c->sandbox[0] && !c->labels &&
+		    strcmp(c->sandbox, c->id) != 0) {
+			struct container pod = { 0 };
+
+			memcpy(pod.id, c->sandbox, sizeof(pod.id));
+			read_bundle_under(root, &pod);
+			c->labels = pod.labels; /* the sandbox's own: the pod's */
+		}
 		if (found) {
 			log_debug("container %.12s: pod %s/%s (%s%s)", c->id,
 				  c->ns[0] ? c->ns : "-", c->pod[0] ? c->pod : "-",
@@ -333,8 +375,10 @@ void containers__free(struct containers *cs)
 
 	if (!cs)
 		return;
-	while (hashmap__next(cs->byid, &pos, &key, &value))
+	while (hashmap__next(cs->byid, &pos, &key, &value)) {
+		container__clear((struct container *)(uintptr_t)value);
 		free((void *)(uintptr_t)value);
+	}
 	hashmap__free(cs->byid);
 	free(cs);
 }

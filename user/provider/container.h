@@ -23,6 +23,12 @@ struct container {
 	char ns[CONTAINER_NS_MAX];
 	char pod_uid[CONTAINER_UID_MAX];
 	char name[CONTAINER_POD_MAX]; /* the container's name in its pod */
+	/* The pod's labels as a JSON object text (NULL: unknown). Only CRI-O
+	 * writes them on the host: on its sandbox container, which the
+	 * others name by id. */
+	char *labels;
+	char sandbox[CONTAINER_ID_MAX]; /* CRI-O: the pod's sandbox */
+	bool is_sandbox;
 };
 
 /* The container id and pod uid in a /proc/PID/cgroup text. false: the
@@ -32,6 +38,12 @@ bool container__parse_cgroups(const char *text, struct container *c);
  * OCI runtime spec (config.json); fields it lacks are left as they are.
  * 0, or -1 when text is not a JSON object. */
 int container__parse_oci(const char *text, size_t len, struct container *c);
+/* The value of the pod's label key, copied into out; false when the pod
+ * has no such label (or its labels are unknown) or it does not fit. */
+bool container__label(const struct container *c, const char *key, char *out,
+		      size_t len);
+/* Frees what parse_oci allocated in c (its labels). */
+void container__clear(struct container *c);
 
 /* Whether c is in a pod of namespace ns ("": any) whose name matches
  * pod_glob ("": any). */

@@ -6,6 +6,7 @@
  * naming, and rewrites the control maps on reload. */
 #include <linux/types.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -162,6 +163,43 @@ static uint32_t service_id(struct provider *p, const struct config *cfg,
 	return name_id(p, cfg->services[entry].name);
 }
 
+/* The id of a name a pod label gave, added to the table when new. */
+static uint32_t label_name_id(struct provider *p, const char *name)
+{
+	uint32_t id = name_id(p, name);
+
+	if (id)
+		return id;
+	p->names = xrealloc(p->names, (p->nnames + 1) * sizeof(*p->names));
+	snprintf(p->names[p->nnames++], CONFIG_NAME_MAX, "%s", name);
+	return p->nnames;
+}
+
+/* Label values are names ([A-Za-z0-9._-], 63 bytes); anything else in
+ * one is not taken as a service name. */
+static bool label_value_ok(const char *v)
+{
+	for (; *v; v++)
+		if (!isalnum((unsigned char)*v) && !strchr("_.-", *v))
+			return false;
+	return true;
+}
+
+/* The service entry names: its name, or its pod's label when it says so
+ * and the pod has one that makes a service name. */
+static uint32_t entry_service_id(struct provider *p, const struct config *cfg,
+				 int entry, const struct proc *proc)
+{
+	const struct service_cfg *s = &cfg->services[entry];
+	char value[CONFIG_NAME_MAX];
+
+	if (s->name_label[0] &&
+	    container__label(proc->ctr, s->name_label, value, sizeof(value)) &&
+	    label_value_ok(value))
+		return label_name_id(p, value);
+	return service_id(p, cfg, entry);
+}
+
 static bool is_ancestor_or_self(struct provider *p, uint32_t pid,
 				uint32_t ancestor)
 {
@@ -247,7 +285,7 @@ static struct kmon_svc resolve(struct provider *p, uint32_t pid,
 
 		if (selector_matches(p, s, pid, proc, &f))
 			return (struct kmon_svc){
-				service_id(p, cfg, i),
+				entry_service_id(p, cfg, i, proc),
 				by_binary ? 0 : KMON_SVC_STICKY,
 			};
 	}
