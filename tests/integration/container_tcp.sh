@@ -13,6 +13,16 @@ source "$(dirname "$0")/../lib/container.sh"
 
 container_ready
 tag=$$
+
+# --probe says the cgroup mode, as the mounts say it
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	mode=v2
+elif [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+	mode=hybrid
+else
+	mode=v1
+fi
+expect_eq "cgroup mode in --probe" "$($KMOND --probe | awk '$1 == "provider" && $2 == "cgroups" { print $3 }')" $mode
 UID_A=4c0ffee0-1234-4abc-8def-0123456789ab
 N=5
 

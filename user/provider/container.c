@@ -241,8 +241,10 @@ static uint32_t parent_of(uint32_t pid)
 	return ppid;
 }
 
-/* The first bundle for c->id under root fills in its pod. */
-static bool read_bundle_under(const char *root, struct container *c)
+/* The first bundle for c->id under root fills in its pod; with
+ * sandbox, also the labels of the pod's sandbox container it names. */
+static bool read_bundle_under(const char *root, struct container *c,
+			      bool sandbox)
 {
 	char pattern[1024], abs[512];
 
@@ -266,12 +268,12 @@ static bool read_bundle_under(const char *root, struct container *c)
 			free(text);
 		}
 		globfree(&g);
-		if (found && !c->is_sandbox && c->sandbox[0] && !c->labels &&
-		    strcmp(c->sandbox, c->id) != 0) {
+		if (found && sandbox && !c->is_sandbox && c->sandbox[0] &&
+		    !c->labels) {
 			struct container pod = { 0 };
 
 			memcpy(pod.id, c->sandbox, sizeof(pod.id));
-			read_bundle_under(root, &pod);
+			read_bundle_under(root, &pod, false);
 			c->labels = pod.labels; /* the sandbox's own: the pod's */
 		}
 		if (found) {
@@ -297,8 +299,9 @@ static bool containers__read_bundle(struct containers *cs,
 	ssize_t n;
 
 	if (cs->root[0])
-		return read_bundle_under(cs->root, c);
-	if (read_bundle_under("", c) || read_bundle_under("/proc/1/root", c))
+		return read_bundle_under(cs->root, c, true);
+	if (read_bundle_under("", c, true) ||
+	    read_bundle_under("/proc/1/root", c, true))
 		return true;
 	for (int depth = 0; pid > 1 && depth < 8; depth++, pid = parent_of(pid)) {
 		snprintf(root, sizeof(root), "/proc/%u/ns/mnt", pid);
@@ -310,7 +313,7 @@ static bool containers__read_bundle(struct containers *cs,
 			continue; /* the same files as the last one */
 		memcpy(last, ns, n + 1);
 		snprintf(root, sizeof(root), "/proc/%u/root", pid);
-		if (read_bundle_under(root, c))
+		if (read_bundle_under(root, c, true))
 			return true;
 	}
 	return false;
