@@ -81,9 +81,14 @@ $KMOND -c "$WORK/cm/kmond.yaml" --check || fail "the ConfigMap's kmond.yaml"
 
 # kmond's image: the binary and its libraries (the Containerfile builds
 # the same from Debian packages; no registry here for its base image).
-rootfs_add "$WORK/root" "$KMOND" /usr/sbin/kmond
-mkdir -p "$WORK/root/etc/kmond" "$WORK/root/tmp" "$WORK/root/proc" "$WORK/root/sys"
-container_image "localhost/kmt-kmond-$tag" "$WORK/root"
+# KMOND_IMAGE=NAME runs an image built from the Containerfile instead.
+IMAGE=${KMOND_IMAGE:-localhost/kmt-kmond-$tag}
+if [ -z "${KMOND_IMAGE:-}" ]; then
+	rootfs_add "$WORK/root" "$KMOND" /usr/sbin/kmond
+	mkdir -p "$WORK/root/etc/kmond" "$WORK/root/tmp" "$WORK/root/proc" \
+		"$WORK/root/sys"
+	container_image "$IMAGE" "$WORK/root"
+fi
 rootfs_add "$WORK/app" "$BUILD/tests/kmt_getppid" /kmt_getppid
 rootfs_add "$WORK/app" /bin/busybox /bin/busybox
 container_image "localhost/kmt-app-$tag" "$WORK/app"
@@ -105,8 +110,9 @@ opts=(--pid host --network host --user 0 --cap-drop=all "${CAPS[@]}"
 [ "$READONLY" = 1 ] && opts+=(--read-only)
 [ "$NOESC" = 1 ] && opts+=(--security-opt no-new-privileges)
 [ "$SECCOMP" = Unconfined ] && opts+=(--security-opt seccomp=unconfined)
-container_run kmtc-kmond-$tag "${opts[@]}" "localhost/kmt-kmond-$tag" \
-	/usr/sbin/kmond "${ARGS[@]}" -v
+# the DaemonSet's args after the image's entrypoint
+container_run kmtc-kmond-$tag "${opts[@]}" --entrypoint /usr/sbin/kmond \
+	"$IMAGE" "${ARGS[@]}" -v
 KPID=$CTR_PID
 for ((i = 0; i < 100; i++)); do
 	"${PODMAN[@]}" logs kmtc-kmond-$tag 2>&1 | grep -q "running on" && break
