@@ -140,8 +140,10 @@ touch "$WORK/go/now"
 "${PODMAN[@]}" wait kmtc-app-$tag >/dev/null
 sleep 1
 "${PODMAN[@]}" stop -t 10 kmtc-kmond-$tag >/dev/null
+rc=$("${PODMAN[@]}" inspect -f '{{.State.ExitCode}}' kmtc-kmond-$tag)
 "${PODMAN[@]}" logs kmtc-kmond-$tag >"$WORK/kmond.out" 2>"$WORK/kmond.err"
 grep '^{' "$WORK/kmond.out" >"$WORK/out.json"
+expect_eq "kmond's exit code after SIGTERM in its container" "$rc" 0
 
 python3 - "$caps" "${CAPSET[@]}" <<'PY' || fail "capabilities"
 import sys
