@@ -18,7 +18,7 @@ build_packages=(
 test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools
-	podman runc busybox-static
+	podman runc busybox-static python3-yaml
 )
 
 have_tools() {
@@ -49,6 +49,7 @@ have_test() {
 	have_tools kcat ip python3 dot chromium wrk curl redis-server \
 		redis-benchmark redis-cli podman runc || return 1
 	[ -x /bin/busybox ] || return 1 # the containers' image
+	python3 -c 'import yaml' 2>/dev/null || return 1 # reading manifests
 	# in /usr/sbin, which a user's PATH may lack
 	[ -x /usr/sbin/nginx ] || return 1
 	have_headers librdkafka/rdkafka_mock.h || return 1

@@ -77,6 +77,15 @@ with open(f"{work}/ds.sh", "w") as out:
 print(f"ok: {len(docs)} manifests; caps {sc['capabilities']['add']}; mounts {mounts}")
 PY
 source "$WORK/ds.sh"
+# kubectl, where there is one, decodes them offline into its own types
+# (metadata at least) and knows every kind.
+if command -v kubectl >/dev/null; then
+	got=$(kubectl label --local -f "$DEPLOY" kmt=check -o name 2>&1 | sort | tr '\n' ' ')
+	expect_eq "kubectl's offline reading" "$got" \
+		"configmap/kmond daemonset.apps/kmond namespace/kmon serviceaccount/kmond "
+else
+	echo "no kubectl here: the manifests are read by the check above only"
+fi
 $KMOND -c "$WORK/cm/kmond.yaml" --check || fail "the ConfigMap's kmond.yaml"
 
 # kmond's image: the binary and its libraries (the Containerfile builds
