@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "lib/hashmap.h"
 #include "provider/container.h"
 #include "provider/procinfo.h"
 #include "unit.h"
@@ -216,6 +217,20 @@ static void test_cache(void)
 	if (other)
 		CHECK_STR(other->pod, "");
 	CHECK(containers__get(cs, "0::/\n") == NULL);
+	/* a sweep keeps the containers still in use, and only those */
+	{
+		struct hashmap *keep = hashmap__new();
+		const struct container *c2;
+
+		hashmap__set(keep, (uintptr_t)c, 1);
+		CHECK(containers__count(cs) == 2);
+		containers__sweep(cs, keep);
+		CHECK(containers__count(cs) == 1);
+		c2 = containers__get(cs, "0::/kubepods/cri-containerd-" ID ".scope\n");
+		CHECK(c2 == c);
+		CHECK(containers__count(cs) == 1);
+		hashmap__free(keep);
+	}
 	other = containers__get(cs, "0::/kubepods/crio-" ID4 "\n");
 	CHECK(other && container__label(other, "app", label, sizeof(label)));
 	CHECK_STR(label, "cart");

@@ -371,6 +371,31 @@ const struct container *containers__get(struct containers *cs,
 	return containers__find(cs, cgroups, 0);
 }
 
+size_t containers__count(const struct containers *cs)
+{
+	return hashmap__count(cs->byid);
+}
+
+void containers__sweep(struct containers *cs, const struct hashmap *keep)
+{
+	uint64_t key, value, *gone;
+	size_t pos = 0, n = 0;
+
+	gone = xcalloc(hashmap__count(cs->byid) + 1, sizeof(*gone));
+	while (hashmap__next(cs->byid, &pos, &key, &value))
+		if (!hashmap__find(keep, value))
+			gone[n++] = key;
+	for (size_t i = 0; i < n; i++) {
+		struct container *c = (struct container *)(uintptr_t)
+			*hashmap__find(cs->byid, gone[i]);
+
+		hashmap__delete(cs->byid, gone[i]);
+		container__clear(c);
+		free(c);
+	}
+	free(gone);
+}
+
 void containers__free(struct containers *cs)
 {
 	uint64_t key, value;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct hashmap;
+
 #define CONTAINER_ID_MAX 65   /* 64 hex digits */
 #define CONTAINER_POD_MAX 254 /* a DNS subdomain: 253 bytes */
 #define CONTAINER_NS_MAX 64   /* a DNS label: 63 bytes */
@@ -64,6 +66,11 @@ const struct container *containers__get(struct containers *cs,
 /* Of pid, from /proc/PID/cgroup; NULL when in none or unreadable. */
 const struct container *containers__of_pid(struct containers *cs,
 					   uint32_t pid, bool *readable);
+/* How many containers are known. */
+size_t containers__count(const struct containers *cs);
+/* Forgets every container not in keep (a set of container pointers as
+ * u64 keys): those no process is in any more. */
+void containers__sweep(struct containers *cs, const struct hashmap *keep);
 void containers__free(struct containers *cs); /* NULL-safe */
 
 /* The cgroup layout of this host: "v2" (unified only), "hybrid" (v1

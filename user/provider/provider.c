@@ -32,6 +32,8 @@
 #include "provider/provider.h"
 
 #define MAX_ANCESTRY 64 /* how far up the tree a pid selector reaches */
+/* Containers known past this are swept of those no process is in. */
+#define CONTAINERS_SWEEP_AT 256
 
 struct proc {
 	char comm[KMON_COMM_LEN];
@@ -758,6 +760,28 @@ bool provider__exited(struct provider *p, uint32_t pid)
 	return !proc || proc->exited;
 }
 
+/* Containers come and go (jobs, restarts): the ones no known process is
+ * in are forgotten once there are many, so memory stays bounded. Runs
+ * after the interval's records: no exited process is named any more. */
+static void provider__sweep_containers(struct provider *p)
+{
+	struct hashmap *used;
+	uint64_t pid, value;
+	size_t pos = 0;
+
+	if (containers__count(p->containers) <= CONTAINERS_SWEEP_AT)
+		return;
+	used = hashmap__new();
+	while (hashmap__next(p->procs, &pos, &pid, &value)) {
+		const struct proc *proc = (struct proc *)(uintptr_t)value;
+
+		if (proc->ctr)
+			hashmap__set(used, (uintptr_t)proc->ctr, 1);
+	}
+	containers__sweep(p->containers, used);
+	hashmap__free(used);
+}
+
 void provider__end_interval(struct provider *p)
 {
 	uint64_t pid, value, *gone = NULL;
@@ -772,6 +796,7 @@ void provider__end_interval(struct provider *p)
 	free(gone);
 	free_procs(p->graves);
 	p->graves = hashmap__new();
+	provider__sweep_containers(p);
 	if (provider__read_ports(p))
 		provider__resolve_all(p);
 }
