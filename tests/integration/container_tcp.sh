@@ -93,6 +93,10 @@ if lost > 2:
     sys.exit(f"{lost} lost by tcp")
 def check_n(what, got):
     if not n - lost <= got <= n:
+        for r in tcp:  # what was seen, to tell which request went missing
+            print(r["pid"], r["comm"], r["service"], r.get("container", "")[:12],
+                  r["laddr"], r["raddr"], r["rport"])
+        print(json.dumps(stats[-1]))
         sys.exit(f"{what}: got {got}, want {n} ({lost} lost)")
     print(f"ok: {what}: {got} ({lost} lost)")
 a = [r for r in tcp if r.get("container") == id_a]
