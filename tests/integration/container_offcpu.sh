@@ -52,12 +52,13 @@ if not mine:
 ids = {(r.get("container"), r.get("namespace"), r.get("pod")) for r in mine}
 if ids != {(cid, "kmt-batch", "sleeper-0")}:
     sys.exit(f"container and pod: {ids}")
+# Blocks of at least 20 ms (a loaded host wakes them late, never early).
 hits = [r for r in mine if any(f.startswith("kmt_offcpu_block+0x") for f in r["stack"])
-        and 20e6 <= r["total_ns"] / r["count"] < 30e6]
+        and 20e6 <= r["total_ns"] / r["count"] < 200e6]
 blocks = sum(r["count"] for r in hits)
 if not want - 2 <= blocks <= want:
     sys.exit(f"{blocks} 20 ms blocks in kmt_offcpu_block, want {want}: "
-             f"{[r['stack'] for r in mine]}")
+             f"{[(r['count'], r['total_ns'], r['stack'][-3:]) for r in mine]}")
 st = hits[0]["stack"]
 i = next(i for i, f in enumerate(st) if f.startswith("kmt_offcpu_block"))
 if not st[i - 1].startswith("entry_SYSCALL"):
