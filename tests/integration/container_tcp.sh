@@ -80,8 +80,16 @@ path, id_a, id_b, uid_a, n = sys.argv[1:]
 recs = [json.loads(l) for l in open(path)]
 tcp = [r for r in recs if r["kind"] == "tcp"]
 n = int(n)
+def dump():  # what was seen, to tell what went wrong
+    for r in recs:
+        if r["kind"] == "tcp":
+            print(r["pid"], r["comm"], r["service"], r.get("container", "")[:12],
+                  r.get("pod"), r["laddr"], r["raddr"], r["rport"])
+        elif r["kind"] in ("topology", "stats"):
+            print(json.dumps(r))
 def check(what, got, want):
     if got != want:
+        dump()
         sys.exit(f"{what}: got {got!r}, want {want!r}")
     print(f"ok: {what}: {got!r}")
 # Requests the kernel could not follow are counted as lost (a loaded
@@ -93,10 +101,7 @@ if lost > 2:
     sys.exit(f"{lost} lost by tcp")
 def check_n(what, got):
     if not n - lost <= got <= n:
-        for r in tcp:  # what was seen, to tell which request went missing
-            print(r["pid"], r["comm"], r["service"], r.get("container", "")[:12],
-                  r["laddr"], r["raddr"], r["rport"])
-        print(json.dumps(stats[-1]))
+        dump()
         sys.exit(f"{what}: got {got}, want {n} ({lost} lost)")
     print(f"ok: {what}: {got} ({lost} lost)")
 a = [r for r in tcp if r.get("container") == id_a]
