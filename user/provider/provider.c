@@ -40,6 +40,7 @@ struct proc {
 	uint32_t ppid;
 	uint32_t service; /* 0: none */
 	bool exited;
+	bool kept; /* exited, and kept through one interval end already */
 	const struct container *ctr; /* NULL: none (owned by containers) */
 };
 
@@ -787,10 +788,19 @@ void provider__end_interval(struct provider *p)
 	uint64_t pid, value, *gone = NULL;
 	size_t pos = 0, n = 0;
 
+	/* A process's last events can reach the other ringbufs after its
+	 * exit event was read (its sockets close, ending their last request,
+	 * after sched_process_exit): an exited process is still named
+	 * through the next interval. */
 	gone = xcalloc(hashmap__count(p->procs) + 1, sizeof(*gone));
-	while (hashmap__next(p->procs, &pos, &pid, &value))
-		if (((struct proc *)(uintptr_t)value)->exited)
+	while (hashmap__next(p->procs, &pos, &pid, &value)) {
+		struct proc *proc = (struct proc *)(uintptr_t)value;
+
+		if (proc->exited && proc->kept)
 			gone[n++] = pid;
+		else if (proc->exited)
+			proc->kept = true;
+	}
 	for (size_t i = 0; i < n; i++)
 		provider__proc_drop(p, gone[i]);
 	free(gone);
