@@ -64,6 +64,11 @@ wait_for_log "service none -> by-k8s" 10 || fail "the annotated container was no
 
 get() { # NETNS ADDR: N requests, each on its own connection
 	local i
+	# httpd may not listen yet (a loaded host)
+	for ((i = 0; i < 100; i++)); do
+		ip netns exec "$1" ss -Hltn 'sport = :8080' | grep -q . && break
+		sleep 0.1
+	done
 	for ((i = 0; i < N; i++)); do
 		ip netns exec "$1-c" curl -sf -o /dev/null "http://$2:8080/" ||
 			fail "curl to $2 failed"
