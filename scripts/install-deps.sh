@@ -21,6 +21,7 @@ build_packages=(
 test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools prometheus nodejs
+	podman runc busybox-static python3-yaml
 )
 # kmon-trace's tests install OpenTelemetry's OTLP definitions with npm.
 # A nodejs from NodeSource brings its own npm and conflicts with Debian's.
@@ -58,6 +59,9 @@ have_test() {
 	have_build || return 1
 	have_tools kcat ip python3 dot chromium wrk curl redis-server \
 		redis-benchmark redis-cli prometheus promtool node npm || return 1
+	have_tools podman runc || return 1
+	[ -x /bin/busybox ] || return 1 # the containers' image
+	python3 -c 'import yaml' 2>/dev/null || return 1 # reading manifests
 	# in /usr/sbin, which a user's PATH may lack
 	[ -x /usr/sbin/nginx ] || return 1
 	have_headers librdkafka/rdkafka_mock.h || return 1

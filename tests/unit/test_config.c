@@ -172,7 +172,7 @@ static void test_errors(void)
 		  "(add another entry with the same name)");
 	CHECK_STR(parse("services:\n  - name: a\n    match: {}\n", NULL),
 		  "t.yaml:3:12: match: needs a selector (comm, pid, exe, cgroup, "
-		  "container or port)");
+		  "container, k8s or port)");
 	CHECK_STR(parse("collectors:\n  tcpx: {}\n", NULL),
 		  "t.yaml:2:3: collectors: unknown collector 'tcpx'");
 	CHECK_STR(parse("collectors:\n  syscall: { enabled: yes }\n", NULL),
@@ -307,6 +307,27 @@ static void test_tcp(void)
 	CHECK(cfg.services[0].type == SELECTOR_PORT);
 	CHECK(cfg.services[0].port == 8080);
 	config__free(&cfg);
+
+	CHECK_STR(parse("services:\n  - name: shop\n    name_from_label: app\n"
+			"    match: { k8s: { namespace: shop, pod: \"cart-*\" } }\n"
+			"  - name: any\n    match: { k8s: { pod: web } }\n",
+			&cfg),
+		  "ok");
+	CHECK(cfg.services[0].type == SELECTOR_K8S);
+	CHECK_STR(cfg.services[0].k8s_ns, "shop");
+	CHECK_STR(cfg.services[0].path, "cart-*");
+	CHECK_STR(cfg.services[0].name_label, "app");
+	CHECK_STR(cfg.services[1].k8s_ns, "");
+	CHECK_STR(cfg.services[1].path, "web");
+	CHECK_STR(cfg.services[1].name_label, "");
+	config__free(&cfg);
+	CHECK_STR(parse("services:\n  - name: a\n    match: { k8s: {} }\n", NULL),
+		  "t.yaml:3:19: match.k8s: needs namespace or pod");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { k8s: { ns: x } }\n",
+			NULL),
+		  "t.yaml:3:21: match.k8s: unknown key 'ns'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { k8s: shop }\n", NULL),
+		  "t.yaml:3:19: match.k8s: expected a mapping, got a scalar");
 
 	CHECK_STR(parse("collectors:\n  tcp: { requests: some }\n", NULL),
 		  "t.yaml:2:20: requests: expected all, none, { slow: DURATION } "

@@ -24,6 +24,10 @@ static void test_container_ids(void)
 		  ID);
 	CHECK_STR(id_of("/kubepods/burstable/pod0c9e-11/" ID), ID);
 	CHECK_STR(id_of("/machine.slice/libpod-" ID ".scope"), ID);
+	/* cgroupfs managers: no .scope */
+	CHECK_STR(id_of("/libpod_parent/libpod-" ID), ID);
+	CHECK_STR(id_of("/kubepods/besteffort/pod1/crio-" ID), ID);
+	CHECK_STR(id_of("/libpod_parent/libpod-conmon-" ID), "(none)");
 	CHECK_STR(id_of("/kubepods.slice/crio-" ID ".scope"), ID);
 	CHECK_STR(id_of("/system.slice/docker-" ID ".scope/init"), ID);
 	CHECK_STR(id_of("/system.slice/nginx.service"), "(none)");

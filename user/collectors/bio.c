@@ -135,7 +135,7 @@ static void begin(struct bio_collector *c, const char *kind, uint64_t ts,
 	provider__name(c->k->provider, pid, svc, &who);
 	if (comm && comm[0])
 		who.comm = comm;
-	record__process(&c->rec, pid, who.comm, who.service);
+	provider__record(&c->rec, pid, &who);
 	record__str(&c->rec, "disk", disks__name(c->disks, dev));
 	record__str(&c->rec, "op", op_name(op));
 }

@@ -285,7 +285,7 @@ static void emit(void *ctx, const void *k, uint64_t count)
 	provider__name(c->k->provider, key->pid, key->svc, &who);
 	record__begin(&c->rec, "counter", ((struct walk_ctx *)ctx)->ts,
 		      c->k->cfg.node);
-	record__process(&c->rec, key->pid, who.comm, who.service);
+	provider__record(&c->rec, key->pid, &who);
 	record__str(&c->rec, "event", c->events[key->event].name);
 	record__str(&c->rec, "type",
 		    c->events[key->event].function ? "function" : "tracepoint");

@@ -98,7 +98,7 @@ static void add_owner(struct drop_collector *c, const struct drop_key *key)
 
 	if (key->pid) {
 		provider__name(c->k->provider, key->pid, key->svc, &who);
-		record__process(&c->rec, key->pid, who.comm, who.service);
+		provider__record(&c->rec, key->pid, &who);
 		return;
 	}
 	/* No socket, or one whose owner kmond never saw connect or listen:

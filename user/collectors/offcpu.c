@@ -109,7 +109,7 @@ static void add_process(struct offcpu_collector *c, uint32_t pid, uint32_t svc)
 	struct proc_name who;
 
 	provider__name(c->k->provider, pid, svc, &who);
-	record__process(&c->rec, pid, who.comm, who.service);
+	provider__record(&c->rec, pid, &who);
 }
 
 /* A kernel stack's frames, symbolized once per stack. */

@@ -117,7 +117,7 @@ static void emit(struct syscall_collector *c, struct kmond *k, uint64_t ts,
 	}
 	record__begin(&c->rec, "syscall", ts, k->cfg.node);
 	provider__name(k->provider, key->pid, key->svc, &who);
-	record__process(&c->rec, key->pid, who.comm, who.service);
+	provider__record(&c->rec, key->pid, &who);
 	record__str(&c->rec, "syscall", name);
 	record__u64(&c->rec, "nr", key->nr);
 	record__u64(&c->rec, "count", count);

@@ -215,7 +215,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	record__begin(&c->rec, "tcp", e->end_ns + c->realtime_offset,
 		      c->k->cfg.node);
 	provider__name(c->k->provider, e->pid, e->svc, &who);
-	record__process(&c->rec, e->pid, who.comm, who.service);
+	provider__record(&c->rec, e->pid, &who);
 	record__u64(&c->rec, "tid", e->tid);
 	add_tuple(&c->rec, &e->t);
 	record__u64(&c->rec, "latency_ns", e->latency_ns);

@@ -251,6 +251,21 @@ static bool container_id_ok(const char *id)
 	return true;
 }
 
+/* k8s: { namespace: NS, pod: GLOB }: either may be left out. */
+static int k8s_pair(struct parser *p, const char *key, yaml_node_t *k,
+		    yaml_node_t *v, void *arg)
+{
+	struct service_cfg *svc = arg;
+
+	if (strcmp(key, "namespace") == 0)
+		return get_string(p, v, "match.k8s.namespace", svc->k8s_ns,
+				  sizeof(svc->k8s_ns));
+	if (strcmp(key, "pod") == 0)
+		return get_string(p, v, "match.k8s.pod", svc->path,
+				  sizeof(svc->path));
+	return unknown_key(p, k, "match.k8s");
+}
+
 struct match_arg {
 	struct service_cfg *svc;
 	int nselectors;
@@ -307,6 +322,16 @@ static int match_pair(struct parser *p, const char *key, yaml_node_t *k,
 			return fail(p, v, "match.container: 12 to 64 hex digits");
 		return 0;
 	}
+	if (strcmp(key, "k8s") == 0) {
+		struct service_cfg *svc = m->svc;
+
+		svc->type = SELECTOR_K8S;
+		if (for_each_pair(p, v, "match.k8s", k8s_pair, svc))
+			return -1;
+		if (!svc->k8s_ns[0] && !svc->path[0])
+			return fail(p, v, "match.k8s: needs namespace or pod");
+		return 0;
+	}
 	return unknown_key(p, k, "match");
 }
 
@@ -338,13 +363,16 @@ static int service_pair(struct parser *p, const char *key, yaml_node_t *k,
 		s->has_name = true;
 		return 0;
 	}
+	if (strcmp(key, "name_from_label") == 0)
+		return get_string(p, v, "name_from_label", s->svc->name_label,
+				  sizeof(s->svc->name_label));
 	if (strcmp(key, "match") == 0) {
 		struct match_arg m = { .svc = s->svc };
 
 		if (for_each_pair(p, v, "match", match_pair, &m))
 			return -1;
 		if (m.nselectors == 0)
-			return fail(p, v, "match: needs a selector (comm, pid, exe, cgroup, container or port)");
+			return fail(p, v, "match: needs a selector (comm, pid, exe, cgroup, container, k8s or port)");
 		s->has_match = true;
 		return 0;
 	}

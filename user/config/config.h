@@ -31,6 +31,7 @@ enum selector_type {
 	SELECTOR_CGROUP,    /* cgroup path prefix, in any hierarchy */
 	SELECTOR_CONTAINER, /* container id (or a prefix of 12+ chars) */
 	SELECTOR_PORT,      /* the process listening on a TCP port */
+	SELECTOR_K8S,       /* the containers of Kubernetes pods */
 };
 
 struct service_cfg {
@@ -39,7 +40,12 @@ struct service_cfg {
 	char comm[CONFIG_COMM_MAX];
 	uint32_t pid;
 	uint16_t port;
-	char path[CONFIG_PATH_MAX]; /* exe glob, cgroup prefix, container id */
+	char path[CONFIG_PATH_MAX]; /* exe glob, cgroup prefix, container id,
+				       pod name glob ("": any) */
+	char k8s_ns[CONFIG_NAME_MAX]; /* k8s: the pod's namespace ("": any) */
+	/* name_from_label: the service is named by this label of the
+	 * process's pod when it has it, else by name ("": always name) */
+	char name_label[CONFIG_PATH_MAX];
 };
 
 /* What every collector's section says first. */

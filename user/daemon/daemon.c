@@ -11,10 +11,12 @@
 #include <bpf/libbpf.h>
 
 #include "collectors/collector.h"
+#include "daemon/config_watch.h"
 #include "daemon/daemon.h"
 #include "exporters/exporter.h"
 #include "lib/log.h"
 #include "daemon/privilege.h"
+#include "provider/container.h"
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "loader/rings.h"
@@ -25,6 +27,7 @@
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t reload_requested;
+bool daemon_watch_config;
 
 struct running {
 	const struct collector_ops *ops;
@@ -268,6 +271,8 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	uint64_t next_tick = now + k->cfg.interval_ns;
 	uint64_t deadline = duration_ns ? now + duration_ns : 0;
+	struct config_watch *watch =
+		daemon_watch_config ? config_watch__new(k->cfg.file) : NULL;
 
 	record__init(&iv.rec);
 	iv.last_wall_ns = now;
@@ -282,6 +287,10 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 					 (int)((until - now) / 1000000) + 1 : 0);
 		if (err < 0 && err != -EINTR)
 			log_warn("ringbuf poll: %s", strerror(-err));
+		if (config_watch__changed(watch)) {
+			log_info("%s changed on disk", k->cfg.file);
+			reload_requested = 1;
+		}
 		if (reload_requested) {
 			reload_requested = 0;
 			reload(k);
@@ -300,6 +309,7 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 	interval_end(k, &iv);
 	exporter__flush(k->exporter, EXIT_FLUSH_MS);
 	record__free(&iv.rec);
+	config_watch__free(watch);
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
@@ -437,6 +447,9 @@ void daemon__probe(void)
 	probe__mount_tracefs();
 	probe_loads();
 	probe__describe("provider", provider_hooks, provider_nhooks);
+	/* Containers are found by cgroup path in any hierarchy, so every
+	 * mode works; the mode says where to look when one is not found. */
+	printf("%-10s %-14s %s\n", "provider", "cgroups", cgroup__mode());
 	for (int i = 0; collectors[i]; i++)
 		probe__describe(collectors[i]->name, collectors[i]->hooks,
 				collectors[i]->nhooks);

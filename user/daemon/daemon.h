@@ -13,6 +13,8 @@ int daemon__load_config(struct config *cfg, const char *path, char *err,
 /* Runs kmond on cfg (taken over) until SIGINT/SIGTERM or, when duration_ns
  * is not 0, for that long. Returns the process exit code. */
 int daemon__run(struct config *cfg, uint64_t duration_ns);
+/* --watch: daemon__run also reloads when the file's content changes. */
+extern bool daemon_watch_config;
 /* --check: whether every enabled collector can attach. 0, or 1 when a
  * required one cannot. */
 int daemon__check(const struct config *cfg);

@@ -16,11 +16,12 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kmond [-c FILE] [--check] [--duration SEC] [--probe] [-v]\n"
+		"usage: kmond [-c FILE] [--check] [--duration SEC] [--probe] [--watch] [-v]\n"
 		"  -c, --config FILE   configuration (default " DEFAULT_CONFIG ")\n"
 		"      --check         validate the configuration and probe attach, then exit\n"
 		"      --duration SEC  run for SEC seconds, then exit cleanly\n"
 		"      --probe         print the attach method of every probe on this kernel\n"
+		"      --watch         reload when the configuration file changes (ConfigMaps)\n"
 		"      --version       print the version\n"
 		"  -v, --verbose       log debug lines\n");
 }
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "probe", no_argument, NULL, 'p' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "watch", no_argument, NULL, 'W' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -69,6 +71,9 @@ int main(int argc, char **argv)
 			return 0;
 		case 'v':
 			log_verbose = true;
+			break;
+		case 'W':
+			daemon_watch_config = true;
 			break;
 		case 'h':
 			usage(stdout);

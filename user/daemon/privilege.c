@@ -74,10 +74,13 @@ int privilege__drop(void)
 	struct __user_cap_data_struct data[2];
 	uint64_t keep = privilege__kept();
 
-	/* The bounding set first: dropping from it needs CAP_SETPCAP. */
+	/* The bounding set first: dropping from it needs CAP_SETPCAP, which a
+	 * container started with only the kept set (the DaemonSet) lacks:
+	 * what its bounding set lacks already needs no drop. */
 	for (int cap = 0; cap <= last_cap(); cap++)
-		if (!(keep & CAP(cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
-		    errno != EINVAL)
+		if (!(keep & CAP(cap)) &&
+		    prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
 			return -errno;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
 	    errno != EINVAL)

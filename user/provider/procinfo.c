@@ -137,10 +137,10 @@ static bool component_id(const char *c, size_t len, char *id, size_t idlen)
 
 		if (len < plen || memcmp(c, prefixes[i], plen) != 0)
 			continue;
+		/* systemd scopes end in .scope; cgroupfs managers (podman's
+		 * /libpod_parent/libpod-ID, CRI-O's crio-ID) use the bare name */
 		if (restlen >= 6 && memcmp(rest + restlen - 6, ".scope", 6) == 0)
 			restlen -= 6;
-		else if (plen) /* prefixed forms are systemd scopes */
-			continue;
 		if (restlen != CONTAINER_ID_LEN ||
 		    hex_run(rest, restlen) != CONTAINER_ID_LEN)
 			continue;

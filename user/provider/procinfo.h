@@ -24,7 +24,8 @@ void procinfo__parse_comm(const char *text, char comm[16]);
 bool cgroups_under(const char *text, const char *prefix);
 /* The container id in one cgroup path, from the layouts of Docker
  * (docker-ID.scope, /docker/ID), containerd (cri-containerd-ID.scope,
- * kubepods/.../ID), CRI-O (crio-ID.scope) and podman (libpod-ID.scope).
+ * kubepods/.../ID), CRI-O (crio-ID[.scope]) and podman (libpod-ID.scope,
+ * or /libpod_parent/libpod-ID under cgroupfs).
  * Returns false when the path holds none. */
 bool cgroup_container_id(const char *path, char *id, size_t len);
 /* Whether some line's container id starts with id_prefix. */

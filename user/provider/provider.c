@@ -6,6 +6,7 @@
  * naming, and rewrites the control maps on reload. */
 #include <linux/types.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -21,6 +22,7 @@
 #include "lib/hashmap.h"
 #include "loader/rings.h"
 #include "lib/xalloc.h"
+#include "provider/container.h"
 #include "provider/listen.h"
 #include "lib/log.h"
 #include "lib/maps.h"
@@ -30,12 +32,16 @@
 #include "provider/provider.h"
 
 #define MAX_ANCESTRY 64 /* how far up the tree a pid selector reaches */
+/* Containers known past this are swept of those no process is in. */
+#define CONTAINERS_SWEEP_AT 256
 
 struct proc {
 	char comm[KMON_COMM_LEN];
 	uint32_t ppid;
 	uint32_t service; /* 0: none */
 	bool exited;
+	bool kept; /* exited, and kept through one interval end already */
+	const struct container *ctr; /* NULL: none (owned by containers) */
 };
 
 struct provider {
@@ -63,6 +69,7 @@ struct provider {
 	bool ports_stale; /* rescan whatever the sum */
 	__u32 config_gen; /* kmon_ctl.gen */
 	uint64_t pid_changes;
+	struct containers *containers; /* container and pod of each process */
 };
 
 const struct hook provider_hooks[] = {
@@ -160,6 +167,43 @@ static uint32_t service_id(struct provider *p, const struct config *cfg,
 	return name_id(p, cfg->services[entry].name);
 }
 
+/* The id of a name a pod label gave, added to the table when new. */
+static uint32_t label_name_id(struct provider *p, const char *name)
+{
+	uint32_t id = name_id(p, name);
+
+	if (id)
+		return id;
+	p->names = xrealloc(p->names, (p->nnames + 1) * sizeof(*p->names));
+	snprintf(p->names[p->nnames++], CONFIG_NAME_MAX, "%s", name);
+	return p->nnames;
+}
+
+/* Label values are names ([A-Za-z0-9._-], 63 bytes); anything else in
+ * one is not taken as a service name. */
+static bool label_value_ok(const char *v)
+{
+	for (; *v; v++)
+		if (!isalnum((unsigned char)*v) && !strchr("_.-", *v))
+			return false;
+	return true;
+}
+
+/* The service entry names: its name, or its pod's label when it says so
+ * and the pod has one that makes a service name. */
+static uint32_t entry_service_id(struct provider *p, const struct config *cfg,
+				 int entry, const struct proc *proc)
+{
+	const struct service_cfg *s = &cfg->services[entry];
+	char value[CONFIG_NAME_MAX];
+
+	if (s->name_label[0] &&
+	    container__label(proc->ctr, s->name_label, value, sizeof(value)) &&
+	    label_value_ok(value))
+		return label_name_id(p, value);
+	return service_id(p, cfg, entry);
+}
+
 static bool is_ancestor_or_self(struct provider *p, uint32_t pid,
 				uint32_t ancestor)
 {
@@ -223,6 +267,8 @@ static bool selector_matches(struct provider *p,
 	case SELECTOR_PORT:
 		return hashmap__find(p->port_pids,
 				     (uint64_t)pid << 16 | s->port) != NULL;
+	case SELECTOR_K8S:
+		return container__k8s_matches(proc->ctr, s->k8s_ns, s->path);
 	}
 	return false;
 }
@@ -243,7 +289,7 @@ static struct kmon_svc resolve(struct provider *p, uint32_t pid,
 
 		if (selector_matches(p, s, pid, proc, &f))
 			return (struct kmon_svc){
-				service_id(p, cfg, i),
+				entry_service_id(p, cfg, i, proc),
 				by_binary ? 0 : KMON_SVC_STICKY,
 			};
 	}
@@ -471,6 +517,20 @@ int provider__apply(struct provider *p, const struct config *cfg)
 	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
 }
 
+/* A process's container is read when it may have changed: at start-up,
+ * exec and cgroup moves; a fork inherits it. One that has gone keeps
+ * what was known. */
+static void provider__read_container(struct provider *p, uint32_t pid,
+				     struct proc *proc)
+{
+	bool readable;
+	const struct container *c = containers__of_pid(p->containers, pid,
+						       &readable);
+
+	if (readable)
+		proc->ctr = c;
+}
+
 /* --- /proc at start-up --- */
 
 static int read_proc_line(uint32_t pid, const char *file, char *buf,
@@ -526,6 +586,7 @@ static void provider__scan(struct provider *p)
 		proc = provider__proc_add(p, pid);
 		procinfo__parse_comm(comm, proc->comm);
 		proc->ppid = ppid;
+		provider__read_container(p, pid, proc);
 	}
 	closedir(dir);
 }
@@ -536,7 +597,7 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 {
 	struct provider *p = ctx;
 	const struct kmon_proc_event *e = data;
-	struct proc *proc;
+	struct proc *proc, *parent;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -544,11 +605,14 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 	case KMON_PROC_FORK:
 		proc = provider__proc_add(p, e->pid);
 		proc->ppid = e->ppid;
+		parent = provider__proc(p, e->ppid);
+		proc->ctr = parent ? parent->ctr : NULL;
 		break;
 	case KMON_PROC_EXEC:
 		proc = provider__proc(p, e->pid);
 		if (!proc)
 			proc = provider__proc_add(p, e->pid);
+		provider__read_container(p, e->pid, proc);
 		break;
 	case KMON_PROC_EXIT:
 		proc = provider__proc(p, e->pid);
@@ -558,6 +622,8 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 		return 0;
 	case KMON_PROC_CGROUP:
 		proc = provider__proc(p, e->pid);
+		if (proc && !proc->exited)
+			provider__read_container(p, e->pid, proc);
 		/* The event's comm is the mover's, not the process's. */
 		if (proc && !proc->exited && p->resolve_in_user_space)
 			publish(p, e->pid, proc, resolve(p, e->pid, proc));
@@ -593,6 +659,7 @@ int provider__new(struct rings *rs, const struct config *cfg,
 	p->graves = hashmap__new();
 	p->spent_pids = hashmap__new();
 	p->port_pids = hashmap__new();
+	p->containers = containers__new(NULL);
 	p->skel = provider_bpf__open();
 	if (!p->skel) {
 		err = -errno;
@@ -671,6 +738,7 @@ void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 		proc = grave;
 	out->comm = proc ? proc->comm : "";
 	out->service = provider__service_name(p, svc);
+	out->container = proc ? proc->ctr : NULL;
 	out->gone = !proc || proc->exited || proc == grave;
 }
 
@@ -695,20 +763,52 @@ bool provider__exited(struct provider *p, uint32_t pid)
 	return !proc || proc->exited;
 }
 
+/* Containers come and go (jobs, restarts): the ones no known process is
+ * in are forgotten once there are many, so memory stays bounded. Runs
+ * after the interval's records: no exited process is named any more. */
+static void provider__sweep_containers(struct provider *p)
+{
+	struct hashmap *used;
+	uint64_t pid, value;
+	size_t pos = 0;
+
+	if (containers__count(p->containers) <= CONTAINERS_SWEEP_AT)
+		return;
+	used = hashmap__new();
+	while (hashmap__next(p->procs, &pos, &pid, &value)) {
+		const struct proc *proc = (struct proc *)(uintptr_t)value;
+
+		if (proc->ctr)
+			hashmap__set(used, (uintptr_t)proc->ctr, 1);
+	}
+	containers__sweep(p->containers, used);
+	hashmap__free(used);
+}
+
 void provider__end_interval(struct provider *p)
 {
 	uint64_t pid, value, *gone = NULL;
 	size_t pos = 0, n = 0;
 
+	/* A process's last events can reach the other ringbufs after its
+	 * exit event was read (its sockets close, ending their last request,
+	 * after sched_process_exit): an exited process is still named
+	 * through the next interval. */
 	gone = xcalloc(hashmap__count(p->procs) + 1, sizeof(*gone));
-	while (hashmap__next(p->procs, &pos, &pid, &value))
-		if (((struct proc *)(uintptr_t)value)->exited)
+	while (hashmap__next(p->procs, &pos, &pid, &value)) {
+		struct proc *proc = (struct proc *)(uintptr_t)value;
+
+		if (proc->exited && proc->kept)
 			gone[n++] = pid;
+		else if (proc->exited)
+			proc->kept = true;
+	}
 	for (size_t i = 0; i < n; i++)
 		provider__proc_drop(p, gone[i]);
 	free(gone);
 	free_procs(p->graves);
 	p->graves = hashmap__new();
+	provider__sweep_containers(p);
 	if (provider__read_ports(p))
 		provider__resolve_all(p);
 }
@@ -740,6 +840,7 @@ void provider__destroy(struct provider *p)
 	hashmap__free(p->spent_pids);
 	hashmap__free(p->port_pids);
 	provider_bpf__destroy(p->skel);
+	containers__free(p->containers);
 	free(p->names);
 	free(p);
 }

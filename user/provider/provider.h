@@ -14,6 +14,8 @@ struct bpf_object;
 struct config;
 struct rings;
 struct provider;
+struct container;
+struct record;
 
 extern const struct hook provider_hooks[];
 extern const int provider_nhooks;
@@ -40,10 +42,15 @@ struct proc_name {
 	const char *comm;    /* "" when unknown */
 	const char *service; /* NULL: no service */
 	bool gone;           /* exited: its kernel state can be dropped */
+	const struct container *container; /* NULL: none */
 };
 
 void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 		    struct proc_name *out);
+/* Writes pid, comm and service, and the container and pod fields of a
+ * containerised process (record_proc.c). */
+void provider__record(struct record *r, uint32_t pid,
+		      const struct proc_name *who);
 /* comm of pid, or "" when unknown. */
 const char *provider__comm(struct provider *p, uint32_t pid);
 /* service name of pid, or NULL when no selector matched. */
