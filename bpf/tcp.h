@@ -22,6 +22,7 @@
 #define TCP_MAX_LISTEN 4096
 #define TCP_MAX_CLOSING 4096
 #define TCP_MAX_EDGES 1024
+#define TCP_MAX_CLIENT_OFF 256 /* services with client: false */
 #define TCP_RINGBUF_BYTES (1024 * 1024)
 /* User space is woken only once this much is waiting (and drains the
  * rest each interval): one wakeup per thousand requests, not per one. */
@@ -39,6 +40,15 @@ struct tcp_ctl {
 	__u32 requests; /* enum tcp_requests */
 	__u32 sample;
 	__u64 slow_ns;
+	__u32 no_client; /* 1: no client side for any service */
+	__u32 some_no_client; /* 1: client_off lists services */
+};
+
+/* Which end of a connection a request is seen from: the server's (it
+ * received the request) or the client's (it sent it). */
+enum tcp_side {
+	TCP_SIDE_SERVER,
+	TCP_SIDE_CLIENT,
 };
 
 /* Addresses are 16 bytes; IPv4 (and IPv4-mapped IPv6) in the first 4. */
@@ -90,6 +100,17 @@ struct tcp_conn {
 	__u8 phase;
 	__u8 src_known;	     /* src looked up and found */
 	__u8 src_checked;    /* src looked up (once per connection) */
+	/* TCP sequence numbers of the request's and the response's first
+	 * byte, as the client sent them: the same at both ends of the
+	 * connection, whoever sees it and through any destination NAT. */
+	__u32 req_seq;
+	__u32 resp_seq;
+	/* Client side: the server's owner when it is on this host and
+	 * monitored (its end wrote it into server_of). */
+	struct tcp_peer dst;
+	__u8 dst_known;
+	__u8 dst_checked;
+	__u8 pad2[2];
 };
 
 /* One finished request (only when the requests policy wants it). */
@@ -106,11 +127,17 @@ struct tcp_event {
 	__u32 svc;
 	__u32 pad;
 	struct tcp_peer src;
+	__u32 side; /* enum tcp_side */
+	__u32 req_seq;
+	__u32 resp_seq;
+	__u32 dst_known;
+	struct tcp_peer dst; /* client side, when dst_known */
 };
 
 /* A topology edge: dst is the server (its service, or its pid when it
  * has none), src the client's owner when it is on this host, else the
- * client's address. */
+ * client's address. Client side (a monitored client calling a server
+ * this host does not monitor): src is the client, dst_addr the server. */
 struct tcp_edge {
 	__u32 dst_svc;
 	__u32 dst_pid; /* 0 when dst_svc names it */
@@ -119,6 +146,10 @@ struct tcp_edge {
 	__u8 src_addr[16];  /* remote client only */
 	__u16 src_family;   /* remote client only */
 	__u16 pad[3];
+	__u8 dst_addr[16];  /* client side only */
+	__u16 dst_family;   /* client side only */
+	__u16 side;	    /* enum tcp_side */
+	__u32 pad2;
 };
 
 /* Per edge and CPU; cumulative, user space reports the increase. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The tcp collector: per-request latency on the server side (`tcp`
- * records) and the service graph (`topology` records).
+/* The tcp collector: per-request latency on the server side and on the
+ * client side (`tcp` records) and the service graph (`topology` records).
  *
  * The kernel side follows each connection (bpf/tcp.bpf.c) and adds every
  * finished request to its edge: counts, bytes and a latency histogram per
@@ -75,6 +75,29 @@ static const struct hook tcp_hooks[] = {
 	  2 },
 };
 
+/* Fills client_off with the services whose client side is off (any of
+ * their entries says client: false); returns whether there are any. */
+static __u32 apply_client_off(struct tcp_collector *c,
+			      const struct config *cfg)
+{
+	int fd = bpf_map__fd(c->skel->maps.client_off);
+	__u32 key, next, one = 1, any = 0;
+
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
+		key = next;
+		bpf_map_delete_elem(fd, &key);
+	}
+	for (int i = 0; i < cfg->nservices; i++) {
+		key = provider__service_id(c->k->provider,
+					   cfg->services[i].name);
+		if (!cfg->services[i].no_client || !key)
+			continue;
+		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+		any = 1;
+	}
+	return any;
+}
+
 static int tcp_apply(void *state, const struct config *cfg)
 {
 	static const uint32_t policy[] = {
@@ -88,12 +111,15 @@ static int tcp_apply(void *state, const struct config *cfg)
 		.requests = policy[cfg->tcp.requests],
 		.sample = cfg->tcp.sample,
 		.slow_ns = cfg->tcp.slow_ns,
+		.no_client = cfg->tcp.no_client,
+		.some_no_client = apply_client_off(c, cfg),
 	};
 	__u64 none = 0;
 	__u32 zero = 0;
 
-	bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count), &zero,
-			    &none, BPF_ANY);
+	for (__u32 side = TCP_SIDE_SERVER; side <= TCP_SIDE_CLIENT; side++)
+		bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count),
+				    &side, &none, BPF_ANY);
 	return bpf_map_update_elem(bpf_map__fd(c->skel->maps.tcp_ctl), &zero,
 				   &ctl, BPF_ANY);
 }
@@ -179,6 +205,26 @@ static void add_tuple(struct record *r, const struct tcp_tuple *t)
 	record__u64(r, "rport", t->rport);
 }
 
+/* Which end saw it, the sequence numbers that join it to the other
+ * end's record, and on the client side whom it called. */
+static void add_side(struct tcp_collector *c, const struct tcp_event *e)
+{
+	char dst[CONFIG_NAME_MAX + 16];
+	bool gone;
+
+	record__str(&c->rec, "side",
+		    e->side == TCP_SIDE_CLIENT ? "client" : "server");
+	record__u64(&c->rec, "req_seq", e->req_seq);
+	record__u64(&c->rec, "resp_seq", e->resp_seq);
+	if (e->side != TCP_SIDE_CLIENT)
+		return;
+	if (e->dst_known)
+		node_name(c, e->dst.pid, e->dst.svc, dst, sizeof(dst), &gone);
+	else
+		format_addr(e->t.family, e->t.raddr, dst, sizeof(dst));
+	record__str(&c->rec, "dst", dst);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct tcp_collector *c = ctx;
@@ -197,6 +243,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	record__u64(&c->rec, "latency_ns", e->latency_ns);
 	record__u64(&c->rec, "req_bytes", e->req_bytes);
 	record__u64(&c->rec, "resp_bytes", e->resp_bytes);
+	add_side(c, e);
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 	return 0;
@@ -265,7 +312,12 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	char addr[INET6_ADDRSTRLEN];
 	bool src_gone = false;
 
-	node_name(c, e->dst_pid, e->dst_svc, dst, sizeof(dst), gone);
+	if (e->side == TCP_SIDE_CLIENT) {
+		*gone = false;
+		format_addr(e->dst_family, e->dst_addr, dst, sizeof(dst));
+	} else {
+		node_name(c, e->dst_pid, e->dst_svc, dst, sizeof(dst), gone);
+	}
 	if (e->src_svc || e->src_pid)
 		node_name(c, e->src_pid, e->src_svc, src, sizeof(src),
 			  &src_gone);
@@ -275,9 +327,12 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	record__begin(&c->rec, "topology", ts, c->k->cfg.node);
 	record__str(&c->rec, "src", src);
 	record__str(&c->rec, "dst", dst);
-	record__str(&c->rec, "side", "server");
-	/* Loopback addresses mean nothing to another node. */
-	if (v->dst_family && !is_loopback(v->dst_family, v->dst_addr)) {
+	record__str(&c->rec, "side",
+		    e->side == TCP_SIDE_CLIENT ? "client" : "server");
+	/* Loopback addresses mean nothing to another node; a client-side
+	 * dst is an address already. */
+	if (e->side != TCP_SIDE_CLIENT && v->dst_family &&
+	    !is_loopback(v->dst_family, v->dst_addr)) {
 		format_addr(v->dst_family, v->dst_addr, addr, sizeof(addr));
 		record__str(&c->rec, "dst_addr", addr);
 	}

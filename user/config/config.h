@@ -37,6 +37,7 @@ struct service_cfg {
 	uint32_t pid;
 	uint16_t port;
 	char path[CONFIG_PATH_MAX]; /* exe glob, cgroup prefix, container id */
+	bool no_client; /* client: false: no client-side tcp records */
 };
 
 /* What every collector's section says first. */
@@ -101,6 +102,7 @@ struct tcp_cfg {
 	enum tcp_requests_cfg requests;
 	uint64_t slow_ns;
 	uint32_t sample;
+	bool no_client; /* client: false: client-side tracking off for all */
 };
 
 enum exporter_type {

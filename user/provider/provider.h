@@ -44,6 +44,8 @@ struct proc_name {
 
 void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 		    struct proc_name *out);
+/* The id the kernel knows service name by, 0 when none is configured. */
+uint32_t provider__service_id(struct provider *p, const char *name);
 /* comm of pid, or "" when unknown. */
 const char *provider__comm(struct provider *p, uint32_t pid);
 /* service name of pid, or NULL when no selector matched. */
