@@ -17,7 +17,7 @@ build_packages=(
 )
 test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
-	graphviz chromium nginx wrk curl redis-server redis-tools
+	graphviz chromium nginx wrk curl redis-server redis-tools nftables
 )
 
 have_tools() {
@@ -48,7 +48,7 @@ have_test() {
 	have_tools kcat ip python3 dot chromium wrk curl redis-server \
 		redis-benchmark redis-cli || return 1
 	# in /usr/sbin, which a user's PATH may lack
-	[ -x /usr/sbin/nginx ] || return 1
+	[ -x /usr/sbin/nginx ] && [ -x /usr/sbin/nft ] || return 1
 	have_headers librdkafka/rdkafka_mock.h || return 1
 	# libFuzzer's runtime (make fuzz)
 	ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \

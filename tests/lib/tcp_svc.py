@@ -13,9 +13,12 @@ tcp_svc.py server --port P [--v6] [--bind ADDR] [--downstream [HOST:]PORT]
     one thread per connection; listens on 127.0.0.1, --bind ADDR, or
     with --v6 on [::] (dual stack); the downstream host is 127.0.0.1
     unless given;
-    --log: a line "CLIENT_PORT MS NS" per request, NS the time from
-    having read the request to having sent the answer, as the server
-    measures it (a loaded machine may sleep longer than asked)
+    --log: a line "CLIENT_PORT MS NS BEFORE_NS" per request, NS the time
+    from having read the request to having sent the answer, as the
+    server measures it (a loaded machine may sleep longer than asked),
+    BEFORE_NS the same up to just before the answer is sent: its caller
+    waits at least that long (on loopback it may have the answer before
+    the server's send returns)
 tcp_svc.py client --port P [--host H] [--mode persistent|short]
                   [--ms 5,20,50] [--repeat N] [--wait FILE]
     persistent: one connection for every request; short: one each.
@@ -75,10 +78,12 @@ def serve_conn(conn, downstream, log):
                                                      int(port)))
                 call(down, DOWNSTREAM_MS)
             time.sleep(ms / 1000)
+            before = time.monotonic_ns() - start
             conn.sendall(b"y" * (resp - 1) + b"\n")
             if log:
                 with LOG_LOCK:
-                    log.write(f"{peer_port} {ms} {time.monotonic_ns() - start}\n")
+                    log.write(f"{peer_port} {ms} "
+                              f"{time.monotonic_ns() - start} {before}\n")
                     log.flush()
     if down:
         down.close()
