@@ -401,6 +401,10 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 								     c->t.laddr,
 			 16);
 	v->dst_family = c->t.family;
+	if (c->role == TCP_ROLE_CLIENT) {
+		__builtin_memcpy(v->src_addr, c->t.laddr, 16);
+		v->src_family = c->t.family;
+	}
 	if (b < HIST_BUCKETS)
 		v->buckets[b]++;
 }

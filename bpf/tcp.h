@@ -161,6 +161,9 @@ struct tcp_edge_val {
 	__u16 dst_family;
 	__u16 pad[3];
 	__u64 buckets[HIST_BUCKETS]; /* latency, histogram.h layout */
+	__u8 src_addr[16]; /* client side: the client's address, last seen */
+	__u16 src_family;
+	__u16 pad2[3];
 };
 
 /* A listening port, from listen() seen in the kernel and from the listen

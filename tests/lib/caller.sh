@@ -3,13 +3,14 @@
 # that a test's config selects by pid and that runs each command it is
 # given, so every client it starts is monitored from its first syscall
 # (a pid selector takes the processes a process starts).
-#   start_caller           starts it; sets CALLER_PID
+#   start_caller [PREFIX...]  starts it (behind PREFIX, e.g. "ip netns
+#                          exec NS", which must exec); sets CALLER_PID
 #   in_caller NAME CMD...  runs CMD in it and waits; CMD's stdout is in
 #                          $WORK/NAME.out; fails the test if CMD fails
 
 start_caller() {
 	mkfifo "$WORK/caller.fifo" || fail "cannot make the caller's fifo"
-	bash -c 'while read -r line; do eval "$line"; done' \
+	"$@" bash -c 'while read -r line; do eval "$line"; done' \
 		<"$WORK/caller.fifo" &
 	CALLER_PID=$!
 	STARTED_PIDS+=($CALLER_PID)

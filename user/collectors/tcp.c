@@ -273,6 +273,10 @@ static int read_edge(struct tcp_collector *c, int fd, const struct tcp_edge *e,
 			memcpy(sum->dst_addr, v->dst_addr, 16);
 			sum->dst_family = v->dst_family;
 		}
+		if (v->src_family) {
+			memcpy(sum->src_addr, v->src_addr, 16);
+			sum->src_family = v->src_family;
+		}
 		for (uint32_t b = 0; b < HIST_BUCKETS; b++)
 			sum->buckets[b] += v->buckets[b];
 	}
@@ -335,6 +339,13 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	    !is_loopback(v->dst_family, v->dst_addr)) {
 		format_addr(v->dst_family, v->dst_addr, addr, sizeof(addr));
 		record__str(&c->rec, "dst_addr", addr);
+	}
+	/* The client's own address, for kmon-topo to name it where the
+	 * server's node knows it only by that address. */
+	if (e->side == TCP_SIDE_CLIENT && v->src_family &&
+	    !is_loopback(v->src_family, v->src_addr)) {
+		format_addr(v->src_family, v->src_addr, addr, sizeof(addr));
+		record__str(&c->rec, "src_addr", addr);
 	}
 	record__u64(&c->rec, "requests", d->requests);
 	record__u64(&c->rec, "bytes", d->req_bytes + d->resp_bytes);
