@@ -580,12 +580,31 @@ static __always_inline void on_call_bytes(struct tcp_conn *c,
 		if (!client_on(c))
 			goto out;
 		begin_request(c);
+		if (c->call_ns && c->call_ns < c->start_ns)
+			c->start_ns = c->call_ns;
 		c->req_off = c->tx_off;
 		c->req_seq = sent_seq(sk, len);
 	}
 	c->req_bytes += len;
 out:
+	c->call_ns = 0;
 	c->tx_off += len;
+}
+
+/* A send begins (tp_btf only, with the state in the socket: one load for
+ * a socket nobody follows). It fires per chunk queued: the first one of
+ * a send that may start a call stamps it. */
+static __always_inline int handle_send_entry(struct sock *sk)
+{
+	struct tcp_conn *c;
+
+	if (!conn_in_socket)
+		return 0;
+	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	if (c && c->role == TCP_ROLE_CLIENT && c->phase != TCP_REQUEST &&
+	    !c->call_ns)
+		c->call_ns = bpf_ktime_get_ns();
+	return 0;
 }
 
 /* The client receives: the response runs to the last bytes before its
@@ -843,6 +862,12 @@ SEC("raw_tp/sys_exit")
 int BPF_PROG(tcp_send_sys, struct pt_regs *regs, long ret)
 {
 	return handle_sys_exit(regs, ret, false);
+}
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tcp_send_entry_btf, struct sock *sk)
+{
+	return handle_send_entry(sk);
 }
 
 SEC("tp_btf/inet_sock_set_state")

@@ -111,6 +111,10 @@ struct tcp_conn {
 	__u8 dst_known;
 	__u8 dst_checked;
 	__u8 pad2[2];
+	/* Client side: when the send that may start a call was entered
+	 * (tcp_sendmsg_locked), 0 when not seen: a call starts when its
+	 * caller begins to send, before the server can have the bytes. */
+	__u64 call_ns;
 };
 
 /* One finished request (only when the requests policy wants it). */

@@ -36,7 +36,7 @@
 #include "bpf/tcp.h"
 #include "tcp.skel.h"
 
-enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, NR_HOOKS };
+enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, HOOK_SEND_ENTRY, NR_HOOKS };
 
 /* What was reported of one edge: the kernel's cumulative sums. */
 struct edge_state {
@@ -73,6 +73,11 @@ static const struct hook tcp_hooks[] = {
 	    { ATTACH_TRACEPOINT, "tcp_state_tp",
 	      "sock/inet_sock_set_state" } },
 	  2 },
+	/* A client's call starts when it enters the send (6.10+); without
+	 * it, when the send returns. Used only with the state in sockets. */
+	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
+	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" } },
+	  1, .optional = true },
 };
 
 /* Fills client_off with the services whose client side is off (any of
@@ -528,11 +533,14 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	/* Every hook on tp_btf: state in the sockets (see tcp.bpf.c), and
 	 * the hash they would have used is not needed. */
 	c->skel->rodata->conn_in_socket = true;
-	for (int h = 0; h < NR_HOOKS; h++)
+	for (int h = 0; h < HOOK_SEND_ENTRY; h++)
 		if (tcp_hooks[h].cands[chosen[h]].kind != ATTACH_TP_BTF)
 			c->skel->rodata->conn_in_socket = false;
 	if (c->skel->rodata->conn_in_socket)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
+	else /* it reads the socket storage only */
+		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_btf,
+					  false);
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
 	return provider__share_maps(k->provider, c->skel->obj);
