@@ -56,6 +56,10 @@ count() { # NAME KIND WHERE...
 
 config true all
 start_kmond "$WORK/kmond.yaml"
+if [ -n "${KMOND_PROBE_DENY:-}" ]; then # run by tcp_fallback.sh
+	grep -q "collector tcp: running (.*raw_tp" "$WORK/kmond.err" ||
+		fail "the syscall fallback was not chosen"
+fi
 sleep 0.4 # one interval: the pids are selected
 from=$(mark)
 in_caller persistent $SVC client --port $PORT --repeat 3
