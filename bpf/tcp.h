@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Per-request TCP latency on the server side, and the service graph:
- * event ABI shared by BPF and user space.
+/* Per-request TCP latency on the server side and the client side, and
+ * the service graph: event ABI shared by BPF and user space.
  *
  * Every TCP socket a monitored process reads or writes gets a tcp_conn in
  * the kernel, in the socket's own storage (or a hash keyed by its struct
@@ -8,7 +8,8 @@
  * on a listening port; client: connected), its owner, the request in
  * progress and the byte offsets of both streams. A request starts at the
  * first bytes received after the previous response and ends with the last
- * bytes sent before the next request or the close. Each finished request
+ * bytes sent before the next request or the close; on the client side the
+ * same with sending and receiving swapped. Each finished request
  * is added to its topology edge in the kernel (counts, bytes, a log-linear
  * latency histogram), and goes to user space as an event only when the
  * requests policy wants it: topology never needs the events. */
