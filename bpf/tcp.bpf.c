@@ -701,8 +701,8 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 		if (c->phase == TCP_RESPONSE)
 			finish(c);
 		bpf_map_delete_elem(&peers, &c->t);
-		if (c->dst_known)
-			bpf_map_delete_elem(&server_of, &c->t);
+		/* Its server may have told it even if it never asked. */
+		bpf_map_delete_elem(&server_of, &c->t);
 	}
 	conn_forget(sk, trusted);
 }
