@@ -521,14 +521,15 @@ static __always_inline void begin_request(struct tcp_conn *c)
 }
 
 static __always_inline void on_request_bytes(struct tcp_conn *c,
-					     const struct sock *sk, int len)
+					     const struct sock *sk, int len,
+					     bool trusted)
 {
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
 	if (c->phase == TCP_IDLE) {
 		begin_request(c);
 		c->req_off = c->rx_off;
-		c->req_seq = received_seq(sk, len);
+		c->req_seq = received_seq(sk, len, trusted);
 		if (!c->src_checked)
 			find_src(c);
 	}
@@ -537,13 +538,14 @@ static __always_inline void on_request_bytes(struct tcp_conn *c,
 }
 
 static __always_inline void on_response_bytes(struct tcp_conn *c,
-					      const struct sock *sk, int len)
+					      const struct sock *sk, int len,
+					      bool trusted)
 {
 	/* Bytes before any request (a greeting) answer nothing. */
 	if (c->phase == TCP_REQUEST) {
 		c->phase = TCP_RESPONSE;
 		c->resp_off = c->tx_off;
-		c->resp_seq = sent_seq(sk, len);
+		c->resp_seq = sent_seq(sk, len, trusted);
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
@@ -572,7 +574,8 @@ static __always_inline bool client_on(const struct tcp_conn *c)
 /* The client sends: a call starts with its first bytes after the
  * previous response, which that ends. */
 static __always_inline void on_call_bytes(struct tcp_conn *c,
-					  const struct sock *sk, int len)
+					  const struct sock *sk, int len,
+					  bool trusted)
 {
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
@@ -583,7 +586,7 @@ static __always_inline void on_call_bytes(struct tcp_conn *c,
 		if (c->call_ns && c->call_ns < c->start_ns)
 			c->start_ns = c->call_ns;
 		c->req_off = c->tx_off;
-		c->req_seq = sent_seq(sk, len);
+		c->req_seq = sent_seq(sk, len, trusted);
 	}
 	c->req_bytes += len;
 out:
@@ -610,13 +613,14 @@ static __always_inline int handle_send_entry(struct sock *sk)
 /* The client receives: the response runs to the last bytes before its
  * next call or the close. */
 static __always_inline void on_reply_bytes(struct tcp_conn *c,
-					   const struct sock *sk, int len)
+					   const struct sock *sk, int len,
+					   bool trusted)
 {
 	/* Bytes before any call (a server's greeting) answer nothing. */
 	if (c->phase == TCP_REQUEST) {
 		c->phase = TCP_RESPONSE;
 		c->resp_off = c->rx_off;
-		c->resp_seq = received_seq(sk, len);
+		c->resp_seq = received_seq(sk, len, trusted);
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
@@ -637,9 +641,9 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 	if (!c)
 		return 0;
 	if (c->role == TCP_ROLE_SERVER)
-		on_request_bytes(c, sk, ret);
+		on_request_bytes(c, sk, ret, trusted);
 	else
-		on_reply_bytes(c, sk, ret);
+		on_reply_bytes(c, sk, ret, trusted);
 	return 0;
 }
 
@@ -659,7 +663,7 @@ static __always_inline void answer_after_close(const struct sock *sk, int ret,
 	/* Its owner, not another socket made at the same address since. */
 	if (!c || c->pid != bpf_get_current_pid_tgid() >> 32)
 		return;
-	on_response_bytes(c, sk, ret);
+	on_response_bytes(c, sk, ret, trusted);
 	finish(c);
 	bpf_map_delete_elem(&closing, &skp);
 }
@@ -677,9 +681,9 @@ static __always_inline int handle_send(const struct sock *sk, int ret,
 		return 0;
 	}
 	if (c->role == TCP_ROLE_SERVER)
-		on_response_bytes(c, sk, ret);
+		on_response_bytes(c, sk, ret, trusted);
 	else
-		on_call_bytes(c, sk, ret);
+		on_call_bytes(c, sk, ret, trusted);
 	return 0;
 }
 

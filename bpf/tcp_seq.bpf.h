@@ -19,27 +19,49 @@
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 
-static __always_inline __u32 sent_seq(const struct sock *sk, int len)
+/* trusted: sk is a BTF pointer (a tp_btf argument); its tcp_sock is then
+ * read with plain loads instead of a probe read per field. */
+static __always_inline const struct tcp_sock *tcp_of(const struct sock *sk,
+						     bool trusted)
 {
-	const struct tcp_sock *tp = (const void *)sk;
+	if (trusted)
+		return bpf_skc_to_tcp_sock((void *)sk);
+	return (const void *)sk;
+}
 
-	return BPF_CORE_READ(tp, write_seq) - (__u32)len;
+#define KMON_TCP_READ(tp, trusted, field) \
+	((trusted) ? (tp)->field : BPF_CORE_READ((tp), field))
+
+static __always_inline __u32 sent_seq(const struct sock *sk, int len,
+				      bool trusted)
+{
+	const struct tcp_sock *tp = tcp_of(sk, trusted);
+
+	if (!tp)
+		return 0;
+	return KMON_TCP_READ(tp, trusted, write_seq) - (__u32)len;
 }
 
 #define KMON_RCV_SHUTDOWN 1
 
-static __always_inline __u32 received_seq(const struct sock *sk, int len)
+static __always_inline __u32 received_seq(const struct sock *sk, int len,
+					  bool trusted)
 {
-	const struct tcp_sock *tp = (const void *)sk;
-	__u32 copied = BPF_CORE_READ(tp, copied_seq);
+	const struct tcp_sock *tp = tcp_of(sk, trusted);
+	__u32 copied;
+	__u8 shutdown;
 
+	if (!tp)
+		return 0;
+	copied = KMON_TCP_READ(tp, trusted, copied_seq);
+	shutdown = trusted ? sk->sk_shutdown : BPF_CORE_READ(sk, sk_shutdown);
 	/* A read that reaches the peer's FIN consumes it, and the FIN takes
 	 * a sequence number: copied_seq is one past the data. It did when
 	 * the FIN is in (RCV_SHUTDOWN) and nothing is left to read, the FIN
 	 * included; a read that returned data cannot follow the one that
 	 * consumed the FIN. */
-	if ((BPF_CORE_READ(sk, sk_shutdown) & KMON_RCV_SHUTDOWN) &&
-	    copied == BPF_CORE_READ(tp, rcv_nxt))
+	if ((shutdown & KMON_RCV_SHUTDOWN) &&
+	    copied == KMON_TCP_READ(tp, trusted, rcv_nxt))
 		copied--;
 	return copied - (__u32)len;
 }
