@@ -538,7 +538,11 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 			c->skel->rodata->conn_in_socket = false;
 	if (c->skel->rodata->conn_in_socket)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
-	else /* it reads the socket storage only */
+	/* The send-entry hook reads the socket storage only, and runs on
+	 * every TCP send of the host: not loaded when nothing needs it (a
+	 * reload that turns the client side on then stamps calls when their
+	 * send returns). */
+	if (!c->skel->rodata->conn_in_socket || k->cfg.tcp.no_client)
 		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_btf,
 					  false);
 	log_debug("tcp: connection state in %s",
