@@ -511,10 +511,10 @@ static __always_inline void find_src(struct tcp_conn *c)
 	tell_client(c, &other);
 }
 
-static __always_inline void begin_request(struct tcp_conn *c)
+static __always_inline void begin_request(struct tcp_conn *c, __u64 now)
 {
 	c->phase = TCP_REQUEST;
-	c->start_ns = bpf_ktime_get_ns();
+	c->start_ns = now;
 	c->tid = (__u32)bpf_get_current_pid_tgid();
 	c->req_bytes = 0;
 	c->resp_bytes = 0;
@@ -527,7 +527,7 @@ static __always_inline void on_request_bytes(struct tcp_conn *c,
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
 	if (c->phase == TCP_IDLE) {
-		begin_request(c);
+		begin_request(c, bpf_ktime_get_ns());
 		c->req_off = c->rx_off;
 		c->req_seq = received_seq(sk, len, trusted);
 		if (!c->src_checked)
@@ -582,9 +582,8 @@ static __always_inline void on_call_bytes(struct tcp_conn *c,
 	if (c->phase == TCP_IDLE) {
 		if (!client_on(c))
 			goto out;
-		begin_request(c);
-		if (c->call_ns && c->call_ns < c->start_ns)
-			c->start_ns = c->call_ns;
+		/* From the send's entry when the hook saw it. */
+		begin_request(c, c->call_ns ?: bpf_ktime_get_ns());
 		c->req_off = c->tx_off;
 		c->req_seq = sent_seq(sk, len, trusted);
 	}
