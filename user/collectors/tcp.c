@@ -73,8 +73,9 @@ static const struct hook tcp_hooks[] = {
 	    { ATTACH_TRACEPOINT, "tcp_state_tp",
 	      "sock/inet_sock_set_state" } },
 	  2 },
-	/* A client's call starts when it enters the send (6.10+); without
-	 * it, when the send returns. Used only with the state in sockets. */
+	/* A client's call starts when it enters the send (kernels with
+	 * this tracepoint); without it, when the send returns. Used only
+	 * with the state in sockets. */
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
 	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" } },
 	  1, .optional = true },
