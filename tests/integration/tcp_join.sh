@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Both ends of one exchange on one host, both monitored: the caller's
+# Both ends of one exchange on one host, both monitored (over IPv4,
+# IPv6, and a connection older than kmond): the caller's
 # client-side record and the server's server-side record of each request
 # carry the same req_seq and resp_seq (and the client port): every record
 # joins exactly one of the other side, the client's latency at least the
@@ -18,12 +19,19 @@ PORT=$(test_port)
 start_svc api $SVC server --port $PORT --v6
 api=$SVC_PID
 start_caller
+# Connected now, asks only once kmond runs: both ends older than kmond.
+$SVC client --port $PORT --ms 7 --repeat 2 --wait "$WORK/old" >"$WORK/old.out" &
+old=$!
+STARTED_PIDS+=($old)
+for _ in $(seq 50); do [ -e "$WORK/old.ready" ] && break; sleep 0.1; done
+[ -e "$WORK/old.ready" ] || fail "the early client did not connect"
 
 config() { # CLIENT REQUESTS
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 300ms
 services:
   - { name: caller, match: { pid: $CALLER_PID }, client: $1 }
+  - { name: caller, match: { pid: $old }, client: $1 }
   - { name: api, match: { pid: $api } }
 collectors:
   tcp: { requests: $2 }
@@ -65,13 +73,17 @@ from=$(mark)
 in_caller persistent $SVC client --port $PORT --repeat 3
 in_caller short $SVC client --port $PORT --mode short --repeat 1
 in_caller v6 $SVC client --port $PORT --host ::1 --repeat 1
-n=$(($(cat "$WORK/persistent.out") + $(cat "$WORK/short.out") + $(cat "$WORK/v6.out")))
+touch "$WORK/old"
+wait $old || fail "the early client failed"
+n=$(($(cat "$WORK/persistent.out") + $(cat "$WORK/short.out") + $(cat "$WORK/v6.out") + $(cat "$WORK/old.out")))
 mark >/dev/null
 window both "$from"
 pairs=$($JOIN join "$WORK/both.json" "$WORK/both.json") ||
 	fail "the two ends do not join"
 expect_eq "exchanges joined (client record = server record)" "$pairs" $n
 expect_eq "server records" "$(count both tcp side=server)" $n
+expect_eq "exchanges on the connection older than kmond" \
+	"$(count both tcp side=client req_bytes=107)" "$(cat "$WORK/old.out")"
 expect_eq "dst of the client records" \
 	"$($RECORDS "$WORK/both.json" --kind tcp --where side=client --values dst | sort -u)" api
 expect_eq "topology: client-side edges" "$(count both topology side=client)" 0
