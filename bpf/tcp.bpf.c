@@ -397,8 +397,8 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	v->requests++;
 	v->req_bytes += c->req_bytes;
 	v->resp_bytes += c->resp_bytes;
-	__builtin_memcpy(v->dst_addr, c->role == TCP_ROLE_CLIENT ? c->t.raddr :
-								     c->t.laddr,
+	__builtin_memcpy(v->dst_addr,
+			 c->role == TCP_ROLE_CLIENT ? c->t.raddr : c->t.laddr,
 			 16);
 	v->dst_family = c->t.family;
 	if (c->role == TCP_ROLE_CLIENT) {
