@@ -9,7 +9,8 @@
 # caller -> api, counted once (by the server end). Then (SIGHUP) the
 # caller's entry says `client: false`: server records only. Then
 # `requests: { sample: 3 }` with the client side back: one request in
-# three on each side, and topology still counts every one.
+# three on each side, and topology still counts every one. Then
+# collectors.tcp says `client: false`: server records only.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/caller.sh"
@@ -26,7 +27,7 @@ STARTED_PIDS+=($old)
 for _ in $(seq 50); do [ -e "$WORK/old.ready" ] && break; sleep 0.1; done
 [ -e "$WORK/old.ready" ] || fail "the early client did not connect"
 
-config() { # CLIENT REQUESTS
+config() { # CLIENT REQUESTS [TCP_CLIENT]
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 300ms
 services:
@@ -34,10 +35,10 @@ services:
   - { name: caller, match: { pid: $old }, client: $1 }
   - { name: api, match: { pid: $api } }
 collectors:
-  tcp: { requests: $2 }
+  tcp: { requests: $2, client: ${3:-true} }
 YAML
 }
-reload() { # CLIENT REQUESTS
+reload() { # CLIENT REQUESTS [TCP_CLIENT]
 	local n
 	config "$@"
 	n=$(grep -c "reloaded" "$WORK/kmond.err")
@@ -46,7 +47,7 @@ reload() { # CLIENT REQUESTS
 		[ "$(grep -c "reloaded" "$WORK/kmond.err")" -gt "$n" ] && return
 		sleep 0.1
 	done
-	fail "reload to client: $1, requests: $2 not done"
+	fail "reload to client: $1, requests: $2 ${3:-} not done"
 }
 mark() { # the output's next line number, once an interval went by
 	sleep 0.7
@@ -114,4 +115,13 @@ expect_eq "client records with sample: 3" "$(count sample tcp side=client)" $((n
 expect_eq "server records with sample: 3" "$(count sample tcp side=server)" $((n / 3))
 expect_eq "topology requests with sample: 3" \
 	"$($RECORDS "$WORK/sample.json" --kind topology --sum requests)" $n
+
+reload true all false
+from=$(mark)
+in_caller all_off $SVC client --port $PORT --repeat 1
+mark >/dev/null
+window all_off "$from"
+n=$(cat "$WORK/all_off.out")
+expect_eq "client records with collectors.tcp.client: false" "$(count all_off tcp side=client)" 0
+expect_eq "server records with collectors.tcp.client: false" "$(count all_off tcp side=server)" $n
 stop_kmond
