@@ -10,8 +10,9 @@
 #   kmond_stop                 SIGTERM, waits; fails unless it exits 0
 #   kmond_ticks                its utime + stime, in clock ticks
 #   kmond_hwm_kib              its peak RSS (VmHWM), KiB
-#   bpf_progs PREFIX...        "name run_time_ns run_cnt" of each loaded
-#                              program whose name starts with a PREFIX
+#   bpf_progs PREFIX...        "name run_time_ns run_cnt" of each program
+#                              the running kmond (else anyone) loaded whose
+#                              name starts with a PREFIX
 #   bpf_cost PREFIX...         "run_time_ns run_cnt" summed over them
 set -euo pipefail
 
@@ -56,11 +57,19 @@ kmond_ticks() { awk '{ print $14 + $15 }' "/proc/$KMOND_PID/stat"; }
 kmond_hwm_kib() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$KMOND_PID/status"; }
 
 bpf_progs() {
+	# Only the running kmond's (its fds' prog ids): other kmonds may run
+	# on a shared machine.
+	local ids=
+	[ -n "$KMOND_PID" ] && ids=$(grep -h '^prog_id:' /proc/"$KMOND_PID"/fdinfo/* 2>/dev/null |
+		awk '{ print $2 }' | tr '\n' ,)
 	bpftool prog show -j | python3 -c '
 import json, sys
+ids = {int(i) for i in sys.argv[1].split(",") if i}
 for p in json.load(sys.stdin):
-    if p.get("name", "").startswith(tuple(sys.argv[1:])):
-        print(p["name"], p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$@"
+    if ids and p["id"] not in ids:
+        continue
+    if p.get("name", "").startswith(tuple(sys.argv[2:])):
+        print(p["name"], p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$ids" "$@"
 }
 
 bpf_cost() { bpf_progs "$@" | awk '{ ns += $2; n += $3 } END { print ns + 0, n + 0 }'; }

@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Cost of the tcp collector: nginx on loopback under wrk, runs alternating
 # without kmond and with it (tcp on, requests: all, then none; then
-# every collector on, as configs/kmond.yaml has them, requests: all). Reports
+# every collector on, as configs/kmond.yaml has them, requests: all; then
+# the client side: wrk monitored instead of nginx, requests: all; then
+# idle: tcp on but neither monitored, the floor both pay). Reports
 # the throughput ratio, kmond's CPU per request (utime + stime over the
 # run / requests), its peak RSS (VmHWM), and the BPF programs' cost per
-# event (kernel.bpf_stats_enabled, in one more run per mode).
+# event and per request (kernel.bpf_stats_enabled, in one more run per
+# mode): per request over every tcp program, minus idle's, is what
+# following one side costs (server: mode all, client: mode client).
 #   bench/tcp-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root, after make)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -26,8 +30,12 @@ load() {
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
 
-start() { # all | none | every
-	local collectors="  tcp: { requests: $1 }"
+start() { # all | none | every | client | idle
+	local collectors="  tcp: { requests: $1 }" comm=nginx
+	case $1 in
+	client) comm=wrk collectors="  tcp: { requests: all }" ;;
+	idle) comm=kmt_nobody collectors="  tcp: { requests: all }" ;;
+	esac
 	[ "$1" = every ] && collectors="  tcp: { requests: all }
   syscall: { enabled: true }
   drop: { enabled: true }
@@ -37,7 +45,7 @@ start() { # all | none | every
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 1s
 services:
-  - { name: web, match: { comm: nginx } }
+  - { name: web, match: { comm: $comm } }
 collectors:
 $collectors
 exporters:
@@ -48,13 +56,14 @@ YAML
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
 declare -A rps_sum reqs_sum cpu_sum hwm
-declare -A bpf_ns bpf_cnt bpf_reqs
-for mode in off all none every; do
+declare -A bpf_ns bpf_cnt bpf_reqs bpf_all_ns
+MODES="all none every client idle"
+for mode in off $MODES; do
 	rps_sum[$mode]=0 reqs_sum[$mode]=0 cpu_sum[$mode]=0 hwm[$mode]=0
 done
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
-	for mode in off all none every; do
+	for mode in off $MODES; do
 		if [ $mode != off ]; then
 			start $mode
 			c0=$(kmond_ticks)
@@ -75,21 +84,28 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 # bpf_stats costs two clock reads per program run: off while timing,
 # on in one more run per mode, for the cost per event.
-for mode in all none every; do
+for mode in $MODES; do
 	start $mode
 	sysctl -q kernel.bpf_stats_enabled=1
 	read -r rps n < <(load)
 	read -r bpf_ns[$mode] bpf_cnt[$mode] < <(bpf_cost tcp_recv tcp_send)
+	read -r bpf_all_ns[$mode] _ < <(bpf_cost tcp_)
 	bpf_reqs[$mode]=$n
 	sysctl -q kernel.bpf_stats_enabled=0
 	kmond_stop
 done
 echo "connections: $CONNS, $ROUNDS rounds of ${SECS}s per mode, nginx 1 worker"
 echo "without kmond: $(calc "${rps_sum[off]} / $ROUNDS" 0) req/s"
-for mode in all none every; do
-	echo "requests: $mode  throughput ratio $(calc "${rps_sum[$mode]} / ${rps_sum[off]}" 4)," \
+for mode in $MODES; do
+	echo "mode: $mode  throughput ratio $(calc "${rps_sum[$mode]} / ${rps_sum[off]}" 4)," \
 		"kmond CPU $(calc "${cpu_sum[$mode]} * 1000000 / $tck / ${reqs_sum[$mode]}") us/request," \
 		"peak RSS $((hwm[$mode] / 1024)) MiB," \
 		"BPF $(calc "${bpf_ns[$mode]} / (${bpf_cnt[$mode]} + 0.000001)" 0) ns per recv/send event" \
-		"($(calc "${bpf_cnt[$mode]} / ${bpf_reqs[$mode]}" 1) per request, wrk's included)"
+		"($(calc "${bpf_cnt[$mode]} / ${bpf_reqs[$mode]}" 1) per request, wrk's included)," \
+		"BPF $(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]}" 0) ns per request (every tcp program)"
 done
+per_req() { calc "${bpf_all_ns[$1]} / ${bpf_reqs[$1]} - ${bpf_all_ns[idle]} / ${bpf_reqs[idle]}" 0; }
+echo "BPF per request over idle's: server side (nginx monitored) $(per_req all) ns," \
+	"client side (wrk monitored) $(per_req client) ns"
+kcpu() { calc "${cpu_sum[$1]} * 1000000 / $tck / ${reqs_sum[$1]}"; }
+echo "kmond CPU per request: server side $(kcpu all) us, client side $(kcpu client) us"

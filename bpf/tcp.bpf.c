@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Per-request TCP latency on the server side, and the service graph.
+/* Per-request TCP latency on the server side and on the client side,
+ * and the service graph.
  *
  * sock_recv_length and sock_send_length fire in the reading or writing
  * process, with the socket and the byte count: they drive the request
@@ -18,6 +19,7 @@
 #include "filter.bpf.h"
 #include "maps.bpf.h"
 #include "tcp.h"
+#include "tcp_seq.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -71,6 +73,25 @@ struct {
 	__type(value, struct tcp_peer);
 } peers SEC(".maps");
 
+/* Client tuple (its own view) -> the server's owner, written by the
+ * server end of a local connection when its client is monitored too, so
+ * the client end can name the service it called (and leave the edge to
+ * the server end, which counts it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TCP_MAX_PEERS);
+	__type(key, struct tcp_tuple);
+	__type(value, struct tcp_peer);
+} server_of SEC(".maps");
+
+/* Services whose client side is off (client: false): id -> 1. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCP_MAX_CLIENT_OFF);
+	__type(key, __u32);
+	__type(value, __u32);
+} client_off SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TCP_MAX_LISTEN);
@@ -118,11 +139,12 @@ struct {
 
 KMON_STATS_MAP(tcp_stats, TCP_NR_STATS);
 
-/* Requests seen by the sample policy, over all CPUs: exactly one in
- * `sample` is sent. Reset by user space when the policy is applied. */
+/* Requests seen by the sample policy, over all CPUs, per side (enum
+ * tcp_side): exactly one in `sample` of each side is sent. Reset by user
+ * space when the policy is applied. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } sample_count SEC(".maps");
@@ -284,8 +306,9 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	__u32 tgid, svc;
 	__u8 role;
 
+	/* A dropped connection is measured by no side until it closes. */
 	if (c && c->role != TCP_ROLE_UNKNOWN)
-		return c;
+		return c->role == TCP_ROLE_DROPPED ? NULL : c;
 	/* The process first: most of a host's sockets are no one's we
 	 * monitor, and reading the socket costs more than a lookup. */
 	tgid = bpf_get_current_pid_tgid() >> 32;
@@ -319,7 +342,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 
 /* --- requests --- */
 
-static __always_inline bool wanted(__u64 latency)
+static __always_inline bool wanted(__u64 latency, __u32 side)
 {
 	__u32 zero = 0;
 	struct tcp_ctl *ctl = bpf_map_lookup_elem(&tcp_ctl, &zero);
@@ -333,7 +356,7 @@ static __always_inline bool wanted(__u64 latency)
 	case TCP_REQUESTS_SLOW:
 		return latency >= ctl->slow_ns;
 	case TCP_REQUESTS_SAMPLE:
-		n = bpf_map_lookup_elem(&sample_count, &zero);
+		n = bpf_map_lookup_elem(&sample_count, &side);
 		if (!n || ctl->sample <= 1)
 			return true;
 		return __sync_fetch_and_add(n, 1) % ctl->sample == 0;
@@ -345,6 +368,14 @@ static __always_inline void edge_of(const struct tcp_conn *c,
 				    struct tcp_edge *e)
 {
 	__builtin_memset(e, 0, sizeof(*e));
+	if (c->role == TCP_ROLE_CLIENT) {
+		e->side = TCP_SIDE_CLIENT;
+		e->src_svc = c->svc;
+		e->src_pid = c->svc ? 0 : c->pid;
+		__builtin_memcpy(e->dst_addr, c->t.raddr, 16);
+		e->dst_family = c->t.family;
+		return;
+	}
 	e->dst_svc = c->svc;
 	e->dst_pid = c->svc ? 0 : c->pid;
 	if (c->src_known) {
@@ -390,8 +421,14 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	v->requests++;
 	v->req_bytes += c->req_bytes;
 	v->resp_bytes += c->resp_bytes;
-	__builtin_memcpy(v->dst_addr, c->t.laddr, 16);
+	__builtin_memcpy(v->dst_addr,
+			 c->role == TCP_ROLE_CLIENT ? c->t.raddr : c->t.laddr,
+			 16);
 	v->dst_family = c->t.family;
+	if (c->role == TCP_ROLE_CLIENT) {
+		__builtin_memcpy(v->src_addr, c->t.laddr, 16);
+		v->src_family = c->t.family;
+	}
 	if (b < HIST_BUCKETS)
 		v->buckets[b]++;
 }
@@ -426,19 +463,58 @@ static __always_inline void send_event(const struct tcp_conn *c,
 	ev->svc = c->svc;
 	ev->pad = 0;
 	ev->src = c->src;
+	ev->side = c->role == TCP_ROLE_CLIENT ? TCP_SIDE_CLIENT :
+						TCP_SIDE_SERVER;
+	ev->req_seq = c->req_seq;
+	ev->resp_seq = c->resp_seq;
+	ev->dst_known = c->dst_known;
+	ev->dst = c->dst;
 	bpf_ringbuf_submit(ev, wakeup_flags());
+}
+
+/* The server's owner, when it is a process on this host kmond
+ * monitors: its end wrote it when it read the request, before it could
+ * answer, so it is there by the first response. */
+static __always_inline void find_dst(struct tcp_conn *c)
+{
+	struct tcp_peer *p;
+
+	c->dst_checked = 1;
+	p = bpf_map_lookup_elem(&server_of, &c->t);
+	if (!p)
+		return;
+	c->dst = *p;
+	c->dst_known = 1;
 }
 
 static __always_inline void finish(struct tcp_conn *c)
 {
 	__u64 latency = c->last_send_ns - c->start_ns;
+	__u32 side = TCP_SIDE_SERVER;
 
 	c->phase = TCP_IDLE;
 	c->requests++;
 	stat_inc(&tcp_stats, TCP_REQUESTS_SEEN);
-	account_edge(c, latency);
-	if (wanted(latency))
+	if (c->role == TCP_ROLE_CLIENT) {
+		side = TCP_SIDE_CLIENT;
+		if (!c->dst_checked)
+			find_dst(c);
+	}
+	/* A call between two monitored processes of this host is one edge,
+	 * counted by its server end. */
+	if (!c->dst_known)
+		account_edge(c, latency);
+	if (wanted(latency, side))
 		send_event(c, latency);
+}
+
+/* Tells the client end (other: its tuple) who answers it. */
+static __always_inline void tell_client(const struct tcp_conn *c,
+					const struct tcp_tuple *other)
+{
+	struct tcp_peer me = { .pid = c->pid, .svc = c->svc };
+
+	bpf_map_update_elem(&server_of, other, &me, BPF_ANY);
 }
 
 /* The client's owner, when it is a process on this host kmond saw
@@ -482,6 +558,7 @@ static __always_inline void find_src(struct tcp_conn *c)
 	}
 	c->src = *p;
 	c->src_known = 1;
+	tell_client(c, &other);
 }
 
 /* A reload since the connection's service was taken may have removed
@@ -503,19 +580,27 @@ static __always_inline bool still_monitored(struct tcp_conn *c)
 	return true;
 }
 
-static __always_inline void on_request_bytes(struct tcp_conn *c, int len)
+static __always_inline void begin_request(struct tcp_conn *c, __u64 now)
+{
+	c->phase = TCP_REQUEST;
+	c->start_ns = now;
+	c->tid = (__u32)bpf_get_current_pid_tgid();
+	c->req_bytes = 0;
+	c->resp_bytes = 0;
+}
+
+static __always_inline void on_request_bytes(struct tcp_conn *c,
+					     const struct sock *sk, int len,
+					     bool trusted)
 {
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
 	if (c->phase == TCP_IDLE && !still_monitored(c))
 		return;
 	if (c->phase == TCP_IDLE) {
-		c->phase = TCP_REQUEST;
-		c->start_ns = bpf_ktime_get_ns();
-		c->tid = (__u32)bpf_get_current_pid_tgid();
-		c->req_bytes = 0;
-		c->resp_bytes = 0;
+		begin_request(c, bpf_ktime_get_ns());
 		c->req_off = c->rx_off;
+		c->req_seq = received_seq(sk, len, trusted);
 		if (!c->src_checked)
 			find_src(c);
 	}
@@ -523,18 +608,95 @@ static __always_inline void on_request_bytes(struct tcp_conn *c, int len)
 	c->rx_off += len;
 }
 
-static __always_inline void on_response_bytes(struct tcp_conn *c, int len)
+static __always_inline void on_response_bytes(struct tcp_conn *c,
+					      const struct sock *sk, int len,
+					      bool trusted)
 {
 	/* Bytes before any request (a greeting) answer nothing. */
 	if (c->phase == TCP_REQUEST) {
 		c->phase = TCP_RESPONSE;
 		c->resp_off = c->tx_off;
+		c->resp_seq = sent_seq(sk, len, trusted);
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
 		c->last_send_ns = bpf_ktime_get_ns();
 	}
 	c->tx_off += len;
+}
+
+/* --- the client side --- */
+
+/* Whether the owner's calls are followed: collectors.tcp.client and the
+ * service's client key, read at each call so a reload applies at once. */
+static __always_inline bool client_on(const struct tcp_conn *c)
+{
+	__u32 zero = 0, svc = c->svc;
+	struct tcp_ctl *ctl = bpf_map_lookup_elem(&tcp_ctl, &zero);
+
+	if (!ctl)
+		return true;
+	if (ctl->no_client)
+		return false;
+	return !ctl->some_no_client ||
+	       !bpf_map_lookup_elem(&client_off, &svc);
+}
+
+/* The client sends: a call starts with its first bytes after the
+ * previous response, which that ends. */
+static __always_inline void on_call_bytes(struct tcp_conn *c,
+					  const struct sock *sk, int len,
+					  bool trusted)
+{
+	if (c->phase == TCP_RESPONSE)
+		finish(c);
+	if (c->phase == TCP_IDLE) {
+		if (!client_on(c))
+			goto out;
+		/* From the send's entry when the hook saw it. */
+		begin_request(c, c->call_ns ?: bpf_ktime_get_ns());
+		c->req_off = c->tx_off;
+		c->req_seq = sent_seq(sk, len, trusted);
+	}
+	c->req_bytes += len;
+out:
+	c->call_ns = 0;
+	c->tx_off += len;
+}
+
+/* A send begins (tp_btf only, with the state in the socket: one load for
+ * a socket nobody follows). It fires per chunk queued: the first one of
+ * a send that may start a call stamps it. */
+static __always_inline int handle_send_entry(struct sock *sk)
+{
+	struct tcp_conn *c;
+
+	if (!conn_in_socket)
+		return 0;
+	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	if (c && c->role == TCP_ROLE_CLIENT && c->phase != TCP_REQUEST &&
+	    !c->call_ns)
+		c->call_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* The client receives: the response runs to the last bytes before its
+ * next call or the close. */
+static __always_inline void on_reply_bytes(struct tcp_conn *c,
+					   const struct sock *sk, int len,
+					   bool trusted)
+{
+	/* Bytes before any call (a server's greeting) answer nothing. */
+	if (c->phase == TCP_REQUEST) {
+		c->phase = TCP_RESPONSE;
+		c->resp_off = c->rx_off;
+		c->resp_seq = received_seq(sk, len, trusted);
+	}
+	if (c->phase == TCP_RESPONSE) {
+		c->resp_bytes += len;
+		c->last_send_ns = bpf_ktime_get_ns();
+	}
+	c->rx_off += len;
 }
 
 static __always_inline int handle_recv(const struct sock *sk, int ret,
@@ -549,9 +711,9 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 	if (!c)
 		return 0;
 	if (c->role == TCP_ROLE_SERVER)
-		on_request_bytes(c, ret);
+		on_request_bytes(c, sk, ret, trusted);
 	else
-		c->rx_off += ret;
+		on_reply_bytes(c, sk, ret, trusted);
 	return 0;
 }
 
@@ -571,7 +733,7 @@ static __always_inline void answer_after_close(const struct sock *sk, int ret,
 	/* Its owner, not another socket made at the same address since. */
 	if (!c || c->pid != bpf_get_current_pid_tgid() >> 32)
 		return;
-	on_response_bytes(c, ret);
+	on_response_bytes(c, sk, ret, trusted);
 	finish(c);
 	bpf_map_delete_elem(&closing, &skp);
 }
@@ -589,9 +751,9 @@ static __always_inline int handle_send(const struct sock *sk, int ret,
 		return 0;
 	}
 	if (c->role == TCP_ROLE_SERVER)
-		on_response_bytes(c, ret);
+		on_response_bytes(c, sk, ret, trusted);
 	else
-		c->tx_off += ret;
+		on_call_bytes(c, sk, ret, trusted);
 	return 0;
 }
 
@@ -608,8 +770,14 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 		finish(c);
 	else if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST)
 		bpf_map_update_elem(&closing, &skp, c, BPF_ANY);
-	if (c->role == TCP_ROLE_CLIENT)
+	if (c->role == TCP_ROLE_CLIENT) {
+		/* A response cut short by the close still ends its call. */
+		if (c->phase == TCP_RESPONSE)
+			finish(c);
 		bpf_map_delete_elem(&peers, &c->t);
+		/* Its server may have told it even if it never asked. */
+		bpf_map_delete_elem(&server_of, &c->t);
+	}
 	conn_forget(sk, trusted);
 }
 
@@ -768,6 +936,12 @@ SEC("raw_tp/sys_exit")
 int BPF_PROG(tcp_send_sys, struct pt_regs *regs, long ret)
 {
 	return handle_sys_exit(regs, ret, false);
+}
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tcp_send_entry_btf, struct sock *sk)
+{
+	return handle_send_entry(sk);
 }
 
 SEC("tp_btf/inet_sock_set_state")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Per-request TCP latency on the server side, and the service graph:
- * event ABI shared by BPF and user space.
+/* Per-request TCP latency on the server side and the client side, and
+ * the service graph: event ABI shared by BPF and user space.
  *
  * Every TCP socket a monitored process reads or writes gets a tcp_conn in
  * the kernel, in the socket's own storage (or a hash keyed by its struct
@@ -8,7 +8,8 @@
  * on a listening port; client: connected), its owner, the request in
  * progress and the byte offsets of both streams. A request starts at the
  * first bytes received after the previous response and ends with the last
- * bytes sent before the next request or the close. Each finished request
+ * bytes sent before the next request or the close; on the client side the
+ * same with sending and receiving swapped. Each finished request
  * is added to its topology edge in the kernel (counts, bytes, a log-linear
  * latency histogram), and goes to user space as an event only when the
  * requests policy wants it: topology never needs the events. */
@@ -22,6 +23,7 @@
 #define TCP_MAX_LISTEN 4096
 #define TCP_MAX_CLOSING 4096
 #define TCP_MAX_EDGES 1024
+#define TCP_MAX_CLIENT_OFF 256 /* services with client: false */
 #define TCP_RINGBUF_BYTES (1024 * 1024)
 /* User space is woken only once this much is waiting (and drains the
  * rest each interval): one wakeup per thousand requests, not per one. */
@@ -39,6 +41,15 @@ struct tcp_ctl {
 	__u32 requests; /* enum tcp_requests */
 	__u32 sample;
 	__u64 slow_ns;
+	__u32 no_client; /* 1: no client side for any service */
+	__u32 some_no_client; /* 1: client_off lists services */
+};
+
+/* Which end of a connection a request is seen from: the server's (it
+ * received the request) or the client's (it sent it). */
+enum tcp_side {
+	TCP_SIDE_SERVER,
+	TCP_SIDE_CLIENT,
 };
 
 /* Addresses are 16 bytes; IPv4 (and IPv4-mapped IPv6) in the first 4. */
@@ -94,6 +105,21 @@ struct tcp_conn {
 	__u32 gen;	     /* kmon_ctl.gen when svc was taken */
 	__u8 src_external;   /* remote, not a known node: the shared edge */
 	__u8 pad[3];
+	/* TCP sequence numbers of the request's and the response's first
+	 * byte, as the client sent them: the same at both ends of the
+	 * connection, whoever sees it and through any destination NAT. */
+	__u32 req_seq;
+	__u32 resp_seq;
+	/* Client side: the server's owner when it is on this host and
+	 * monitored (its end wrote it into server_of). */
+	struct tcp_peer dst;
+	__u8 dst_known;
+	__u8 dst_checked;
+	__u8 pad2[2];
+	/* Client side: when the send that may start a call was entered
+	 * (tcp_sendmsg_locked), 0 when not seen: a call starts when its
+	 * caller begins to send, before the server can have the bytes. */
+	__u64 call_ns;
 };
 
 /* One finished request (only when the requests policy wants it). */
@@ -110,11 +136,17 @@ struct tcp_event {
 	__u32 svc;
 	__u32 pad;
 	struct tcp_peer src;
+	__u32 side; /* enum tcp_side */
+	__u32 req_seq;
+	__u32 resp_seq;
+	__u32 dst_known;
+	struct tcp_peer dst; /* client side, when dst_known */
 };
 
 /* A topology edge: dst is the server (its service, or its pid when it
  * has none), src the client's owner when it is on this host, else the
- * client's address. */
+ * client's address. Client side (a monitored client calling a server
+ * this host does not monitor): src is the client, dst_addr the server. */
 /* src_family of the edge every remote client that is not a known node
  * shares, per server: src "external". */
 #define TCP_SRC_EXTERNAL 0xffff
@@ -135,6 +167,10 @@ struct tcp_edge {
 	__u8 src_addr[16];  /* remote client only */
 	__u16 src_family;   /* remote client only */
 	__u16 pad[3];
+	__u8 dst_addr[16];  /* client side only */
+	__u16 dst_family;   /* client side only */
+	__u16 side;	    /* enum tcp_side */
+	__u32 pad2;
 };
 
 /* Per edge and CPU; cumulative, user space reports the increase. */
@@ -146,6 +182,9 @@ struct tcp_edge_val {
 	__u16 dst_family;
 	__u16 pad[3];
 	__u64 buckets[HIST_BUCKETS]; /* latency, histogram.h layout */
+	__u8 src_addr[16]; /* client side: the client's address, last seen */
+	__u16 src_family;
+	__u16 pad2[3];
 };
 
 /* A listening port, from listen() seen in the kernel and from the listen

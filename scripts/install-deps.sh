@@ -21,7 +21,7 @@ build_packages=(
 test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools prometheus nodejs
-	podman runc busybox-static python3-yaml
+	podman runc busybox-static python3-yaml nftables
 )
 # kmon-trace's tests install OpenTelemetry's OTLP definitions with npm.
 # A nodejs from NodeSource brings its own npm and conflicts with Debian's.
@@ -63,7 +63,7 @@ have_test() {
 	[ -x /bin/busybox ] || return 1 # the containers' image
 	python3 -c 'import yaml' 2>/dev/null || return 1 # reading manifests
 	# in /usr/sbin, which a user's PATH may lack
-	[ -x /usr/sbin/nginx ] || return 1
+	[ -x /usr/sbin/nginx ] && [ -x /usr/sbin/nft ] || return 1
 	have_headers librdkafka/rdkafka_mock.h || return 1
 	# libFuzzer's runtime (make fuzz)
 	ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \

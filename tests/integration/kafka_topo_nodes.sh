@@ -6,9 +6,11 @@
 # (10.250.0.2) once per request. Both kmonds run in the root namespace,
 # but each selects only its own host's service (by pid), as if it ran
 # there alone: node-1 serves client -> frontend, node-2 serves
-# 10.250.0.1 -> api (it knows its caller only by address). node-1's records
-# give frontend's address, so kmon-topo reads 10.250.0.1 as frontend: one
-# graph, client -> frontend -> api, every request counted once.
+# 10.250.0.1 -> api (it knows its caller only by address), node-1 also
+# has frontend's calls from the client side, frontend -> 10.250.0.2. The
+# records give each service's address, so kmon-topo reads 10.250.0.1 as
+# frontend and 10.250.0.2 as api: one graph, client -> frontend -> api,
+# every request counted once (the server side wins).
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
@@ -93,11 +95,19 @@ for n in node-1 node-2; do
 done
 
 # What each node reported on its own.
-expect_eq "node-1 edges" "$($RECORDS "$WORK/node-1.json" --kind topology --values src | sort -u) -> $($RECORDS "$WORK/node-1.json" --kind topology --values dst | sort -u)" "10.250.0.3 -> frontend"
-expect_eq "node-2 edges" "$($RECORDS "$WORK/node-2.json" --kind topology --values src | sort -u) -> $($RECORDS "$WORK/node-2.json" --kind topology --values dst | sort -u)" "10.250.0.1 -> api"
+side_edges() { # NODE SIDE
+	local f=$WORK/$1.json
+	echo "$($RECORDS "$f" --kind topology --where side=$2 --values src | sort -u) -> $($RECORDS "$f" --kind topology --where side=$2 --values dst | sort -u)"
+}
+expect_eq "node-1 server-side edges" "$(side_edges node-1 server)" "10.250.0.3 -> frontend"
+expect_eq "node-2 server-side edges" "$(side_edges node-2 server)" "10.250.0.1 -> api"
+# frontend's calls to api, which node-1 does not monitor: its client side.
+expect_eq "node-1 client-side edges" "$(side_edges node-1 client)" "frontend -> 10.250.0.2"
+expect_eq "node-2 client-side edges" "$(side_edges node-2 client)" " -> "
 for n in node-1 node-2; do
-	expect_eq "$n requests" "$($RECORDS "$WORK/$n.json" --kind topology --sum requests)" $N
+	expect_eq "$n server-side requests" "$($RECORDS "$WORK/$n.json" --kind topology --where side=server --sum requests)" $N
 done
+expect_eq "node-1 client-side requests" "$($RECORDS "$WORK/node-1.json" --kind topology --where side=client --sum requests)" $N
 
 edges_of() {
 	python3 - "$1" <<'PY'

@@ -3,7 +3,8 @@
 # A chain of three services on loopback, A -> B -> C (each request to A
 # makes one to B, which makes one to C): the topology holds exactly the
 # edges client -> A, A -> B and B -> C, each with one request per client
-# request, and the tcp records of each service count the same.
+# request, and the server-side tcp records of each service count the
+# same; A and B have as many client-side ones, naming whom they called.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 
@@ -48,8 +49,17 @@ for e in "127.0.0.1 svc-a" "svc-a svc-b" "svc-b svc-c"; do
 done
 for s in a b c; do
 	pid=$(eval echo "\$pid_$s")
-	got=$($RECORDS "$out" --kind tcp --where pid=$pid --count)
-	expect_eq "tcp records of svc-$s" "$got" $N
+	got=$($RECORDS "$out" --kind tcp --where pid=$pid --where side=server --count)
+	expect_eq "server-side tcp records of svc-$s" "$got" $N
+done
+# A and B call their downstream: client-side records naming it; the edges
+# above are each counted once all the same.
+for e in "a svc-b" "b svc-c" "c null"; do
+	set -- $e
+	pid=$(eval echo "\$pid_$1")
+	got=$($RECORDS "$out" --kind tcp --where pid=$pid --where side=client --values dst | sort | uniq -c | awk '{ print $2, $1 }')
+	[ "$2" = null ] && want= || want="$2 $N"
+	expect_eq "client-side tcp records of svc-$1" "$got" "$want"
 done
 # B answers A after C answered B (1 ms) and sleeping 1 ms itself.
 p50=$($RECORDS "$out" --kind topology --where src=svc-a --where dst=svc-b --values latency_p50_ns | sort -n | head -1)

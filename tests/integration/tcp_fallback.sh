@@ -3,8 +3,10 @@
 # The syscall fallback (kernels without sock:sock_{recv,send}_length):
 # with those tracepoints denied, the tcp collector reads the bytes at
 # every syscall's exit, and the checks of tcp_requests.sh (thread per
-# connection, IPv6, older connections) and tcp_nginx.sh (event loop,
-# sendfile, writev) hold all the same.
+# connection, IPv6, older connections), tcp_nginx.sh (event loop,
+# sendfile, writev) and tcp_join.sh (the client side, sequence numbers)
+# hold all the same.
 export KMOND_PROBE_DENY=sock_recv_length,sock/sock_recv_length,sock_send_length,sock/sock_send_length
 dir=$(dirname "$0")
-bash "$dir/tcp_requests.sh" && bash "$dir/tcp_nginx.sh"
+bash "$dir/tcp_requests.sh" && bash "$dir/tcp_nginx.sh" &&
+	bash "$dir/tcp_join.sh"

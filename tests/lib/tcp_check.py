@@ -41,7 +41,7 @@ def main():
     measured = collections.defaultdict(list)
     with open(a.log, encoding="utf-8") as f:
         for line in f:
-            port, ms, ns = (int(x) for x in line.split())
+            port, ms, ns = (int(x) for x in line.split()[:3])
             measured[(port, ms)].append(ns)
     for key, lat in seen.items():
         want = sorted(measured.get(key, []))

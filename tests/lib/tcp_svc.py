@@ -9,16 +9,23 @@ any, once per request), then answers exactly RESP bytes. So a record's
 req_bytes - 100 is the service time it must show.
 
 tcp_svc.py server --port P [--v6] [--bind ADDR] [--downstream [HOST:]PORT]
-                  [--ready FILE] [--log FILE]
+                  [--ready FILE] [--log FILE] [--cut N]
     one thread per connection; listens on 127.0.0.1, --bind ADDR, or
     with --v6 on [::] (dual stack); the downstream host is 127.0.0.1
     unless given;
-    --log: a line "CLIENT_PORT MS NS" per request, NS the time from
-    having read the request to having sent the answer, as the server
-    measures it (a loaded machine may sleep longer than asked)
-tcp_svc.py client --port P [--host H] [--mode persistent|short]
+    --log: a line "CLIENT_PORT MS NS BEFORE_NS" per request, NS the time
+    from having read the request to having sent the answer, as the
+    server measures it (a loaded machine may sleep longer than asked),
+    BEFORE_NS the same up to just before the answer is sent: its caller
+    waits at least that long (on loopback it may have the answer before
+    the server's send returns);
+    --cut N: answer only the first N bytes, then close the connection
+tcp_svc.py client --port P [--host H] [--mode persistent|short|pipeline|cut]
                   [--ms 5,20,50] [--repeat N] [--wait FILE]
-    persistent: one connection for every request; short: one each.
+    persistent: one connection for every request; short: one each;
+    pipeline: one connection, every request sent before the first
+    answer is read; cut: one connection each, read until the server
+    closes it (a --cut server), counted when it did.
     --wait: connect, create FILE.ready, then wait for FILE to exist
     before the first request (a connection older than kmond).
     Prints the number of requests answered."""
@@ -48,6 +55,15 @@ def recv_exact(sock, n):
         got += len(chunk)
 
 
+def read_to_eof(sock):
+    got = 0
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return got
+        got += len(chunk)
+
+
 def call(sock, ms):
     resp = RESP_BASE + ms
     sock.sendall(request(ms, resp))
@@ -57,7 +73,7 @@ def call(sock, ms):
 LOG_LOCK = threading.Lock()
 
 
-def serve_conn(conn, downstream, log):
+def serve_conn(conn, downstream, log, cut):
     down = None
     peer_port = conn.getpeername()[1]
     with conn:
@@ -75,10 +91,16 @@ def serve_conn(conn, downstream, log):
                                                      int(port)))
                 call(down, DOWNSTREAM_MS)
             time.sleep(ms / 1000)
+            before = time.monotonic_ns() - start
+            if cut is not None:
+                conn.sendall(b"y" * cut)
+                f.close()  # else the socket outlives close()
+                break
             conn.sendall(b"y" * (resp - 1) + b"\n")
             if log:
                 with LOG_LOCK:
-                    log.write(f"{peer_port} {ms} {time.monotonic_ns() - start}\n")
+                    log.write(f"{peer_port} {ms} "
+                              f"{time.monotonic_ns() - start} {before}\n")
                     log.flush()
     if down:
         down.close()
@@ -100,7 +122,8 @@ def server(a):
         open(a.ready, "w").close()
     while True:
         conn, _ = s.accept()
-        threading.Thread(target=serve_conn, args=(conn, a.downstream, log),
+        threading.Thread(target=serve_conn,
+                         args=(conn, a.downstream, log, a.cut),
                          daemon=True).start()
 
 
@@ -109,6 +132,22 @@ def client(a):
     family = socket.AF_INET6 if ":" in a.host else socket.AF_INET
     n = 0
     sock = None
+    if a.mode == "pipeline":
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.connect((a.host, a.port))
+            s.sendall(b"".join(request(ms, RESP_BASE + ms) for ms in times))
+            recv_exact(s, sum(RESP_BASE + ms for ms in times))
+        print(len(times))
+        return
+    if a.mode == "cut":
+        for ms in times:
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.connect((a.host, a.port))
+                s.sendall(request(ms, RESP_BASE + ms))
+                if read_to_eof(s) < RESP_BASE + ms:
+                    n += 1
+        print(n)
+        return
     if a.mode == "persistent":
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.connect((a.host, a.port))
@@ -140,10 +179,11 @@ def main():
     ap.add_argument("--ready")
     ap.add_argument("--log")
     ap.add_argument("--mode", default="persistent",
-                    choices=["persistent", "short"])
+                    choices=["persistent", "short", "pipeline", "cut"])
     ap.add_argument("--ms", default="5,20,50")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--wait")
+    ap.add_argument("--cut", type=int)
     a = ap.parse_args()
     try:
         server(a) if a.role == "server" else client(a)

@@ -276,6 +276,32 @@ static void test_drop_counters(void)
 		  "t.yaml:3:17: functions: must not be empty");
 }
 
+/* The client side: on unless collectors.tcp or a service entry says
+ * client: false. */
+static void test_tcp_client(void)
+{
+	struct config cfg;
+
+	CHECK_STR(parse("services:\n  - { name: a, match: { pid: 1 } }\n"
+			"  - { name: b, match: { pid: 2 }, client: false }\n"
+			"  - { name: c, match: { pid: 3 }, client: true }\n",
+			&cfg),
+		  "ok");
+	CHECK(!cfg.services[0].no_client && cfg.services[1].no_client &&
+	      !cfg.services[2].no_client && !cfg.tcp.no_client);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { client: false }\n", &cfg), "ok");
+	CHECK(cfg.tcp.no_client);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { client: no }\n", NULL),
+		  "t.yaml:2:18: collectors.tcp.client: expected true or false, "
+		  "got 'no'");
+	CHECK_STR(parse("services:\n  - { name: a, match: { pid: 1 }, "
+			"client: 1 }\n",
+			NULL),
+		  "t.yaml:2:43: client: expected true or false, got '1'");
+}
+
 static void test_tcp(void)
 {
 	struct config cfg;
@@ -526,6 +552,7 @@ int main(void)
 	test_offcpu();
 	test_bio();
 	test_tcp();
+	test_tcp_client();
 	test_missing_file();
 	test_file();
 	return unit_done("config");

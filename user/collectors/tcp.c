@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The tcp collector: per-request latency on the server side (`tcp`
- * records) and the service graph (`topology` records).
+/* The tcp collector: per-request latency on the server side and on the
+ * client side (`tcp` records) and the service graph (`topology` records).
  *
  * The kernel side follows each connection (bpf/tcp.bpf.c) and adds every
  * finished request to its edge: counts, bytes and a latency histogram per
@@ -37,7 +37,7 @@
 #include "bpf/tcp.h"
 #include "tcp.skel.h"
 
-enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, NR_HOOKS };
+enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, HOOK_SEND_ENTRY, NR_HOOKS };
 
 /* What was reported of one edge: the kernel's cumulative sums. */
 struct edge_state {
@@ -74,6 +74,12 @@ static const struct hook tcp_hooks[] = {
 	    { ATTACH_TRACEPOINT, "tcp_state_tp",
 	      "sock/inet_sock_set_state" } },
 	  2 },
+	/* A client's call starts when it enters the send (kernels with
+	 * this tracepoint); without it, when the send returns. Used only
+	 * with the state in sockets. */
+	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
+	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" } },
+	  1, .optional = true },
 };
 
 /* The known nodes (collectors.tcp.nodes), rewritten whole: connections
@@ -98,6 +104,29 @@ static void write_nodes(struct tcp_collector *c, const struct tcp_cfg *tc)
 	}
 }
 
+/* Fills client_off with the services whose client side is off (any of
+ * their entries says client: false); returns whether there are any. */
+static __u32 apply_client_off(struct tcp_collector *c,
+			      const struct config *cfg)
+{
+	int fd = bpf_map__fd(c->skel->maps.client_off);
+	__u32 key, next, one = 1, any = 0;
+
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
+		key = next;
+		bpf_map_delete_elem(fd, &key);
+	}
+	for (int i = 0; i < cfg->nservices; i++) {
+		key = provider__service_id(c->k->provider,
+					   cfg->services[i].name);
+		if (!cfg->services[i].no_client || !key)
+			continue;
+		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+		any = 1;
+	}
+	return any;
+}
+
 static int tcp_apply(void *state, const struct config *cfg)
 {
 	static const uint32_t policy[] = {
@@ -111,12 +140,15 @@ static int tcp_apply(void *state, const struct config *cfg)
 		.requests = policy[cfg->tcp.requests],
 		.sample = cfg->tcp.sample,
 		.slow_ns = cfg->tcp.slow_ns,
+		.no_client = cfg->tcp.no_client,
+		.some_no_client = apply_client_off(c, cfg),
 	};
 	__u64 none = 0;
 	__u32 zero = 0;
 
-	bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count), &zero,
-			    &none, BPF_ANY);
+	for (__u32 side = TCP_SIDE_SERVER; side <= TCP_SIDE_CLIENT; side++)
+		bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count),
+				    &side, &none, BPF_ANY);
 	write_nodes(c, &cfg->tcp);
 	return bpf_map_update_elem(bpf_map__fd(c->skel->maps.tcp_ctl), &zero,
 				   &ctl, BPF_ANY);
@@ -203,6 +235,26 @@ static void add_tuple(struct record *r, const struct tcp_tuple *t)
 	record__u64(r, "rport", t->rport);
 }
 
+/* Which end saw it, the sequence numbers that join it to the other
+ * end's record, and on the client side whom it called. */
+static void add_side(struct tcp_collector *c, const struct tcp_event *e)
+{
+	char dst[CONFIG_NAME_MAX + 16];
+	bool gone;
+
+	record__str(&c->rec, "side",
+		    e->side == TCP_SIDE_CLIENT ? "client" : "server");
+	record__u64(&c->rec, "req_seq", e->req_seq);
+	record__u64(&c->rec, "resp_seq", e->resp_seq);
+	if (e->side != TCP_SIDE_CLIENT)
+		return;
+	if (e->dst_known)
+		node_name(c, e->dst.pid, e->dst.svc, dst, sizeof(dst), &gone);
+	else
+		format_addr(e->t.family, e->t.raddr, dst, sizeof(dst));
+	record__str(&c->rec, "dst", dst);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct tcp_collector *c = ctx;
@@ -221,6 +273,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	record__u64(&c->rec, "latency_ns", e->latency_ns);
 	record__u64(&c->rec, "req_bytes", e->req_bytes);
 	record__u64(&c->rec, "resp_bytes", e->resp_bytes);
+	add_side(c, e);
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 	return 0;
@@ -249,6 +302,10 @@ static int read_edge(struct tcp_collector *c, int fd, const struct tcp_edge *e,
 		if (v->dst_family) {
 			memcpy(sum->dst_addr, v->dst_addr, 16);
 			sum->dst_family = v->dst_family;
+		}
+		if (v->src_family) {
+			memcpy(sum->src_addr, v->src_addr, 16);
+			sum->src_family = v->src_family;
 		}
 		for (uint32_t b = 0; b < HIST_BUCKETS; b++)
 			sum->buckets[b] += v->buckets[b];
@@ -313,7 +370,12 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	char addr[INET6_ADDRSTRLEN];
 	bool src_gone = false;
 
-	node_name(c, e->dst_pid, e->dst_svc, dst, sizeof(dst), gone);
+	if (e->side == TCP_SIDE_CLIENT) {
+		*gone = false;
+		format_addr(e->dst_family, e->dst_addr, dst, sizeof(dst));
+	} else {
+		node_name(c, e->dst_pid, e->dst_svc, dst, sizeof(dst), gone);
+	}
 	if (e->src_svc || e->src_pid)
 		node_name(c, e->src_pid, e->src_svc, src, sizeof(src),
 			  &src_gone);
@@ -325,11 +387,21 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	record__begin(&c->rec, "topology", ts, c->k->cfg.node);
 	record__str(&c->rec, "src", src);
 	record__str(&c->rec, "dst", dst);
-	record__str(&c->rec, "side", "server");
-	/* Loopback addresses mean nothing to another node. */
-	if (v->dst_family && !is_loopback(v->dst_family, v->dst_addr)) {
+	record__str(&c->rec, "side",
+		    e->side == TCP_SIDE_CLIENT ? "client" : "server");
+	/* Loopback addresses mean nothing to another node; a client-side
+	 * dst is an address already. */
+	if (e->side != TCP_SIDE_CLIENT && v->dst_family &&
+	    !is_loopback(v->dst_family, v->dst_addr)) {
 		format_addr(v->dst_family, v->dst_addr, addr, sizeof(addr));
 		record__str(&c->rec, "dst_addr", addr);
+	}
+	/* The client's own address, for kmon-topo to name it where the
+	 * server's node knows it only by that address. */
+	if (e->side == TCP_SIDE_CLIENT && v->src_family &&
+	    !is_loopback(v->src_family, v->src_addr)) {
+		format_addr(v->src_family, v->src_addr, addr, sizeof(addr));
+		record__str(&c->rec, "src_addr", addr);
 	}
 	record__u64(&c->rec, "requests", d->requests);
 	record__u64(&c->rec, "bytes", d->req_bytes + d->resp_bytes);
@@ -519,11 +591,18 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	/* Every hook on tp_btf: state in the sockets (see tcp.bpf.c), and
 	 * the hash they would have used is not needed. */
 	c->skel->rodata->conn_in_socket = true;
-	for (int h = 0; h < NR_HOOKS; h++)
+	for (int h = 0; h < HOOK_SEND_ENTRY; h++)
 		if (tcp_hooks[h].cands[chosen[h]].kind != ATTACH_TP_BTF)
 			c->skel->rodata->conn_in_socket = false;
 	if (c->skel->rodata->conn_in_socket)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
+	/* The send-entry hook reads the socket storage only, and runs on
+	 * every TCP send of the host: not loaded when nothing needs it (a
+	 * reload that turns the client side on then stamps calls when their
+	 * send returns). */
+	if (!c->skel->rodata->conn_in_socket || k->cfg.tcp.no_client)
+		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_btf,
+					  false);
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
 	/* Some hook is not tp_btf: its programs need preallocated maps. */

@@ -376,6 +376,14 @@ static int service_pair(struct parser *p, const char *key, yaml_node_t *k,
 		s->has_match = true;
 		return 0;
 	}
+	if (strcmp(key, "client") == 0) {
+		bool on;
+
+		if (get_bool(p, v, "client", &on))
+			return -1;
+		s->svc->no_client = !on;
+		return 0;
+	}
 	return unknown_key(p, k, "service");
 }
 
@@ -638,6 +646,14 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return parse_tcp_requests(p, v, tc);
 	if (strcmp(key, "nodes") == 0)
 		return parse_tcp_nodes(p, v, tc);
+	if (strcmp(key, "client") == 0) {
+		bool on;
+
+		if (get_bool(p, v, "collectors.tcp.client", &on))
+			return -1;
+		tc->no_client = !on;
+		return 0;
+	}
 	return unknown_key(p, k, "collectors.tcp");
 }
 

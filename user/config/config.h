@@ -46,6 +46,7 @@ struct service_cfg {
 	/* name_from_label: the service is named by this label of the
 	 * process's pod when it has it, else by name ("": always name) */
 	char name_label[CONFIG_PATH_MAX];
+	bool no_client; /* client: false: no client-side tcp records */
 };
 
 /* What every collector's section says first. */
@@ -116,6 +117,7 @@ struct tcp_cfg {
 	 * other remote clients share one edge per server, src "external". */
 	struct cidr nodes[CONFIG_MAX_NODES];
 	uint32_t nnodes;
+	bool no_client; /* client: false: client-side tracking off for all */
 };
 
 enum exporter_type {

@@ -742,6 +742,11 @@ void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 	out->gone = !proc || proc->exited || proc == grave;
 }
 
+uint32_t provider__service_id(struct provider *p, const char *name)
+{
+	return name_id(p, name);
+}
+
 const char *provider__comm(struct provider *p, uint32_t pid)
 {
 	struct proc *proc = provider__proc(p, pid);

@@ -51,6 +51,8 @@ void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
  * containerised process (record_proc.c). */
 void provider__record(struct record *r, uint32_t pid,
 		      const struct proc_name *who);
+/* The id the kernel knows service name by, 0 when none is configured. */
+uint32_t provider__service_id(struct provider *p, const char *name);
 /* comm of pid, or "" when unknown. */
 const char *provider__comm(struct provider *p, uint32_t pid);
 /* service name of pid, or NULL when no selector matched. */
