@@ -138,6 +138,11 @@ static __always_inline void count_stat(__u32 stat)
 
 /* --- sockets --- */
 
+/* Protocol identification: its maps, programs and the helpers the
+ * request model below calls (after tcp_events and count_stat). */
+static __always_inline __u64 wakeup_flags(void);
+#include "proto.bpf.h"
+
 static __always_inline bool is_tcp(const struct sock *sk)
 {
 	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
@@ -245,7 +250,10 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 						 bool trusted, __u8 role,
 						 __u32 tgid, __u32 svc)
 {
-	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc }, *cp;
+	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc,
+			      .proto_state = proto_capture ? PROTO_CAPTURING :
+							     PROTO_OFF },
+			*cp;
 	__u64 skp = (__u64)sk;
 	long err;
 
@@ -390,6 +398,7 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	v->dst_family = c->t.family;
 	if (b < HIST_BUCKETS)
 		v->buckets[b]++;
+	v->proto_requests[proto_slot(c) & (TCP_PROTO_SLOTS - 1)]++;
 }
 
 static __always_inline __u64 wakeup_flags(void)
@@ -420,8 +429,9 @@ static __always_inline void send_event(const struct tcp_conn *c,
 	ev->pid = c->pid;
 	ev->tid = c->tid;
 	ev->svc = c->svc;
-	ev->pad = 0;
+	ev->proto = proto_slot(c);
 	ev->src = c->src;
+	ev->cookie = c->proto_cookie;
 	bpf_ringbuf_submit(ev, wakeup_flags());
 }
 
@@ -432,6 +442,7 @@ static __always_inline void finish(struct tcp_conn *c)
 	c->phase = TCP_IDLE;
 	c->requests++;
 	count_stat(TCP_REQUESTS_SEEN);
+	proto_resolve(c);
 	account_edge(c, latency);
 	if (wanted(latency))
 		send_event(c, latency);
@@ -559,6 +570,7 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 		bpf_map_update_elem(&closing, &skp, c, BPF_ANY);
 	if (c->role == TCP_ROLE_CLIENT)
 		bpf_map_delete_elem(&peers, &c->t);
+	proto_closed(c);
 	conn_forget(sk, trusted);
 }
 

@@ -27,6 +27,10 @@
  * rest each interval): one wakeup per thousand requests, not per one. */
 #define TCP_WAKEUP_BYTES (TCP_RINGBUF_BYTES / 8)
 
+/* Protocol slots of an edge: the ids of proto.h, then undecided. */
+#define TCP_PROTO_SLOTS 16
+#define TCP_PROTO_UNDECIDED 15
+
 /* collectors.tcp.requests */
 enum tcp_requests {
 	TCP_REQUESTS_ALL,
@@ -90,6 +94,12 @@ struct tcp_conn {
 	__u8 phase;
 	__u8 src_known;	     /* src looked up and found */
 	__u8 src_checked;    /* src looked up (once per connection) */
+	/* Protocol identification (proto.h, bpf/proto.bpf.h). */
+	__u8 proto;	     /* PROTO_*, once proto_state is decided */
+	__u8 proto_state;    /* PROTO_OFF, _CAPTURING, _WAITING, _DECIDED */
+	__u8 proto_segs[2];  /* captured in, out */
+	__u32 proto_next[2]; /* next sequence number expected, in, out */
+	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
 };
 
 /* One finished request (only when the requests policy wants it). */
@@ -104,8 +114,9 @@ struct tcp_event {
 	__u32 pid;
 	__u32 tid;
 	__u32 svc;
-	__u32 pad;
+	__u32 proto; /* PROTO_*, or TCP_PROTO_UNDECIDED */
 	struct tcp_peer src;
+	__u64 cookie; /* the socket's, for a verdict the kernel lacks */
 };
 
 /* A topology edge: dst is the server (its service, or its pid when it
@@ -130,6 +141,9 @@ struct tcp_edge_val {
 	__u16 dst_family;
 	__u16 pad[3];
 	__u64 buckets[HIST_BUCKETS]; /* latency, histogram.h layout */
+	/* requests by the protocol of their connection (proto.h ids), and
+	 * at TCP_PROTO_UNDECIDED those finished before their verdict */
+	__u64 proto_requests[TCP_PROTO_SLOTS];
 };
 
 /* A listening port, from listen() seen in the kernel and from the listen
@@ -146,6 +160,7 @@ enum tcp_stat {
 	TCP_RB_LOST,	   /* request events the ringbuf had no room for */
 	TCP_CONNS_FULL,	   /* connections with no room for their state */
 	TCP_EDGES_FULL,	   /* requests with no room for their edge */
+	TCP_PROTO_LOST,	   /* protocol samples the ringbuf had no room for */
 	TCP_NR_STATS,
 };
 

@@ -12,11 +12,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -29,10 +32,16 @@
 #include "listen.h"
 #include "log.h"
 #include "maps.h"
+#include "protocol.h"
+#include "proto_track.h"
 #include "provider.h"
 #include "record.h"
 #include "tcp.h"
 #include "tcp.skel.h"
+
+/* One ring carries both, told apart by their size. */
+_Static_assert(sizeof(struct proto_sample) != sizeof(struct tcp_event),
+	       "protocol samples and request events need different sizes");
 
 enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, NR_HOOKS };
 
@@ -40,6 +49,7 @@ enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, NR_HOOKS };
 struct edge_state {
 	uint64_t requests, req_bytes, resp_bytes;
 	uint64_t buckets[HIST_BUCKETS];
+	uint64_t proto_requests[TCP_PROTO_SLOTS];
 };
 
 struct tcp_collector {
@@ -51,6 +61,7 @@ struct tcp_collector {
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
 	struct record rec;
+	struct proto_track *proto; /* NULL: protocols not identified */
 };
 
 static const struct hook tcp_hooks[] = {
@@ -187,12 +198,27 @@ static void add_tuple(struct record *r, const struct tcp_tuple *t)
 	record__u64(r, "rport", t->rport);
 }
 
+/* The kernel's verdict, else ours (it finished before the kernel got
+ * the verdict). */
+static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
+{
+	if (e->proto < PROTO_NR)
+		return e->proto;
+	return c->proto ? proto_track__conn(c->proto, e->cookie) :
+			  PROTO_UNKNOWN;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct tcp_collector *c = ctx;
 	const struct tcp_event *e = data;
 	struct proc_name who;
 
+	if (len == sizeof(struct proto_sample)) {
+		if (c->proto)
+			proto_track__sample(c->proto, data);
+		return 0;
+	}
 	if (len < sizeof(*e))
 		return 0;
 	/* Events wait up to an interval: stamp them with their end. */
@@ -205,6 +231,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	record__u64(&c->rec, "latency_ns", e->latency_ns);
 	record__u64(&c->rec, "req_bytes", e->req_bytes);
 	record__u64(&c->rec, "resp_bytes", e->resp_bytes);
+	record__str(&c->rec, "protocol", protocol__name(conn_proto(c, e)));
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 	return 0;
@@ -236,6 +263,8 @@ static int read_edge(struct tcp_collector *c, int fd, const struct tcp_edge *e,
 		sum->requests += v->requests;
 		sum->req_bytes += v->req_bytes;
 		sum->resp_bytes += v->resp_bytes;
+		for (int p = 0; p < TCP_PROTO_SLOTS; p++)
+			sum->proto_requests[p] += v->proto_requests[p];
 		if (v->dst_family) {
 			memcpy(sum->dst_addr, v->dst_addr, 16);
 			sum->dst_family = v->dst_family;
@@ -270,6 +299,24 @@ static void edge_delta(struct edge_state *was, const struct tcp_edge_val *now,
 	}
 }
 
+/* The protocol of most of the edge's requests this interval; those the
+ * kernel finished undecided count for the server's usual protocol. */
+static int edge_proto(struct tcp_collector *c, const struct tcp_edge *e,
+		      const struct edge_state *d)
+{
+	uint64_t n[PROTO_NR];
+	int best = PROTO_UNKNOWN;
+
+	memcpy(n, d->proto_requests, sizeof(n));
+	if (c->proto && d->proto_requests[TCP_PROTO_UNDECIDED])
+		n[proto_track__server(c->proto, e->dst_pid, e->dst_svc)] +=
+			d->proto_requests[TCP_PROTO_UNDECIDED];
+	for (int p = 0; p < PROTO_NR; p++)
+		if (n[p] > n[best])
+			best = p;
+	return best;
+}
+
 static void emit_edge(struct tcp_collector *c, uint64_t ts,
 		      const struct tcp_edge *e, const struct tcp_edge_val *v,
 		      const struct edge_state *d, const struct hist *h,
@@ -278,6 +325,7 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	char src[CONFIG_NAME_MAX + 16], dst[CONFIG_NAME_MAX + 16];
 	char addr[INET6_ADDRSTRLEN];
 	bool src_gone = false;
+	int proto;
 
 	node_name(c, e->dst_pid, e->dst_svc, dst, sizeof(dst), gone);
 	if (e->src_svc || e->src_pid)
@@ -286,6 +334,7 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	else
 		format_addr(e->src_family, e->src_addr, src, sizeof(src));
 	*gone = *gone || src_gone;
+	proto = edge_proto(c, e, d);
 	record__begin(&c->rec, "topology", ts, c->k->cfg.node);
 	record__str(&c->rec, "src", src);
 	record__str(&c->rec, "dst", dst);
@@ -302,6 +351,7 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	record__u64(&c->rec, "latency_p50_ns", hist__percentile(h, 50));
 	record__u64(&c->rec, "latency_p95_ns", hist__percentile(h, 95));
 	record__u64(&c->rec, "latency_p99_ns", hist__percentile(h, 99));
+	record__str(&c->rec, "protocol", protocol__name(proto));
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 }
@@ -343,6 +393,11 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	was->requests = now.requests;
 	was->req_bytes = now.req_bytes;
 	was->resp_bytes = now.resp_bytes;
+	for (int p = 0; p < TCP_PROTO_SLOTS; p++) {
+		d.proto_requests[p] = now.proto_requests[p] -
+				      was->proto_requests[p];
+		was->proto_requests[p] = now.proto_requests[p];
+	}
 	edge_delta(was, &now, &h);
 	if (d.requests)
 		emit_edge(c, ts, e, &now, &d, &h, &gone);
@@ -426,6 +481,8 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	(void)k; /* the daemon drained every ring before collecting */
 	c->realtime_offset = realtime_offset();
 	report_topology(c, ts);
+	if (c->proto)
+		proto_track__collect(c->proto, ts);
 	refresh_listeners(c);
 }
 
@@ -435,12 +492,13 @@ static void tcp_stats(void *state, struct collector_stats *st)
 	int fd = bpf_map__fd(c->skel->maps.tcp_stats);
 	__u32 seen = TCP_REQUESTS_SEEN, rb = TCP_RB_LOST;
 	__u32 conns = TCP_CONNS_FULL, edges = TCP_EDGES_FULL;
+	__u32 proto = TCP_PROTO_LOST;
 
 	st->events = map_percpu_sum(fd, &seen);
 	/* A full ringbuf loses a record (topology still counts it); full
 	 * maps lose connections or requests. */
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
-		   map_percpu_sum(fd, &edges);
+		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto);
 }
 
 /* --- life cycle --- */
@@ -454,6 +512,7 @@ static void tcp_stop(void *state)
 	if (!c)
 		return;
 	tcp_bpf__destroy(c->skel);
+	proto_track__free(c->proto);
 	if (c->edges)
 		while (hashmap__next(c->edges, &pos, &h, &v))
 			free((void *)(uintptr_t)v);
@@ -461,6 +520,80 @@ static void tcp_stop(void *state)
 	free(c->vals);
 	record__free(&c->rec);
 	free(c);
+}
+
+/* --- protocol identification --- */
+
+/* It reads the connection state in the sockets: only with every hook on
+ * tp_btf (see tcp.bpf.c). */
+static void proto_open(struct tcp_collector *c)
+{
+	bool on = c->skel->rodata->conn_in_socket;
+
+	c->skel->rodata->proto_capture = on;
+	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
+	bpf_program__set_autoload(c->skel->progs.proto_egress, on);
+	if (!on)
+		log_info("tcp: protocol identification unavailable (it needs "
+			 "every tcp hook on tp_btf)");
+}
+
+/* Where the cgroup v2 hierarchy is mounted ("" when it is not). */
+static void cgroup2_root(char *path, size_t len)
+{
+	char dev[256], dir[PATH_MAX], type[64];
+	FILE *f = fopen("/proc/self/mounts", "r");
+
+	path[0] = '\0';
+	if (!f)
+		return;
+	while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3) {
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(path, len, "%s", dir);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* The capture programs on the root cgroup: every socket's segments.
+ * Without them the collector runs on, every protocol unknown. */
+static void proto_attach(struct tcp_collector *c)
+{
+	struct bpf_link *in = NULL, *out = NULL;
+	char root[PATH_MAX];
+	int fd, err = 0;
+
+	if (!c->skel->rodata->proto_capture)
+		return;
+	cgroup2_root(root, sizeof(root));
+	fd = root[0] ? open(root, O_RDONLY | O_DIRECTORY) : -ENOENT;
+	if (fd < 0) {
+		log_warn("tcp: protocol identification off: no cgroup v2 "
+			 "hierarchy");
+		return;
+	}
+	in = bpf_program__attach_cgroup(c->skel->progs.proto_ingress, fd);
+	if (!in)
+		err = -errno;
+	out = err ? NULL :
+		    bpf_program__attach_cgroup(c->skel->progs.proto_egress, fd);
+	if (!err && !out)
+		err = -errno;
+	close(fd);
+	if (err) {
+		log_warn("tcp: protocol identification off: attach to %s: %s",
+			 root, strerror(-err));
+		bpf_link__destroy(in);
+		return;
+	}
+	c->skel->links.proto_ingress = in;
+	c->skel->links.proto_egress = out;
+	c->proto = proto_track__new(
+		c->k, bpf_map__fd(c->skel->maps.proto_verdicts));
+	if (!c->proto)
+		log_warn("tcp: protocol identification off: out of memory");
+	log_debug("tcp: protocols identified from the segments of %s", root);
 }
 
 static int tcp_open(struct tcp_collector *c, struct kmond *k)
@@ -487,6 +620,7 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
+	proto_open(c);
 	return provider__share_maps(k->provider, c->skel->obj);
 }
 
@@ -528,6 +662,7 @@ static int tcp_start(struct kmond *k, void **state)
 		log_error("failed to attach tcp: %s", strerror(-err));
 		goto cleanup;
 	}
+	proto_attach(c);
 	*state = c;
 	return 0;
 cleanup:

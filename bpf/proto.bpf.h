@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Protocol identification, the kernel side (included by tcp.bpf.c: it
+ * works on the tcp collector's connection state; see proto.h).
+ *
+ * Capture sits on the root cgroup's socket buffers, ingress and egress:
+ * they see every segment a socket receives or sends with its payload
+ * readable by bpf_skb_load_bytes wherever it lies (the payload of a TCP
+ * segment is in page fragments, which the BTF tracepoints tcp_probe and
+ * tcp_sendmsg_locked would make us chase by hand). A segment costs one
+ * socket-storage lookup; only connections still undecided go further,
+ * and at most PROTO_MAX_SEGS segments each way reach the ring. */
+#ifndef KMON_PROTO_BPF_H
+#define KMON_PROTO_BPF_H
+
+#include "proto.h"
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+
+/* Set before load: capture is on (the connection state lives in the
+ * sockets, which is where these programs find it). */
+const volatile bool proto_capture;
+
+/* cookie -> verdict, written by user space. An LRU: the verdict of a
+ * connection that closed before the kernel took it ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROTO_MAX_VERDICTS);
+	__type(key, __u64);
+	__type(value, struct proto_verdict);
+} proto_verdicts SEC(".maps");
+
+/* Takes the verdict user space left for c, if any. */
+static __always_inline void proto_resolve(struct tcp_conn *c)
+{
+	struct proto_verdict *v;
+
+	if (c->proto_state != PROTO_CAPTURING &&
+	    c->proto_state != PROTO_WAITING)
+		return;
+	if (!c->proto_cookie)
+		return;
+	v = bpf_map_lookup_elem(&proto_verdicts, &c->proto_cookie);
+	if (!v)
+		return;
+	c->proto = v->proto < PROTO_NR ? v->proto : PROTO_UNKNOWN;
+	c->proto_state = PROTO_DECIDED;
+	bpf_map_delete_elem(&proto_verdicts, &c->proto_cookie);
+}
+
+/* What a finished request counts under. */
+static __always_inline __u32 proto_slot(const struct tcp_conn *c)
+{
+	if (c->proto_state == PROTO_DECIDED)
+		return c->proto;
+	if (c->proto_state == PROTO_OFF)
+		return PROTO_UNKNOWN;
+	return TCP_PROTO_UNDECIDED;
+}
+
+static __always_inline struct proto_sample *proto_reserve(void)
+{
+	struct proto_sample *s;
+
+	s = bpf_ringbuf_reserve(&tcp_events, sizeof(*s), 0);
+	if (!s)
+		count_stat(TCP_PROTO_LOST);
+	return s;
+}
+
+static __always_inline void proto_header(struct proto_sample *s,
+					 const struct tcp_conn *c, __u8 kind)
+{
+	s->cookie = c->proto_cookie;
+	s->ts = bpf_ktime_get_ns();
+	/* the owner's view, once it has read or written */
+	if (c->pid)
+		s->t = c->t;
+	else
+		__builtin_memset(&s->t, 0, sizeof(s->t));
+	s->pid = c->pid;
+	s->svc = c->svc;
+	s->kind = kind;
+	s->role = c->role;
+	__builtin_memset(s->pad, 0, sizeof(s->pad));
+}
+
+/* The connection closes undecided: user space decides on what it has. */
+static __always_inline void proto_closed(struct tcp_conn *c)
+{
+	struct proto_sample *s;
+
+	if ((c->proto_state != PROTO_CAPTURING &&
+	     c->proto_state != PROTO_WAITING) ||
+	    !c->proto_cookie)
+		return;
+	bpf_map_delete_elem(&proto_verdicts, &c->proto_cookie);
+	s = proto_reserve();
+	if (!s)
+		return;
+	proto_header(s, c, PROTO_CLOSE);
+	s->len = 0;
+	s->dir = 0;
+	s->seg = 0;
+	s->caplen = 0;
+	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+/* Where the TCP payload of skb starts (network header first), and its
+ * sequence number; 0 when it is not TCP. */
+static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq)
+{
+	__u8 b[2];
+	__u32 ip;
+
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		if (bpf_skb_load_bytes(skb, 0, b, 1))
+			return 0;
+		ip = (b[0] & 0xf) * 4;
+		if (bpf_skb_load_bytes(skb, 9, b, 1) || b[0] != IPPROTO_TCP)
+			return 0;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		ip = 40; /* extension headers: not before TCP on a socket's
+			  * own segments in practice */
+		if (bpf_skb_load_bytes(skb, 6, b, 1) || b[0] != IPPROTO_TCP)
+			return 0;
+	} else {
+		return 0;
+	}
+	if (bpf_skb_load_bytes(skb, ip + 4, seq, 4) ||
+	    bpf_skb_load_bytes(skb, ip + 12, b, 1))
+		return 0;
+	*seq = bpf_ntohl(*seq);
+	return ip + (b[0] >> 4) * 4;
+}
+
+static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
+{
+	struct bpf_sock *sk = skb->sk;
+	struct proto_sample *s;
+	struct tcp_conn *c;
+	__u32 off, len, cap, seq = 0;
+	__u8 seg;
+
+	if (!sk)
+		return;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return;
+	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	/* the one test every segment of a decided connection pays */
+	if (!c || c->proto_state != PROTO_CAPTURING)
+		return;
+	if (!c->proto_cookie)
+		c->proto_cookie = bpf_get_socket_cookie(skb);
+	proto_resolve(c);
+	seg = c->proto_segs[dir & 1];
+	if (c->proto_state != PROTO_CAPTURING || seg >= PROTO_MAX_SEGS)
+		return;
+	off = payload_offset(skb, &seq);
+	if (!off || skb->len <= off)
+		return; /* no payload: a handshake, an ack */
+	len = skb->len - off;
+	/* a retransmission, or a segment out of order: not the stream's
+	 * next bytes */
+	if (seg && seq != c->proto_next[dir & 1])
+		return;
+	c->proto_next[dir & 1] = seq + len;
+	c->proto_segs[dir & 1] = seg + 1;
+	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
+	    c->proto_segs[1] >= PROTO_MAX_SEGS)
+		c->proto_state = PROTO_WAITING;
+	s = proto_reserve();
+	if (!s)
+		return;
+	proto_header(s, c, PROTO_SEG);
+	s->len = len;
+	s->dir = dir;
+	s->seg = seg;
+	/* 1..64, as the verifier can see it: the compiler would fold a
+	 * mask written in C (it knows the bounds already) */
+	cap = (len < PROTO_SAMPLE_BYTES ? len : PROTO_SAMPLE_BYTES) - 1;
+	asm volatile("%[cap] &= 63" : [cap] "+r"(cap));
+	cap += 1;
+	if (bpf_skb_load_bytes(skb, off, s->data, cap))
+		cap = 0;
+	s->caplen = cap;
+	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+/* Attached by user space to the root of the cgroup v2 hierarchy. Both
+ * let every packet through. */
+SEC("cgroup_skb/ingress")
+int proto_ingress(struct __sk_buff *skb)
+{
+	capture(skb, PROTO_DIR_IN);
+	return 1;
+}
+
+SEC("cgroup_skb/egress")
+int proto_egress(struct __sk_buff *skb)
+{
+	capture(skb, PROTO_DIR_OUT);
+	return 1;
+}
+
+#endif

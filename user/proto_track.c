@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Protocol identification in user space (see proto_track.h).
+ *
+ * Samples come through the tcp collector's ring, before the request
+ * events of their connection, so a request the kernel finished before
+ * its verdict arrived still finds it here. A verdict goes to the kernel
+ * once the connection's owner is known (a server that speaks first sends
+ * its greeting before kmond learns whose socket it is): the connection's
+ * vote must name its endpoint. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "exporter.h"
+#include "hashmap.h"
+#include "kmond.h"
+#include "log.h"
+#include "protocol.h"
+#include "proto_track.h"
+#include "provider.h"
+#include "record.h"
+
+/* Connections followed at once; more are left undecided (counted). */
+#define MAX_CONNS 65536
+/* An undecided connection this quiet is decided on what it sent. */
+#define IDLE_NS (10ULL * 1000000000)
+/* Endpoints are reported this often while they have connections. */
+#define ENDPOINT_EVERY_NS (60ULL * 1000000000)
+
+struct msg {
+	uint64_t ts;
+	bool from_server;
+	uint32_t len;
+	uint8_t caplen;
+	uint8_t data[PROTO_SAMPLE_BYTES];
+};
+
+struct conn {
+	uint64_t cookie, last_ns;
+	struct tcp_tuple t;
+	uint32_t pid, svc;
+	bool client;	 /* the monitored end is the client */
+	bool decided;	 /* proto final */
+	bool told;	 /* the kernel has the verdict */
+	bool closed;
+	bool counted;	 /* voted for its endpoint */
+	bool idle;	 /* quiet too long: decided on what it sent */
+	uint8_t sweeps;	 /* sweeps since it was closed or told */
+	int proto;
+	int nmsgs, ndir[2];
+	struct msg msgs[2 * PROTO_MAX_SEGS];
+	char sni[PROTOCOL_SNI_MAX];
+};
+
+struct endpoint {
+	uint32_t pid, svc;
+	struct tcp_tuple t; /* laddr, lport, family: the rest zero */
+	uint64_t votes[PROTO_NR];
+	uint64_t connections;
+	uint64_t new_votes;   /* since the last report */
+	uint64_t last_report; /* realtime ns */
+	int reported;	      /* the protocol last reported, -1: none */
+	char sni[PROTOCOL_SNI_MAX];
+};
+
+struct proto_track {
+	struct kmond *k;
+	int verdict_fd;
+	struct hashmap *conns; /* cookie -> struct conn * */
+	struct endpoint *eps;
+	size_t neps;
+	uint64_t decided, dropped;
+	struct record rec;
+};
+
+struct proto_track *proto_track__new(struct kmond *k, int verdict_fd)
+{
+	struct proto_track *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->k = k;
+	t->verdict_fd = verdict_fd;
+	t->conns = hashmap__new();
+	record__init(&t->rec);
+	return t;
+}
+
+void proto_track__free(struct proto_track *t)
+{
+	uint64_t key, val;
+	size_t pos = 0;
+
+	if (!t)
+		return;
+	while (hashmap__next(t->conns, &pos, &key, &val))
+		free((void *)(uintptr_t)val);
+	hashmap__free(t->conns);
+	free(t->eps);
+	record__free(&t->rec);
+	free(t);
+}
+
+uint64_t proto_track__decided(const struct proto_track *t)
+{
+	return t->decided;
+}
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* --- endpoints --- */
+
+static struct endpoint *endpoint_of(struct proto_track *t,
+				    const struct conn *c)
+{
+	struct endpoint *e;
+
+	for (size_t i = 0; i < t->neps; i++) {
+		e = &t->eps[i];
+		if (e->pid == c->pid && e->t.lport == c->t.lport &&
+		    e->t.family == c->t.family &&
+		    !memcmp(e->t.laddr, c->t.laddr, 16))
+			return e;
+	}
+	e = realloc(t->eps, (t->neps + 1) * sizeof(*e));
+	if (!e)
+		abort();
+	t->eps = e;
+	e = &t->eps[t->neps++];
+	memset(e, 0, sizeof(*e));
+	e->pid = c->pid;
+	e->svc = c->svc;
+	memcpy(e->t.laddr, c->t.laddr, 16);
+	e->t.lport = c->t.lport;
+	e->t.family = c->t.family;
+	e->reported = -1;
+	return e;
+}
+
+/* The protocol most of its connections were given. */
+static int endpoint_proto(const struct endpoint *e)
+{
+	int best = PROTO_UNKNOWN;
+
+	for (int p = 0; p < PROTO_NR; p++)
+		if (e->votes[p] > e->votes[best])
+			best = p;
+	return best;
+}
+
+static void report_endpoint(struct proto_track *t, struct endpoint *e,
+			    uint64_t ts)
+{
+	char addr[INET6_ADDRSTRLEN];
+	struct proc_name who;
+	int proto = endpoint_proto(e);
+
+	provider__name(t->k->provider, e->pid, e->svc, &who);
+	if (!inet_ntop(e->t.family == AF_INET6 ? AF_INET6 : AF_INET,
+		       e->t.laddr, addr, sizeof(addr)))
+		snprintf(addr, sizeof(addr), "?");
+	record__begin(&t->rec, "endpoint", ts, t->k->cfg.node);
+	record__process(&t->rec, e->pid, who.comm, who.service);
+	record__str(&t->rec, "addr", addr);
+	record__u64(&t->rec, "port", e->t.lport);
+	record__str(&t->rec, "protocol", protocol__name(proto));
+	record__u64(&t->rec, "connections", e->connections);
+	record__u64(&t->rec, "agree", e->votes[proto]);
+	if (proto == PROTO_TLS && e->sni[0])
+		record__str(&t->rec, "tls_sni", e->sni);
+	record__end(&t->rec);
+	exporter__send(t->k->exporter, &t->rec);
+	e->reported = proto;
+	e->last_report = ts;
+	e->new_votes = 0;
+}
+
+/* A decided server connection votes for its endpoint; a connection whose
+ * client sent nothing has no say. The endpoint is reported when its
+ * protocol is first known or changes. */
+static void vote(struct proto_track *t, struct conn *c)
+{
+	struct endpoint *e;
+	bool client_spoke = false;
+
+	if (c->counted || c->client || !c->pid)
+		return;
+	c->counted = true;
+	for (int i = 0; i < c->nmsgs; i++)
+		client_spoke |= !c->msgs[i].from_server;
+	if (!client_spoke && c->proto == PROTO_UNKNOWN)
+		return;
+	e = endpoint_of(t, c);
+	e->votes[c->proto]++;
+	e->connections++;
+	e->new_votes++;
+	if (c->sni[0])
+		snprintf(e->sni, sizeof(e->sni), "%s", c->sni);
+	if (endpoint_proto(e) != e->reported)
+		report_endpoint(t, e, now_ns(CLOCK_REALTIME));
+}
+
+int proto_track__server(struct proto_track *t, uint32_t pid, uint32_t svc)
+{
+	uint64_t votes[PROTO_NR] = { 0 };
+	int best = PROTO_UNKNOWN;
+
+	for (size_t i = 0; i < t->neps; i++) {
+		const struct endpoint *e = &t->eps[i];
+
+		if (svc ? e->svc != svc : e->pid != pid)
+			continue;
+		for (int p = 0; p < PROTO_NR; p++)
+			votes[p] += e->votes[p];
+	}
+	for (int p = 0; p < PROTO_NR; p++)
+		if (votes[p] > votes[best])
+			best = p;
+	return best;
+}
+
+/* --- connections --- */
+
+/* The kernel takes the verdict at the connection's next segment or
+ * request; once the owner is known (the vote needs it). */
+static void tell(struct proto_track *t, struct conn *c)
+{
+	struct proto_verdict v = { .proto = c->proto };
+
+	if (c->told || !c->decided || !c->pid)
+		return;
+	c->told = true;
+	vote(t, c);
+	if (!c->closed)
+		bpf_map_update_elem(t->verdict_fd, &c->cookie, &v, BPF_ANY);
+}
+
+static void classify(struct proto_track *t, struct conn *c)
+{
+	struct proto_msg m[2 * PROTO_MAX_SEGS];
+	struct proto_result r;
+	bool done = c->closed || c->idle ||
+		    (c->ndir[0] >= PROTO_MAX_SEGS &&
+		     c->ndir[1] >= PROTO_MAX_SEGS);
+
+	if (c->decided)
+		return;
+	for (int i = 0; i < c->nmsgs; i++)
+		m[i] = (struct proto_msg){ c->msgs[i].from_server,
+					   c->msgs[i].len, c->msgs[i].caplen,
+					   c->msgs[i].data };
+	protocol__classify(m, c->nmsgs, done, &r);
+	if (!r.decided)
+		return;
+	c->decided = true;
+	c->proto = r.proto;
+	snprintf(c->sni, sizeof(c->sni), "%s", r.sni);
+	t->decided++;
+}
+
+static struct conn *conn_get(struct proto_track *t, uint64_t cookie)
+{
+	uint64_t *v = hashmap__find(t->conns, cookie);
+	struct conn *c;
+
+	if (v)
+		return (struct conn *)(uintptr_t)*v;
+	if (hashmap__count(t->conns) >= MAX_CONNS) {
+		t->dropped++;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();
+	c->cookie = cookie;
+	hashmap__set(t->conns, cookie, (uintptr_t)c);
+	return c;
+}
+
+/* In send order per direction; across directions, by time. */
+static void add_msg(struct conn *c, const struct proto_sample *s)
+{
+	struct msg *m;
+	int i;
+
+	if (c->nmsgs == 2 * PROTO_MAX_SEGS || s->dir > 1)
+		return;
+	for (i = c->nmsgs; i > 0 && c->msgs[i - 1].ts > s->ts; i--)
+		c->msgs[i] = c->msgs[i - 1];
+	m = &c->msgs[i];
+	m->ts = s->ts;
+	/* the kernel's direction is the monitored socket's */
+	m->from_server = c->client ? s->dir == PROTO_DIR_IN :
+				     s->dir == PROTO_DIR_OUT;
+	m->len = s->len;
+	m->caplen = s->caplen <= PROTO_SAMPLE_BYTES ? s->caplen : 0;
+	memcpy(m->data, s->data, m->caplen);
+	c->nmsgs++;
+	c->ndir[s->dir]++;
+}
+
+void proto_track__sample(struct proto_track *t, const struct proto_sample *s)
+{
+	struct conn *c;
+
+	if (!s->cookie)
+		return;
+	if (s->kind == PROTO_CLOSE && !hashmap__find(t->conns, s->cookie))
+		return;
+	c = conn_get(t, s->cookie);
+	if (!c)
+		return;
+	c->last_ns = s->ts;
+	c->client = s->role == TCP_ROLE_CLIENT;
+	if (s->pid && !c->pid) {
+		c->pid = s->pid;
+		c->svc = s->svc;
+		c->t = s->t;
+	}
+	if (s->kind == PROTO_CLOSE)
+		c->closed = true;
+	else if (!c->decided)
+		add_msg(c, s);
+	classify(t, c);
+	tell(t, c);
+}
+
+int proto_track__conn(struct proto_track *t, uint64_t cookie)
+{
+	uint64_t *v = cookie ? hashmap__find(t->conns, cookie) : NULL;
+	struct conn *c = v ? (struct conn *)(uintptr_t)*v : NULL;
+
+	return c && c->decided ? c->proto : PROTO_UNKNOWN;
+}
+
+/* Forgets connections that closed, or were told, before this interval
+ * (the requests finished meanwhile have looked them up); decides those
+ * idle too long. */
+static void sweep(struct proto_track *t)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), key, val, *gone = NULL;
+	size_t pos = 0, ngone = 0;
+
+	while (hashmap__next(t->conns, &pos, &key, &val)) {
+		struct conn *c = (struct conn *)(uintptr_t)val;
+
+		if (!c->decided && now - c->last_ns > IDLE_NS) {
+			c->idle = true;
+			classify(t, c);
+			tell(t, c);
+		}
+		/* An owner never learnt: an accepted socket of a process
+		 * nobody monitors (the kernel forgot it). */
+		if (c->idle && !c->pid)
+			c->closed = true;
+		if (!(c->closed || c->told) || !c->sweeps++)
+			continue;
+		gone = realloc(gone, (ngone + 1) * sizeof(*gone));
+		if (!gone)
+			abort();
+		gone[ngone++] = key;
+	}
+	for (size_t i = 0; i < ngone; i++) {
+		uint64_t *v = hashmap__find(t->conns, gone[i]);
+
+		free((void *)(uintptr_t)*v);
+		hashmap__delete(t->conns, gone[i]);
+	}
+	free(gone);
+}
+
+void proto_track__collect(struct proto_track *t, uint64_t ts)
+{
+	size_t keep = 0;
+
+	sweep(t);
+	for (size_t i = 0; i < t->neps; i++) {
+		struct endpoint *e = &t->eps[i];
+
+		if (e->new_votes && ts > e->last_report &&
+		    ts - e->last_report >= ENDPOINT_EVERY_NS)
+			report_endpoint(t, e, ts);
+		/* a process that exited serves nothing more */
+		if (provider__exited(t->k->provider, e->pid))
+			continue;
+		t->eps[keep++] = *e;
+	}
+	t->neps = keep;
+}
