@@ -9,17 +9,25 @@ packages=(
 	librdkafka-dev libyaml-dev pkg-config linux-libc-dev libclang-rt-14-dev
 	kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools
+	openssl postgresql postgresql-client mariadb-server mariadb-client
+	memcached libmemcached-tools mosquitto mosquitto-clients dnsmasq-base
+	bind9-dnsutils openssh-server openssh-client
 )
 
 # One probe per package whose absence the build or the tests would hit.
 have_everything() {
 	local tool header
 	for tool in clang llc bpftool kcat ip python3 gcc make dot chromium \
-		wrk curl redis-server redis-benchmark redis-cli; do
+		wrk curl redis-server redis-benchmark redis-cli openssl pgbench \
+		psql mariadb mariadb-install-db memcslap mosquitto_pub dig ssh; do
 		command -v "$tool" >/dev/null 2>&1 || return 1
 	done
 	# in /usr/sbin, which a user's PATH may lack
 	[ -x /usr/sbin/nginx ] || return 1
+	for tool in mariadbd memcached mosquitto dnsmasq sshd; do
+		[ -x /usr/sbin/$tool ] || [ -x /usr/bin/$tool ] || return 1
+	done
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || return 1
 	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka_mock.h \
 		yaml.h asm/unistd_64.h; do
 		[ -e "/usr/include/$header" ] ||
