@@ -69,7 +69,7 @@ static __always_inline struct proto_sample *proto_reserve(void)
 }
 
 static __always_inline void proto_header(struct proto_sample *s,
-					 const struct tcp_conn *c, __u8 kind)
+					 const struct tcp_conn *c)
 {
 	s->cookie = c->proto_cookie;
 	s->ts = bpf_ktime_get_ns();
@@ -80,7 +80,6 @@ static __always_inline void proto_header(struct proto_sample *s,
 		__builtin_memset(&s->t, 0, sizeof(s->t));
 	s->pid = c->pid;
 	s->svc = c->svc;
-	s->kind = kind;
 	s->role = c->role;
 	__builtin_memset(s->pad, 0, sizeof(s->pad));
 }
@@ -88,50 +87,51 @@ static __always_inline void proto_header(struct proto_sample *s,
 /* The connection closes undecided: user space decides on what it has. */
 static __always_inline void proto_closed(struct tcp_conn *c)
 {
-	struct proto_sample *s;
+	struct proto_close *s;
 
+	/* A verdict user space writes after this ages out of the LRU
+	 * (cookies are never reused). */
 	if ((c->proto_state != PROTO_CAPTURING &&
 	     c->proto_state != PROTO_WAITING) ||
 	    !c->proto_cookie)
 		return;
-	bpf_map_delete_elem(&proto_verdicts, &c->proto_cookie);
-	s = proto_reserve();
-	if (!s)
+	s = bpf_ringbuf_reserve(&tcp_events, sizeof(*s), 0);
+	if (!s) {
+		count_stat(TCP_PROTO_LOST);
 		return;
-	proto_header(s, c, PROTO_CLOSE);
-	s->len = 0;
-	s->dir = 0;
-	s->seg = 0;
-	s->caplen = 0;
+	}
+	s->cookie = c->proto_cookie;
+	s->t = c->t;
+	s->pid = c->pid;
+	s->svc = c->svc;
+	s->role = c->role;
+	__builtin_memset(s->pad, 0, sizeof(s->pad));
 	bpf_ringbuf_submit(s, wakeup_flags());
 }
 
 /* Where the TCP payload of skb starts (network header first), and its
- * sequence number; 0 when it is not TCP. */
+ * sequence number; 0 when it is not TCP. Two loads: the IP header, then
+ * the TCP header's sequence number and data offset. */
 static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq)
 {
-	__u8 b[2];
-	__u32 ip;
+	__u8 ip[10], tcp[9];
+	__u32 off;
 
-	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		if (bpf_skb_load_bytes(skb, 0, b, 1))
-			return 0;
-		ip = (b[0] & 0xf) * 4;
-		if (bpf_skb_load_bytes(skb, 9, b, 1) || b[0] != IPPROTO_TCP)
-			return 0;
-	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
-		ip = 40; /* extension headers: not before TCP on a socket's
-			  * own segments in practice */
-		if (bpf_skb_load_bytes(skb, 6, b, 1) || b[0] != IPPROTO_TCP)
-			return 0;
-	} else {
+	if (bpf_skb_load_bytes(skb, 0, ip, sizeof(ip)))
 		return 0;
-	}
-	if (bpf_skb_load_bytes(skb, ip + 4, seq, 4) ||
-	    bpf_skb_load_bytes(skb, ip + 12, b, 1))
+	if (skb->protocol == bpf_htons(ETH_P_IP) && ip[9] == IPPROTO_TCP)
+		off = (ip[0] & 0xf) * 4;
+	/* extension headers: not before TCP on a socket's own segments in
+	 * practice */
+	else if (skb->protocol == bpf_htons(ETH_P_IPV6) && ip[6] == IPPROTO_TCP)
+		off = 40;
+	else
 		return 0;
-	*seq = bpf_ntohl(*seq);
-	return ip + (b[0] >> 4) * 4;
+	if (bpf_skb_load_bytes(skb, off + 4, tcp, sizeof(tcp)))
+		return 0;
+	*seq = (__u32)tcp[0] << 24 | (__u32)tcp[1] << 16 |
+	       (__u32)tcp[2] << 8 | tcp[3];
+	return off + (tcp[8] >> 4) * 4;
 }
 
 static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
@@ -151,16 +151,18 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	/* the one test every segment of a decided connection pays */
 	if (!c || c->proto_state != PROTO_CAPTURING)
 		return;
-	if (!c->proto_cookie)
-		c->proto_cookie = bpf_get_socket_cookie(skb);
-	proto_resolve(c);
 	seg = c->proto_segs[dir & 1];
-	if (c->proto_state != PROTO_CAPTURING || seg >= PROTO_MAX_SEGS)
+	if (seg >= PROTO_MAX_SEGS)
 		return;
 	off = payload_offset(skb, &seq);
 	if (!off || skb->len <= off)
 		return; /* no payload: a handshake, an ack */
 	len = skb->len - off;
+	if (!c->proto_cookie)
+		c->proto_cookie = bpf_get_socket_cookie(skb);
+	proto_resolve(c);
+	if (c->proto_state != PROTO_CAPTURING)
+		return;
 	/* a retransmission, or a segment out of order: not the stream's
 	 * next bytes */
 	if (seg && seq != c->proto_next[dir & 1])
@@ -173,7 +175,7 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	s = proto_reserve();
 	if (!s)
 		return;
-	proto_header(s, c, PROTO_SEG);
+	proto_header(s, c);
 	s->len = len;
 	s->dir = dir;
 	s->seg = seg;

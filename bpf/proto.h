@@ -8,7 +8,9 @@
  * full length. User space classifies (user/protocol.c) and writes the
  * verdict into proto_verdicts under the socket's cookie; the kernel moves
  * it into the connection state at its next event and captures nothing
- * more. */
+ * more. Samples, closes and the tcp collector's request events share one
+ * ring (so a request finds its connection's samples before it), told
+ * apart by their sizes. */
 #ifndef KMON_PROTO_H
 #define KMON_PROTO_H
 
@@ -41,10 +43,6 @@
 #define PROTO_WAITING 2	  /* enough captured: waits for the verdict */
 #define PROTO_DECIDED 3	  /* tcp_conn.proto holds the verdict */
 
-/* proto_sample.kind */
-#define PROTO_SEG 0   /* a payload segment */
-#define PROTO_CLOSE 1 /* the connection closed undecided */
-
 /* proto_sample.dir: as seen by the monitored socket */
 #define PROTO_DIR_IN 0
 #define PROTO_DIR_OUT 1
@@ -56,13 +54,22 @@ struct proto_sample {
 	__u32 pid;	  /* owner's tgid, 0: not known yet */
 	__u32 svc;
 	__u32 len;	  /* payload bytes of the segment */
-	__u8 kind;
 	__u8 dir;
 	__u8 role;	  /* enum tcp_role when captured */
 	__u8 seg;	  /* index of this segment in its direction */
 	__u8 caplen;	  /* bytes in data */
-	__u8 pad[7];
+	__u8 pad[8];
 	__u8 data[PROTO_SAMPLE_BYTES];
+};
+
+/* The connection closed undecided: user space decides on what it has. */
+struct proto_close {
+	__u64 cookie;
+	struct tcp_tuple t;
+	__u32 pid;
+	__u32 svc;
+	__u8 role;
+	__u8 pad[7];
 };
 
 struct proto_verdict {

@@ -75,6 +75,10 @@ struct proto_track {
 	struct endpoint *eps;
 	size_t neps;
 	uint64_t decided, dropped;
+	/* verdicts for the kernel, written once per interval in one call */
+	uint64_t *pending;
+	struct proto_verdict *pending_v;
+	size_t npending, cap_pending;
 	struct record rec;
 };
 
@@ -102,6 +106,8 @@ void proto_track__free(struct proto_track *t)
 		free((void *)(uintptr_t)val);
 	hashmap__free(t->conns);
 	free(t->eps);
+	free(t->pending);
+	free(t->pending_v);
 	record__free(&t->rec);
 	free(t);
 }
@@ -233,17 +239,52 @@ int proto_track__server(struct proto_track *t, uint32_t pid, uint32_t svc)
 /* --- connections --- */
 
 /* The kernel takes the verdict at the connection's next segment or
- * request; once the owner is known (the vote needs it). */
+ * request; once the owner is known (the vote needs it). Verdicts wait
+ * for the interval's end: most connections of a busy server are closed
+ * by then and need none, and the rest go in one system call. */
 static void tell(struct proto_track *t, struct conn *c)
 {
-	struct proto_verdict v = { .proto = c->proto };
-
 	if (c->told || !c->decided || !c->pid)
 		return;
 	c->told = true;
 	vote(t, c);
-	if (!c->closed)
-		bpf_map_update_elem(t->verdict_fd, &c->cookie, &v, BPF_ANY);
+	if (c->closed)
+		return;
+	if (t->npending == t->cap_pending) {
+		t->cap_pending = t->cap_pending ? 2 * t->cap_pending : 256;
+		t->pending = realloc(t->pending,
+				     t->cap_pending * sizeof(*t->pending));
+		t->pending_v = realloc(t->pending_v,
+				       t->cap_pending * sizeof(*t->pending_v));
+		if (!t->pending || !t->pending_v)
+			abort();
+	}
+	t->pending[t->npending++] = c->cookie;
+}
+
+/* Writes the verdicts of the connections still open. */
+static void flush_verdicts(struct proto_track *t)
+{
+	__u32 n = 0;
+
+	for (size_t i = 0; i < t->npending; i++) {
+		uint64_t *v = hashmap__find(t->conns, t->pending[i]);
+		struct conn *c = v ? (struct conn *)(uintptr_t)*v : NULL;
+
+		if (!c || c->closed)
+			continue;
+		t->pending[n] = c->cookie;
+		t->pending_v[n++] = (struct proto_verdict){ .proto = c->proto };
+	}
+	t->npending = 0;
+	if (!n)
+		return;
+	if (!bpf_map_update_batch(t->verdict_fd, t->pending, t->pending_v, &n,
+				  NULL))
+		return;
+	for (__u32 i = 0; i < n; i++) /* kernels without batch updates */
+		bpf_map_update_elem(t->verdict_fd, &t->pending[i],
+				    &t->pending_v[i], BPF_ANY);
 }
 
 static void classify(struct proto_track *t, struct conn *c)
@@ -310,28 +351,46 @@ static void add_msg(struct conn *c, const struct proto_sample *s)
 	c->ndir[s->dir]++;
 }
 
+static void owner(struct conn *c, uint32_t pid, uint32_t svc, uint8_t role,
+		  const struct tcp_tuple *tuple)
+{
+	c->client = role == TCP_ROLE_CLIENT;
+	if (pid && !c->pid) {
+		c->pid = pid;
+		c->svc = svc;
+		c->t = *tuple;
+	}
+}
+
 void proto_track__sample(struct proto_track *t, const struct proto_sample *s)
 {
 	struct conn *c;
 
-	if (!s->cookie)
-		return;
-	if (s->kind == PROTO_CLOSE && !hashmap__find(t->conns, s->cookie))
-		return;
-	c = conn_get(t, s->cookie);
-	if (!c)
+	if (!s->cookie || !(c = conn_get(t, s->cookie)))
 		return;
 	c->last_ns = s->ts;
-	c->client = s->role == TCP_ROLE_CLIENT;
-	if (s->pid && !c->pid) {
-		c->pid = s->pid;
-		c->svc = s->svc;
-		c->t = s->t;
+	owner(c, s->pid, s->svc, s->role, &s->t);
+	if (c->decided)
+		return;
+	add_msg(c, s);
+	/* a client's request alone decides nothing */
+	if (c->ndir[c->client ? PROTO_DIR_IN : PROTO_DIR_OUT] ||
+	    c->ndir[c->client ? PROTO_DIR_OUT : PROTO_DIR_IN] >=
+		    PROTO_MAX_SEGS) {
+		classify(t, c);
+		tell(t, c);
 	}
-	if (s->kind == PROTO_CLOSE)
-		c->closed = true;
-	else if (!c->decided)
-		add_msg(c, s);
+}
+
+void proto_track__close(struct proto_track *t, const struct proto_close *s)
+{
+	uint64_t *v = s->cookie ? hashmap__find(t->conns, s->cookie) : NULL;
+	struct conn *c = v ? (struct conn *)(uintptr_t)*v : NULL;
+
+	if (!c)
+		return;
+	owner(c, s->pid, s->svc, s->role, &s->t);
+	c->closed = true;
 	classify(t, c);
 	tell(t, c);
 }
@@ -384,6 +443,7 @@ void proto_track__collect(struct proto_track *t, uint64_t ts)
 {
 	size_t keep = 0;
 
+	flush_verdicts(t);
 	sweep(t);
 	for (size_t i = 0; i < t->neps; i++) {
 		struct endpoint *e = &t->eps[i];

@@ -19,8 +19,9 @@ struct proto_track;
 struct proto_track *proto_track__new(struct kmond *k, int verdict_fd);
 void proto_track__free(struct proto_track *t); /* NULL-safe */
 
-/* One sample from the ring (kind SEG or CLOSE). */
+/* A segment's sample, and a connection's close, from the ring. */
 void proto_track__sample(struct proto_track *t, const struct proto_sample *s);
+void proto_track__close(struct proto_track *t, const struct proto_close *s);
 
 /* The protocol of a connection the kernel had no verdict for when its
  * request finished (PROTO_UNKNOWN when not decided). */

@@ -39,9 +39,11 @@
 #include "tcp.h"
 #include "tcp.skel.h"
 
-/* One ring carries both, told apart by their size. */
-_Static_assert(sizeof(struct proto_sample) != sizeof(struct tcp_event),
-	       "protocol samples and request events need different sizes");
+/* One ring carries the three, told apart by their sizes. */
+_Static_assert(sizeof(struct proto_sample) != sizeof(struct tcp_event) &&
+		       sizeof(struct proto_close) != sizeof(struct tcp_event) &&
+		       sizeof(struct proto_close) != sizeof(struct proto_sample),
+	       "protocol samples, closes and request events need different sizes");
 
 enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, NR_HOOKS };
 
@@ -217,6 +219,11 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len == sizeof(struct proto_sample)) {
 		if (c->proto)
 			proto_track__sample(c->proto, data);
+		return 0;
+	}
+	if (len == sizeof(struct proto_close)) {
+		if (c->proto)
+			proto_track__close(c->proto, data);
 		return 0;
 	}
 	if (len < sizeof(*e))
