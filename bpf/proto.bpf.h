@@ -46,6 +46,8 @@ static __always_inline void proto_resolve(struct tcp_conn *c)
 	c->proto = v->proto < PROTO_NR ? v->proto : PROTO_UNKNOWN;
 	c->proto_state = PROTO_DECIDED;
 	bpf_map_delete_elem(&proto_verdicts, &c->proto_cookie);
+	if (c->role == TCP_ROLE_SERVER)
+		edge_reattribute(c);
 }
 
 /* What a finished request counts under. */
@@ -105,6 +107,9 @@ static __always_inline void proto_closed(struct tcp_conn *c)
 	s->pid = c->pid;
 	s->svc = c->svc;
 	s->role = c->role;
+	s->src_known = c->src_known;
+	s->src = c->src;
+	s->requests = c->requests;
 	__builtin_memset(s->pad, 0, sizeof(s->pad));
 	bpf_ringbuf_submit(s, wakeup_flags());
 }

@@ -62,14 +62,18 @@ struct proto_sample {
 	__u8 data[PROTO_SAMPLE_BYTES];
 };
 
-/* The connection closed undecided: user space decides on what it has. */
+/* The connection closed undecided: user space decides on what it has,
+ * and moves the requests the kernel counted undecided on its edge. */
 struct proto_close {
 	__u64 cookie;
 	struct tcp_tuple t;
 	__u32 pid;
 	__u32 svc;
+	struct tcp_peer src; /* the edge's source, when src_known */
+	__u32 requests;	     /* finished, all counted undecided */
 	__u8 role;
-	__u8 pad[7];
+	__u8 src_known;
+	__u8 pad[2];
 };
 
 struct proto_verdict {

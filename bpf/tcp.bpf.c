@@ -141,6 +141,7 @@ static __always_inline void count_stat(__u32 stat)
 /* Protocol identification: its maps, programs and the helpers the
  * request model below calls (after tcp_events and count_stat). */
 static __always_inline __u64 wakeup_flags(void);
+static __always_inline void edge_reattribute(const struct tcp_conn *c);
 #include "proto.bpf.h"
 
 static __always_inline bool is_tcp(const struct sock *sk)
@@ -401,6 +402,24 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	v->proto_requests[proto_slot(c) & (TCP_PROTO_SLOTS - 1)]++;
 }
 
+/* A verdict came after some of the connection's requests were counted
+ * undecided: they move to its protocol (per CPU: this CPU's undecided
+ * count may wrap below zero, the sum over CPUs is right). */
+static __always_inline void edge_reattribute(const struct tcp_conn *c)
+{
+	struct tcp_edge e;
+	struct tcp_edge_val *v;
+
+	if (!c->requests)
+		return;
+	edge_of(c, &e);
+	v = bpf_map_lookup_elem(&edges, &e);
+	if (!v)
+		return;
+	v->proto_requests[TCP_PROTO_UNDECIDED] -= c->requests;
+	v->proto_requests[c->proto & (TCP_PROTO_SLOTS - 1)] += c->requests;
+}
+
 static __always_inline __u64 wakeup_flags(void)
 {
 	return bpf_ringbuf_query(&tcp_events, BPF_RB_AVAIL_DATA) >=
@@ -439,10 +458,10 @@ static __always_inline void finish(struct tcp_conn *c)
 {
 	__u64 latency = c->last_send_ns - c->start_ns;
 
+	proto_resolve(c); /* before this request counts */
 	c->phase = TCP_IDLE;
 	c->requests++;
 	count_stat(TCP_REQUESTS_SEEN);
-	proto_resolve(c);
 	account_edge(c, latency);
 	if (wanted(latency))
 		send_event(c, latency);

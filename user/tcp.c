@@ -52,6 +52,9 @@ struct edge_state {
 	uint64_t requests, req_bytes, resp_bytes;
 	uint64_t buckets[HIST_BUCKETS];
 	uint64_t proto_requests[TCP_PROTO_SLOTS];
+	/* requests of connections decided after they closed, counted
+	 * undecided by the kernel: they move at the next report */
+	uint64_t moves[PROTO_NR];
 };
 
 struct tcp_collector {
@@ -200,6 +203,33 @@ static void add_tuple(struct record *r, const struct tcp_tuple *t)
 	record__u64(r, "rport", t->rport);
 }
 
+static struct edge_state *edge_state(struct tcp_collector *c,
+				     const struct tcp_edge *e);
+
+/* A connection that closed before the kernel had its verdict: its
+ * requests, counted undecided on its edge, move to its protocol. The
+ * edge is the one the kernel's edge_of() chose. */
+static void on_close(struct tcp_collector *c, const struct proto_close *s)
+{
+	struct tcp_edge e = { 0 };
+	int proto;
+
+	proto_track__close(c->proto, s);
+	proto = proto_track__conn(c->proto, s->cookie);
+	if (s->role != TCP_ROLE_SERVER || !s->requests)
+		return;
+	e.dst_svc = s->svc;
+	e.dst_pid = s->svc ? 0 : s->pid;
+	if (s->src_known) {
+		e.src_svc = s->src.svc;
+		e.src_pid = s->src.svc ? 0 : s->src.pid;
+	} else {
+		memcpy(e.src_addr, s->t.raddr, 16);
+		e.src_family = s->t.family;
+	}
+	edge_state(c, &e)->moves[proto] += s->requests;
+}
+
 /* The kernel's verdict, else ours (it finished before the kernel got
  * the verdict). */
 static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
@@ -223,7 +253,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	}
 	if (len == sizeof(struct proto_close)) {
 		if (c->proto)
-			proto_track__close(c->proto, data);
+			on_close(c, data);
 		return 0;
 	}
 	if (len < sizeof(*e))
@@ -404,6 +434,15 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 		d.proto_requests[p] = now.proto_requests[p] -
 				      was->proto_requests[p];
 		was->proto_requests[p] = now.proto_requests[p];
+	}
+	for (int p = 0; p < PROTO_NR; p++) {
+		uint64_t *undecided = &d.proto_requests[TCP_PROTO_UNDECIDED];
+		uint64_t m = was->moves[p] < *undecided ? was->moves[p] :
+							  *undecided;
+
+		d.proto_requests[p] += m;
+		*undecided -= m;
+		was->moves[p] = 0; /* what found nothing to move is stale */
 	}
 	edge_delta(was, &now, &h);
 	if (d.requests)
