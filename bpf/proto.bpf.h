@@ -2,13 +2,16 @@
 /* Protocol identification, the kernel side (included by tcp.bpf.c: it
  * works on the tcp collector's connection state; see proto.h).
  *
- * Capture sits on the root cgroup's socket buffers, ingress and egress:
- * they see every segment a socket receives or sends with its payload
- * readable by bpf_skb_load_bytes wherever it lies (the payload of a TCP
- * segment is in page fragments, which the BTF tracepoints tcp_probe and
- * tcp_sendmsg_locked would make us chase by hand). A segment costs one
- * socket-storage lookup; only connections still undecided go further,
- * and at most PROTO_MAX_SEGS segments each way reach the ring. */
+ * What a socket receives is captured on the root cgroup's ingress: it
+ * sees every segment with its payload readable by bpf_skb_load_bytes
+ * wherever it lies (a received TCP segment's payload is in page
+ * fragments, which the BTF tracepoint tcp_probe would make us chase by
+ * hand, without the kernel's page_offset_base). What it sends is read
+ * from the sender's own buffer at tcp_sendmsg_locked, once per send call
+ * (the cgroup's egress, which sees every segment and ack, stands in where
+ * that tracepoint is missing). A segment costs one socket-storage lookup;
+ * only connections still undecided go further, and at most
+ * PROTO_MAX_SEGS messages each way reach the ring. */
 #ifndef KMON_PROTO_BPF_H
 #define KMON_PROTO_BPF_H
 
@@ -204,11 +207,80 @@ int proto_ingress(struct __sk_buff *skb)
 	return 1;
 }
 
+/* Used only where tcp_sendmsg_locked is not a BTF tracepoint. */
 SEC("cgroup_skb/egress")
 int proto_egress(struct __sk_buff *skb)
 {
 	capture(skb, PROTO_DIR_OUT);
 	return 1;
+}
+
+/* What the owner sends, from its own buffer: once per send call (the
+ * tracepoint fires per segment-sized chunk; a chunk after the first
+ * starts inside the buffer). A send from the kernel's pages (sendfile,
+ * splice) counts with its length, its bytes not read. */
+static __always_inline void capture_send(const struct sock *sk,
+					 const struct msghdr *msg)
+{
+	const struct iov_iter *it = &msg->msg_iter;
+	struct proto_sample *s;
+	const void *base = NULL;
+	struct tcp_conn *c;
+	__u32 len, cap, avail = 0;
+	__u8 seg, type;
+
+	c = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
+	if (!c || c->proto_state != PROTO_CAPTURING)
+		return;
+	seg = c->proto_segs[PROTO_DIR_OUT];
+	if (seg >= PROTO_MAX_SEGS || BPF_CORE_READ(it, iov_offset))
+		return;
+	len = BPF_CORE_READ(it, count);
+	if (!len)
+		return;
+	if (!c->proto_cookie)
+		c->proto_cookie = bpf_get_socket_cookie((struct sock *)sk);
+	proto_resolve(c);
+	if (c->proto_state != PROTO_CAPTURING)
+		return;
+	c->proto_segs[PROTO_DIR_OUT] = seg + 1;
+	if (c->proto_segs[PROTO_DIR_IN] >= PROTO_MAX_SEGS &&
+	    seg + 1 >= PROTO_MAX_SEGS)
+		c->proto_state = PROTO_WAITING;
+	type = BPF_CORE_READ(it, iter_type);
+	if (type == bpf_core_enum_value(enum iter_type, ITER_UBUF)) {
+		base = BPF_CORE_READ(it, ubuf);
+		avail = len;
+	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
+		const struct iovec *iov = BPF_CORE_READ(it, __iov);
+
+		base = BPF_CORE_READ(iov, iov_base);
+		avail = BPF_CORE_READ(iov, iov_len);
+	}
+	s = proto_reserve();
+	if (!s)
+		return;
+	proto_header(s, c);
+	s->len = len;
+	s->dir = PROTO_DIR_OUT;
+	s->seg = seg;
+	if (avail > len)
+		avail = len;
+	cap = (avail < PROTO_SAMPLE_BYTES ? avail : PROTO_SAMPLE_BYTES) - 1;
+	asm volatile("%[cap] &= 63" : [cap] "+r"(cap));
+	cap += 1;
+	if (!base || !avail || bpf_probe_read_user(s->data, cap, base))
+		cap = 0;
+	s->caplen = cap;
+	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(proto_send, const struct sock *sk, const struct msghdr *msg,
+	     const struct sk_buff *skb, int size_goal)
+{
+	capture_send(sk, msg);
+	return 0;
 }
 
 #endif

@@ -574,11 +574,19 @@ static void tcp_stop(void *state)
  * tp_btf (see tcp.bpf.c). */
 static void proto_open(struct tcp_collector *c)
 {
+	static const struct attach_candidate send = {
+		ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked"
+	};
 	bool on = c->skel->rodata->conn_in_socket;
+	bool at_send = on && probe__available(&send, NULL, 0);
 
+	probe__release(); /* the BTF that check parsed */
 	c->skel->rodata->proto_capture = on;
 	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
-	bpf_program__set_autoload(c->skel->progs.proto_egress, on);
+	/* sends: at the send call, else every egress segment */
+	bpf_program__set_autoload(c->skel->progs.proto_send, at_send);
+	bpf_program__set_autoload(c->skel->progs.proto_egress,
+				  on && !at_send);
 	if (!on)
 		log_info("tcp: protocol identification unavailable (it needs "
 			 "every tcp hook on tp_btf)");
@@ -622,15 +630,20 @@ static void proto_attach(struct tcp_collector *c)
 	in = bpf_program__attach_cgroup(c->skel->progs.proto_ingress, fd);
 	if (!in)
 		err = -errno;
-	out = err ? NULL :
-		    bpf_program__attach_cgroup(c->skel->progs.proto_egress, fd);
-	if (!err && !out)
-		err = -errno;
+	/* proto_send, a tracepoint, came with tcp_bpf__attach */
+	if (!err && !bpf_program__autoload(c->skel->progs.proto_send)) {
+		out = bpf_program__attach_cgroup(c->skel->progs.proto_egress,
+						 fd);
+		if (!out)
+			err = -errno;
+	}
 	close(fd);
 	if (err) {
 		log_warn("tcp: protocol identification off: attach to %s: %s",
 			 root, strerror(-err));
 		bpf_link__destroy(in);
+		bpf_link__destroy(c->skel->links.proto_send);
+		c->skel->links.proto_send = NULL;
 		return;
 	}
 	c->skel->links.proto_ingress = in;
