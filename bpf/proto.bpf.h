@@ -33,16 +33,23 @@ struct {
 	__type(value, struct proto_verdict);
 } proto_verdicts SEC(".maps");
 
+/* Bumped by user space after it wrote verdicts: a connection looks for
+ * its verdict only when some came since it last looked (most short
+ * connections never see one, and skip the lookup). */
+volatile __u32 proto_verdict_gen;
+
 /* Takes the verdict user space left for c, if any. */
 static __always_inline void proto_resolve(struct tcp_conn *c)
 {
 	struct proto_verdict *v;
+	__u32 gen = proto_verdict_gen;
 
 	if (c->proto_state != PROTO_CAPTURING &&
 	    c->proto_state != PROTO_WAITING)
 		return;
-	if (!c->proto_cookie)
+	if (!c->proto_cookie || c->proto_gen == gen)
 		return;
+	c->proto_gen = gen;
 	v = bpf_map_lookup_elem(&proto_verdicts, &c->proto_cookie);
 	if (!v)
 		return;
@@ -166,8 +173,10 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	if (!off || skb->len <= off)
 		return; /* no payload: a handshake, an ack */
 	len = skb->len - off;
-	if (!c->proto_cookie)
+	if (!c->proto_cookie) {
 		c->proto_cookie = bpf_get_socket_cookie(skb);
+		c->proto_gen = proto_verdict_gen; /* nothing for it yet */
+	}
 	proto_resolve(c);
 	if (c->proto_state != PROTO_CAPTURING)
 		return;
@@ -238,8 +247,10 @@ static __always_inline void capture_send(const struct sock *sk,
 	len = BPF_CORE_READ(it, count);
 	if (!len)
 		return;
-	if (!c->proto_cookie)
+	if (!c->proto_cookie) {
 		c->proto_cookie = bpf_get_socket_cookie((struct sock *)sk);
+		c->proto_gen = proto_verdict_gen; /* nothing for it yet */
+	}
 	proto_resolve(c);
 	if (c->proto_state != PROTO_CAPTURING)
 		return;

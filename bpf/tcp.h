@@ -99,6 +99,8 @@ struct tcp_conn {
 	__u8 proto_state;    /* PROTO_OFF, _CAPTURING, _WAITING, _DECIDED */
 	__u8 proto_segs[2];  /* captured in, out */
 	__u32 proto_next[2]; /* next sequence number expected, in, out */
+	__u32 proto_gen;     /* proto_verdict_gen when last looked */
+	__u32 proto_pad;
 	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
 };
 

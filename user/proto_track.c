@@ -71,6 +71,7 @@ struct endpoint {
 struct proto_track {
 	struct kmond *k;
 	int verdict_fd;
+	volatile uint32_t *gen;
 	struct hashmap *conns; /* cookie -> struct conn * */
 	struct endpoint *eps;
 	size_t neps;
@@ -82,7 +83,8 @@ struct proto_track {
 	struct record rec;
 };
 
-struct proto_track *proto_track__new(struct kmond *k, int verdict_fd)
+struct proto_track *proto_track__new(struct kmond *k, int verdict_fd,
+				     volatile uint32_t *gen)
 {
 	struct proto_track *t = calloc(1, sizeof(*t));
 
@@ -90,6 +92,7 @@ struct proto_track *proto_track__new(struct kmond *k, int verdict_fd)
 		return NULL;
 	t->k = k;
 	t->verdict_fd = verdict_fd;
+	t->gen = gen;
 	t->conns = hashmap__new();
 	record__init(&t->rec);
 	return t;
@@ -279,12 +282,13 @@ static void flush_verdicts(struct proto_track *t)
 	t->npending = 0;
 	if (!n)
 		return;
-	if (!bpf_map_update_batch(t->verdict_fd, t->pending, t->pending_v, &n,
-				  NULL))
-		return;
-	for (__u32 i = 0; i < n; i++) /* kernels without batch updates */
-		bpf_map_update_elem(t->verdict_fd, &t->pending[i],
-				    &t->pending_v[i], BPF_ANY);
+	if (bpf_map_update_batch(t->verdict_fd, t->pending, t->pending_v, &n,
+				 NULL))
+		for (__u32 i = 0; i < n; i++) /* without batch updates */
+			bpf_map_update_elem(t->verdict_fd, &t->pending[i],
+					    &t->pending_v[i], BPF_ANY);
+	/* after the writes: connections look again */
+	__atomic_add_fetch(t->gen, 1, __ATOMIC_RELEASE);
 }
 
 static void classify(struct proto_track *t, struct conn *c)

@@ -15,8 +15,10 @@
 struct kmond;
 struct proto_track;
 
-/* verdict_fd: the kernel's proto_verdicts map. */
-struct proto_track *proto_track__new(struct kmond *k, int verdict_fd);
+/* verdict_fd: the kernel's proto_verdicts map; gen: the kernel's
+ * proto_verdict_gen, bumped after verdicts are written. */
+struct proto_track *proto_track__new(struct kmond *k, int verdict_fd,
+				     volatile uint32_t *gen);
 void proto_track__free(struct proto_track *t); /* NULL-safe */
 
 /* A segment's sample, and a connection's close, from the ring. */

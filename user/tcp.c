@@ -649,7 +649,8 @@ static void proto_attach(struct tcp_collector *c)
 	c->skel->links.proto_ingress = in;
 	c->skel->links.proto_egress = out;
 	c->proto = proto_track__new(
-		c->k, bpf_map__fd(c->skel->maps.proto_verdicts));
+		c->k, bpf_map__fd(c->skel->maps.proto_verdicts),
+		&c->skel->bss->proto_verdict_gen);
 	if (!c->proto)
 		log_warn("tcp: protocol identification off: out of memory");
 	log_debug("tcp: protocols identified from the segments of %s", root);
