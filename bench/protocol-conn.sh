@@ -2,12 +2,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Cost of protocol identification per new connection: nginx on loopback
 # under wrk with "Connection: close" (connect, one request, close, in a
-# loop), kmond watching nginx with requests: none (so kmond's user space
-# does little but the samples and their verdicts). Reports, per
-# connection: the capture programs' time (proto_ingress, proto_egress on
-# every segment of every socket, bpf_stats), the tcp collector's other
-# programs, and kmond's CPU (utime + stime). Alternates runs without
-# kmond for the throughput ratio. This machine is shared: figures vary.
+# loop), kmond watching nginx with requests: none, alternating in each
+# round: no kmond, tcp with protocols: false, tcp with protocols: true.
+# Reports per connection kmond's CPU (utime + stime) and its BPF
+# programs' time (bpf_stats, one more run per mode), and the difference
+# identification makes. This machine is shared: figures vary.
 #   bench/protocol-conn.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root, after make)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -26,15 +25,17 @@ load() { # "requests/s requests" (each request on a connection of its own)
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
 
-cat >"$WORK/kmond.yaml" <<YAML
+config() { # true | false: protocols identified or not
+	cat >"$WORK/kmond.yaml" <<YAML
 interval: 1s
 services:
   - { name: web, match: { comm: nginx } }
 collectors:
-  tcp: { requests: none }
+  tcp: { requests: none, protocols: $1 }
 exporters:
   - { type: file, path: "$WORK/out.json" }
 YAML
+}
 
 # bpf_cost, but only of this kmond's programs (other kmonds may run
 # here): the ids its descriptors hold
@@ -53,39 +54,51 @@ print(ns, n)' "$ids" "$1"
 }
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
-off_rps=0 on_rps=0 cpu=0 conns=0
+declare -A rps cpu conns
+for m in off false true; do rps[$m]=0 cpu[$m]=0 conns[$m]=0; done
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
-	read -r rps n < <(load)
-	echo "round $r off: $rps conn/s"
-	off_rps=$(calc "$off_rps + $rps" 2)
-	kmond_start "$WORK/kmond.yaml"
-	c0=$(kmond_ticks)
-	read -r rps n < <(load)
-	sleep 1.1 # the last interval's drain counts too
-	c1=$(kmond_ticks)
-	kmond_stop
-	echo "round $r on:  $rps conn/s ($n connections)"
-	on_rps=$(calc "$on_rps + $rps" 2)
-	cpu=$((cpu + c1 - c0))
-	conns=$((conns + n))
+	for m in off false true; do
+		if [ $m != off ]; then
+			config $m
+			kmond_start "$WORK/kmond.yaml"
+			c0=$(kmond_ticks)
+		fi
+		read -r x n < <(load)
+		if [ $m != off ]; then
+			sleep 1.1 # the last interval's drain counts too
+			c1=$(kmond_ticks)
+			kmond_stop
+			cpu[$m]=$((cpu[$m] + c1 - c0))
+		fi
+		echo "round $r protocols=$m: $x conn/s ($n connections)"
+		rps[$m]=$(calc "${rps[$m]} + $x" 2)
+		conns[$m]=$((conns[$m] + n))
+	done
 done
-# bpf_stats costs two clock reads per run: on only in one more run
-kmond_start "$WORK/kmond.yaml"
-sysctl -q kernel.bpf_stats_enabled=1
-read -r rps n < <(load)
-read -r cap_ns cap_cnt < <(own_cost proto_)
-read -r tcp_ns tcp_cnt < <(own_cost tcp_)
-sysctl -q kernel.bpf_stats_enabled=0
-sleep 1.1
-kmond_stop
+# bpf_stats costs two clock reads per run: on only in one more run each
+declare -A bpf_ns bpf_n
+for m in false true; do
+	config $m
+	kmond_start "$WORK/kmond.yaml"
+	sysctl -q kernel.bpf_stats_enabled=1
+	read -r x n < <(load)
+	read -r ns runs < <(own_cost "")
+	read -r cap_ns cap_runs < <(own_cost proto_)
+	sysctl -q kernel.bpf_stats_enabled=0
+	bpf_ns[$m]=$(calc "$ns / $n" 0) bpf_n[$m]=$(calc "$runs / $n" 1)
+	[ $m = true ] && cap="$(calc "$cap_ns / $n" 0) ns in $(calc "$cap_runs / $n" 1) runs"
+	sleep 1.1
+	kmond_stop
+done
 ident=$(grep -c '"kind":"endpoint"' "$WORK/out.json" || true)
 echo "connections: $CONNS at a time, $ROUNDS rounds of ${SECS}s, nginx 1 worker"
-echo "throughput ratio (kmond on / off): $(calc "$on_rps / $off_rps" 4)"
-echo "capture programs: $(calc "$cap_ns / $n" 0) ns per connection" \
-	"($(calc "$cap_cnt / $n" 1) runs, $(calc "$cap_ns / ($cap_cnt + 0.000001)" 0) ns each)"
-echo "other tcp programs: $(calc "$tcp_ns / $n" 0) ns per connection" \
-	"($(calc "$tcp_cnt / $n" 1) runs)"
-echo "kmond user space + its syscalls: $(calc "$cpu * 1000000 / $tck / $conns") us per connection" \
-	"(clock ticks: $cpu over $conns connections)"
-echo "endpoint records: $ident"
+for m in false true; do
+	echo "protocols: $m  throughput ratio $(calc "${rps[$m]} / ${rps[off]}" 4)," \
+		"kmond CPU $(calc "${cpu[$m]} * 1000000 / $tck / ${conns[$m]}") us/connection," \
+		"BPF ${bpf_ns[$m]} ns/connection (${bpf_n[$m]} runs)"
+done
+echo "capture programs alone: $cap per connection"
+echo "identification per connection: kmond CPU +$(calc "(${cpu[true]} / ${conns[true]} - ${cpu[false]} / ${conns[false]}) * 1000000 / $tck") us," \
+	"BPF +$(calc "${bpf_ns[true]} - ${bpf_ns[false]}" 0) ns"
+echo "endpoint records in the last run: $ident"

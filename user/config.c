@@ -605,6 +605,8 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return get_bool(p, v, "required", &tc->required);
 	if (strcmp(key, "requests") == 0)
 		return parse_tcp_requests(p, v, tc);
+	if (strcmp(key, "protocols") == 0)
+		return get_bool(p, v, "protocols", &tc->protocols);
 	return unknown_key(p, k, "collectors.tcp");
 }
 
@@ -627,6 +629,7 @@ static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 	}
 	if (strcmp(key, "tcp") == 0) {
 		cfg->tcp.enabled = true;
+		cfg->tcp.protocols = true;
 		return for_each_pair(p, v, "collectors.tcp", tcp_pair,
 				     &cfg->tcp);
 	}

@@ -101,6 +101,9 @@ struct tcp_cfg {
 	enum tcp_requests_cfg requests;
 	uint64_t slow_ns;
 	uint32_t sample;
+	/* identify each connection's protocol (default on; read when the
+	 * collector starts) */
+	bool protocols;
 };
 
 enum exporter_type {

@@ -29,6 +29,7 @@
 #define MAX_CONNS 65536
 /* An undecided connection this quiet is decided on what it sent. */
 #define IDLE_NS (10ULL * 1000000000)
+#define RECENTLY_CLOSED 1024
 /* Endpoints are reported this often while they have connections. */
 #define ENDPOINT_EVERY_NS (60ULL * 1000000000)
 
@@ -76,6 +77,16 @@ struct proto_track {
 	struct endpoint *eps;
 	size_t neps;
 	uint64_t decided, dropped;
+	int closed_proto; /* of the connection proto_track__close saw last */
+	/* Connections forgotten lately, by cookie: a request answered after
+	 * its socket closed (see answer_after_close in tcp.bpf.c) comes
+	 * after the close, and one the kernel finished before it took the
+	 * verdict may come after the sweep. Direct-mapped: an older one is
+	 * overwritten. */
+	struct {
+		uint64_t cookie;
+		int proto;
+	} closed[RECENTLY_CLOSED];
 	/* verdicts for the kernel, written once per interval in one call */
 	uint64_t *pending;
 	struct proto_verdict *pending_v;
@@ -386,6 +397,19 @@ void proto_track__sample(struct proto_track *t, const struct proto_sample *s)
 	}
 }
 
+/* Frees c, remembering its verdict among the recent ones. */
+static void forget(struct proto_track *t, struct conn *c)
+{
+	uint64_t cookie = c->cookie;
+
+	if (c->decided) {
+		t->closed[cookie % RECENTLY_CLOSED].cookie = cookie;
+		t->closed[cookie % RECENTLY_CLOSED].proto = c->proto;
+	}
+	hashmap__delete(t->conns, cookie);
+	free(c);
+}
+
 void proto_track__close(struct proto_track *t, const struct proto_close *s)
 {
 	uint64_t *v = s->cookie ? hashmap__find(t->conns, s->cookie) : NULL;
@@ -397,6 +421,13 @@ void proto_track__close(struct proto_track *t, const struct proto_close *s)
 	c->closed = true;
 	classify(t, c);
 	tell(t, c);
+	t->closed_proto = c->proto;
+	forget(t, c);
+}
+
+int proto_track__closed_proto(const struct proto_track *t)
+{
+	return t->closed_proto;
 }
 
 int proto_track__conn(struct proto_track *t, uint64_t cookie)
@@ -404,6 +435,8 @@ int proto_track__conn(struct proto_track *t, uint64_t cookie)
 	uint64_t *v = cookie ? hashmap__find(t->conns, cookie) : NULL;
 	struct conn *c = v ? (struct conn *)(uintptr_t)*v : NULL;
 
+	if (!c && cookie && t->closed[cookie % RECENTLY_CLOSED].cookie == cookie)
+		return t->closed[cookie % RECENTLY_CLOSED].proto;
 	return c && c->decided ? c->proto : PROTO_UNKNOWN;
 }
 
@@ -413,7 +446,7 @@ int proto_track__conn(struct proto_track *t, uint64_t cookie)
 static void sweep(struct proto_track *t)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC), key, val, *gone = NULL;
-	size_t pos = 0, ngone = 0;
+	size_t pos = 0, ngone = 0, cap = 0;
 
 	while (hashmap__next(t->conns, &pos, &key, &val)) {
 		struct conn *c = (struct conn *)(uintptr_t)val;
@@ -429,16 +462,18 @@ static void sweep(struct proto_track *t)
 			c->closed = true;
 		if (!(c->closed || c->told) || !c->sweeps++)
 			continue;
-		gone = realloc(gone, (ngone + 1) * sizeof(*gone));
-		if (!gone)
-			abort();
+		if (ngone == cap) {
+			cap = cap ? 2 * cap : 64;
+			gone = realloc(gone, cap * sizeof(*gone));
+			if (!gone)
+				abort();
+		}
 		gone[ngone++] = key;
 	}
 	for (size_t i = 0; i < ngone; i++) {
 		uint64_t *v = hashmap__find(t->conns, gone[i]);
 
-		free((void *)(uintptr_t)*v);
-		hashmap__delete(t->conns, gone[i]);
+		forget(t, (struct conn *)(uintptr_t)*v);
 	}
 	free(gone);
 }

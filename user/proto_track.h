@@ -24,6 +24,8 @@ void proto_track__free(struct proto_track *t); /* NULL-safe */
 /* A segment's sample, and a connection's close, from the ring. */
 void proto_track__sample(struct proto_track *t, const struct proto_sample *s);
 void proto_track__close(struct proto_track *t, const struct proto_close *s);
+/* The protocol of the connection proto_track__close forgot last. */
+int proto_track__closed_proto(const struct proto_track *t);
 
 /* The protocol of a connection the kernel had no verdict for when its
  * request finished (PROTO_UNKNOWN when not decided). */

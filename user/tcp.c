@@ -67,6 +67,8 @@ struct tcp_collector {
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
 	struct record rec;
 	struct proto_track *proto; /* NULL: protocols not identified */
+	struct tcp_edge close_edge; /* the edge on_close() found last */
+	struct edge_state *close_state; /* its state; NULL once freed */
 };
 
 static const struct hook tcp_hooks[] = {
@@ -215,7 +217,7 @@ static void on_close(struct tcp_collector *c, const struct proto_close *s)
 	int proto;
 
 	proto_track__close(c->proto, s);
-	proto = proto_track__conn(c->proto, s->cookie);
+	proto = proto_track__closed_proto(c->proto);
 	if (s->role != TCP_ROLE_SERVER || !s->requests)
 		return;
 	e.dst_svc = s->svc;
@@ -227,7 +229,12 @@ static void on_close(struct tcp_collector *c, const struct proto_close *s)
 		memcpy(e.src_addr, s->t.raddr, 16);
 		e.src_family = s->t.family;
 	}
-	edge_state(c, &e)->moves[proto] += s->requests;
+	/* most closes are on the edge of the one before */
+	if (!c->close_state || memcmp(&e, &c->close_edge, sizeof(e))) {
+		c->close_edge = e;
+		c->close_state = edge_state(c, &e);
+	}
+	c->close_state->moves[proto] += s->requests;
 }
 
 /* The kernel's verdict, else ours (it finished before the kernel got
@@ -480,6 +487,7 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 		if (v)
 			free((void *)(uintptr_t)*v);
 		hashmap__delete(c->edges, h);
+		c->close_state = NULL;
 	}
 	free(gone);
 }
@@ -577,7 +585,7 @@ static void proto_open(struct tcp_collector *c)
 	static const struct attach_candidate send = {
 		ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked"
 	};
-	bool on = c->skel->rodata->conn_in_socket;
+	bool on = c->skel->rodata->conn_in_socket && c->k->cfg.tcp.protocols;
 	bool at_send = on && probe__available(&send, NULL, 0);
 
 	probe__release(); /* the BTF that check parsed */
@@ -587,7 +595,9 @@ static void proto_open(struct tcp_collector *c)
 	bpf_program__set_autoload(c->skel->progs.proto_send, at_send);
 	bpf_program__set_autoload(c->skel->progs.proto_egress,
 				  on && !at_send);
-	if (!on)
+	if (!c->k->cfg.tcp.protocols)
+		log_debug("tcp: protocol identification off (protocols: false)");
+	else if (!on)
 		log_info("tcp: protocol identification unavailable (it needs "
 			 "every tcp hook on tp_btf)");
 }
