@@ -70,16 +70,6 @@ static __always_inline __u32 proto_slot(const struct tcp_conn *c)
 	return TCP_PROTO_UNDECIDED;
 }
 
-static __always_inline struct proto_sample *proto_reserve(void)
-{
-	struct proto_sample *s;
-
-	s = bpf_ringbuf_reserve(&tcp_events, sizeof(*s), 0);
-	if (!s)
-		count_stat(TCP_PROTO_LOST);
-	return s;
-}
-
 static __always_inline void proto_header(struct proto_sample *s,
 					 const struct tcp_conn *c)
 {
@@ -149,13 +139,53 @@ static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq)
 	return off + (tcp[8] >> 4) * 4;
 }
 
+/* Whether a message starting with these 6 bytes is a TLS ClientHello
+ * (a handshake record of version 3.x holding handshake type 1). */
+static __always_inline bool tls_hello(const __u8 *h)
+{
+	return h[0] == 0x16 && h[1] == 3 && h[5] == 1;
+}
+
+/* A sample of PROTO_SAMPLE_BYTES, or of PROTO_HELLO_BYTES for a hello. */
+static __always_inline struct proto_sample *reserve_sample(bool hello)
+{
+	struct proto_sample *s;
+
+	if (hello)
+		s = bpf_ringbuf_reserve(&tcp_events, sizeof(struct proto_hello),
+					0);
+	else
+		s = bpf_ringbuf_reserve(&tcp_events, sizeof(*s), 0);
+	if (!s)
+		count_stat(TCP_PROTO_LOST);
+	return s;
+}
+
+/* The bytes to capture of len: 1 .. the sample's room, as the verifier
+ * can see it (the compiler would fold a mask written in C: it knows the
+ * bounds already). */
+static __always_inline __u32 cap_of(__u32 len, bool hello)
+{
+	__u32 cap;
+
+	if (hello) {
+		cap = (len < PROTO_HELLO_BYTES ? len : PROTO_HELLO_BYTES) - 1;
+		asm volatile("%[cap] &= 511" : [cap] "+r"(cap));
+	} else {
+		cap = (len < PROTO_SAMPLE_BYTES ? len : PROTO_SAMPLE_BYTES) - 1;
+		asm volatile("%[cap] &= 63" : [cap] "+r"(cap));
+	}
+	return cap + 1;
+}
+
 static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 {
 	struct bpf_sock *sk = skb->sk;
 	struct proto_sample *s;
 	struct tcp_conn *c;
 	__u32 off, len, cap, seq = 0;
-	__u8 seg;
+	bool hello;
+	__u8 seg, head[6];
 
 	if (!sk)
 		return;
@@ -189,18 +219,17 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
 	    c->proto_segs[1] >= PROTO_MAX_SEGS)
 		c->proto_state = PROTO_WAITING;
-	s = proto_reserve();
+	hello = len > PROTO_SAMPLE_BYTES &&
+		!bpf_skb_load_bytes(skb, off, head, sizeof(head)) &&
+		tls_hello(head);
+	s = reserve_sample(hello);
 	if (!s)
 		return;
 	proto_header(s, c);
 	s->len = len;
 	s->dir = dir;
 	s->seg = seg;
-	/* 1..64, as the verifier can see it: the compiler would fold a
-	 * mask written in C (it knows the bounds already) */
-	cap = (len < PROTO_SAMPLE_BYTES ? len : PROTO_SAMPLE_BYTES) - 1;
-	asm volatile("%[cap] &= 63" : [cap] "+r"(cap));
-	cap += 1;
+	cap = cap_of(len, hello);
 	if (bpf_skb_load_bytes(skb, off, s->data, cap))
 		cap = 0;
 	s->caplen = cap;
@@ -236,7 +265,8 @@ static __always_inline void capture_send(const struct sock *sk,
 	const void *base = NULL;
 	struct tcp_conn *c;
 	__u32 len, cap, avail = 0;
-	__u8 seg, type;
+	__u8 seg, type, head[6];
+	bool hello;
 
 	c = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
 	if (!c || c->proto_state != PROTO_CAPTURING)
@@ -268,18 +298,19 @@ static __always_inline void capture_send(const struct sock *sk,
 		base = BPF_CORE_READ(iov, iov_base);
 		avail = BPF_CORE_READ(iov, iov_len);
 	}
-	s = proto_reserve();
+	if (avail > len)
+		avail = len;
+	hello = base && avail > PROTO_SAMPLE_BYTES &&
+		!bpf_probe_read_user(head, sizeof(head), base) &&
+		tls_hello(head);
+	s = reserve_sample(hello);
 	if (!s)
 		return;
 	proto_header(s, c);
 	s->len = len;
 	s->dir = PROTO_DIR_OUT;
 	s->seg = seg;
-	if (avail > len)
-		avail = len;
-	cap = (avail < PROTO_SAMPLE_BYTES ? avail : PROTO_SAMPLE_BYTES) - 1;
-	asm volatile("%[cap] &= 63" : [cap] "+r"(cap));
-	cap += 1;
+	cap = cap_of(avail, hello);
 	if (!base || !avail || bpf_probe_read_user(s->data, cap, base))
 		cap = 0;
 	s->caplen = cap;

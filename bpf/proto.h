@@ -17,6 +17,9 @@
 #include "tcp.h"
 
 #define PROTO_SAMPLE_BYTES 64
+/* A TLS ClientHello's sample is longer: the server name comes after the
+ * random, the session id and the cipher suites. */
+#define PROTO_HELLO_BYTES 512
 #define PROTO_MAX_SEGS 4 /* each way */
 #define PROTO_MAX_VERDICTS 16384
 
@@ -54,12 +57,18 @@ struct proto_sample {
 	__u32 pid;	  /* owner's tgid, 0: not known yet */
 	__u32 svc;
 	__u32 len;	  /* payload bytes of the segment */
+	__u16 caplen;	  /* bytes in data */
 	__u8 dir;
 	__u8 role;	  /* enum tcp_role when captured */
 	__u8 seg;	  /* index of this segment in its direction */
-	__u8 caplen;	  /* bytes in data */
-	__u8 pad[8];
+	__u8 pad[7];
 	__u8 data[PROTO_SAMPLE_BYTES];
+};
+
+/* A sample whose data runs on into more: a TLS ClientHello. */
+struct proto_hello {
+	struct proto_sample s;
+	__u8 more[PROTO_HELLO_BYTES - PROTO_SAMPLE_BYTES];
 };
 
 /* The connection closed undecided: user space decides on what it has,

@@ -8,6 +8,7 @@
  * its greeting before kmond learns whose socket it is): the connection's
  * vote must name its endpoint. */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,9 @@
 struct msg {
 	uint64_t ts;
 	bool from_server;
+	bool hello; /* its bytes are the connection's hello */
 	uint32_t len;
-	uint8_t caplen;
+	uint16_t caplen;
 	uint8_t data[PROTO_SAMPLE_BYTES];
 };
 
@@ -56,6 +58,7 @@ struct conn {
 	int nmsgs, ndir[2];
 	struct msg msgs[2 * PROTO_MAX_SEGS];
 	char sni[PROTOCOL_SNI_MAX];
+	uint8_t *hello; /* a TLS ClientHello's longer capture */
 };
 
 struct endpoint {
@@ -76,6 +79,13 @@ struct proto_track {
 	struct hashmap *conns; /* cookie -> struct conn * */
 	struct endpoint *eps;
 	size_t neps;
+	/* votes by service, kept when the processes that served exit (a
+	 * server that forks per connection) */
+	struct svc_votes {
+		uint32_t svc;
+		uint64_t votes[PROTO_NR];
+	} *svcs;
+	size_t nsvcs;
 	uint64_t decided, dropped;
 	int closed_proto; /* of the connection proto_track__close saw last */
 	/* Connections forgotten lately, by cookie: a request answered after
@@ -116,10 +126,15 @@ void proto_track__free(struct proto_track *t)
 
 	if (!t)
 		return;
-	while (hashmap__next(t->conns, &pos, &key, &val))
-		free((void *)(uintptr_t)val);
+	while (hashmap__next(t->conns, &pos, &key, &val)) {
+		struct conn *c = (struct conn *)(uintptr_t)val;
+
+		free(c->hello);
+		free(c);
+	}
 	hashmap__free(t->conns);
 	free(t->eps);
+	free(t->svcs);
 	free(t->pending);
 	free(t->pending_v);
 	record__free(&t->rec);
@@ -206,6 +221,23 @@ static void report_endpoint(struct proto_track *t, struct endpoint *e,
 	e->new_votes = 0;
 }
 
+static uint64_t *svc_votes(struct proto_track *t, uint32_t svc)
+{
+	struct svc_votes *v;
+
+	for (size_t i = 0; i < t->nsvcs; i++)
+		if (t->svcs[i].svc == svc)
+			return t->svcs[i].votes;
+	v = realloc(t->svcs, (t->nsvcs + 1) * sizeof(*v));
+	if (!v)
+		abort();
+	t->svcs = v;
+	v = &t->svcs[t->nsvcs++];
+	memset(v, 0, sizeof(*v));
+	v->svc = svc;
+	return v->votes;
+}
+
 /* A decided server connection votes for its endpoint; a connection whose
  * client sent nothing has no say. The endpoint is reported when its
  * protocol is first known or changes. */
@@ -221,6 +253,8 @@ static void vote(struct proto_track *t, struct conn *c)
 		client_spoke |= !c->msgs[i].from_server;
 	if (!client_spoke && c->proto == PROTO_UNKNOWN)
 		return;
+	if (c->svc)
+		svc_votes(t, c->svc)[c->proto]++;
 	e = endpoint_of(t, c);
 	e->votes[c->proto]++;
 	e->connections++;
@@ -236,10 +270,12 @@ int proto_track__server(struct proto_track *t, uint32_t pid, uint32_t svc)
 	uint64_t votes[PROTO_NR] = { 0 };
 	int best = PROTO_UNKNOWN;
 
-	for (size_t i = 0; i < t->neps; i++) {
+	if (svc)
+		memcpy(votes, svc_votes(t, svc), sizeof(votes));
+	for (size_t i = 0; i < t->neps && !svc; i++) {
 		const struct endpoint *e = &t->eps[i];
 
-		if (svc ? e->svc != svc : e->pid != pid)
+		if (e->pid != pid)
 			continue;
 		for (int p = 0; p < PROTO_NR; p++)
 			votes[p] += e->votes[p];
@@ -315,7 +351,8 @@ static void classify(struct proto_track *t, struct conn *c)
 	for (int i = 0; i < c->nmsgs; i++)
 		m[i] = (struct proto_msg){ c->msgs[i].from_server,
 					   c->msgs[i].len, c->msgs[i].caplen,
-					   c->msgs[i].data };
+					   c->msgs[i].hello ? c->hello :
+							      c->msgs[i].data };
 	protocol__classify(m, c->nmsgs, done, &r);
 	if (!r.decided)
 		return;
@@ -360,8 +397,24 @@ static void add_msg(struct conn *c, const struct proto_sample *s)
 	m->from_server = c->client ? s->dir == PROTO_DIR_IN :
 				     s->dir == PROTO_DIR_OUT;
 	m->len = s->len;
+	m->hello = false;
 	m->caplen = s->caplen <= PROTO_SAMPLE_BYTES ? s->caplen : 0;
-	memcpy(m->data, s->data, m->caplen);
+	/* the kernel sent a hello's sample whole (proto_hello) */
+	if (s->caplen > PROTO_SAMPLE_BYTES && s->caplen <= PROTO_HELLO_BYTES &&
+	    !c->hello) {
+		c->hello = malloc(PROTO_HELLO_BYTES);
+		if (!c->hello)
+			abort();
+		/* the data runs on past s->data into proto_hello.more */
+		memcpy(c->hello,
+		       (const uint8_t *)s + offsetof(struct proto_sample, data),
+		       s->caplen);
+		m->hello = true;
+		m->caplen = s->caplen;
+	}
+	memcpy(m->data, s->data, m->caplen < PROTO_SAMPLE_BYTES ?
+					 m->caplen :
+					 PROTO_SAMPLE_BYTES);
 	c->nmsgs++;
 	c->ndir[s->dir]++;
 }
@@ -407,6 +460,7 @@ static void forget(struct proto_track *t, struct conn *c)
 		t->closed[cookie % RECENTLY_CLOSED].proto = c->proto;
 	}
 	hashmap__delete(t->conns, cookie);
+	free(c->hello);
 	free(c);
 }
 

@@ -39,10 +39,12 @@
 #include "tcp.h"
 #include "tcp.skel.h"
 
-/* One ring carries the three, told apart by their sizes. */
+/* One ring carries them all, told apart by their sizes. */
 _Static_assert(sizeof(struct proto_sample) != sizeof(struct tcp_event) &&
 		       sizeof(struct proto_close) != sizeof(struct tcp_event) &&
-		       sizeof(struct proto_close) != sizeof(struct proto_sample),
+		       sizeof(struct proto_close) != sizeof(struct proto_sample) &&
+		       sizeof(struct proto_hello) != sizeof(struct tcp_event) &&
+		       sizeof(struct proto_hello) != sizeof(struct proto_close),
 	       "protocol samples, closes and request events need different sizes");
 
 enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, NR_HOOKS };
@@ -253,7 +255,9 @@ static int on_event(void *ctx, void *data, size_t len)
 	const struct tcp_event *e = data;
 	struct proc_name who;
 
-	if (len == sizeof(struct proto_sample)) {
+	/* a hello is a sample with more bytes (caplen says how many) */
+	if (len == sizeof(struct proto_sample) ||
+	    len == sizeof(struct proto_hello)) {
 		if (c->proto)
 			proto_track__sample(c->proto, data);
 		return 0;

@@ -168,5 +168,10 @@ python3 "$(dirname "$0")/../lib/proto_check.py" "$WORK/out.json" \
 	$PG=postgresql@db $MYSQL=mysql@maria $MC=memcached@memc \
 	$MQTT=mqtt@broker $KAFKA=kafka@kafka $DNS=dns@dns $SSH=ssh@ssh \
 	$CUSTOM=unknown@custom || fail "protocol identification"
+# the server name of the ClientHellos (curl sent api.test)
+sni=$(python3 -c 'import json, sys
+print(",".join(sorted({r.get("tls_sni", "-") for r in map(json.loads, open(sys.argv[1]))
+      if r["kind"] == "endpoint" and r["port"] == int(sys.argv[2])})))' "$WORK/out.json" $TLS)
+expect_eq "tls_sni of the TLS endpoint" "$sni" "api.test"
 lost=$($RECORDS "$WORK/out.json" --kind stats --values lost 2>/dev/null | sort -n | tail -1)
 echo "kmond lost: ${lost:-0}"
