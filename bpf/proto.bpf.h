@@ -307,6 +307,17 @@ static __always_inline void capture_send(const struct sock *sk,
 	if (!s)
 		return;
 	proto_header(s, c);
+	/* The owner sends before kmond learns it is the owner (a server's
+	 * greeting): this is its process. */
+	if (!s->pid) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32, svc;
+
+		if (kmon_selected_tgid(tgid, &svc)) {
+			s->pid = tgid;
+			s->svc = svc;
+			read_tuple(sk, &s->t);
+		}
+	}
 	s->len = len;
 	s->dir = PROTO_DIR_OUT;
 	s->seg = seg;

@@ -142,6 +142,8 @@ static __always_inline void count_stat(__u32 stat)
  * request model below calls (after tcp_events and count_stat). */
 static __always_inline __u64 wakeup_flags(void);
 static __always_inline void edge_reattribute(const struct tcp_conn *c);
+static __always_inline void read_tuple(const struct sock *sk,
+				       struct tcp_tuple *t);
 #include "proto.bpf.h"
 
 static __always_inline bool is_tcp(const struct sock *sk)
