@@ -146,6 +146,11 @@ uint64_t proto_track__decided(const struct proto_track *t)
 	return t->decided;
 }
 
+uint64_t proto_track__dropped(const struct proto_track *t)
+{
+	return t->dropped;
+}
+
 static uint64_t now_ns(clockid_t clock)
 {
 	struct timespec ts;

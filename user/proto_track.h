@@ -39,7 +39,9 @@ int proto_track__server(struct proto_track *t, uint32_t pid, uint32_t svc);
  * and emits the endpoints due. */
 void proto_track__collect(struct proto_track *t, uint64_t ts);
 
-/* Samples handled and connections decided, for tests and stats. */
+/* Connections decided; and those left undecided because too many were
+ * followed at once (lost, in stats). */
 uint64_t proto_track__decided(const struct proto_track *t);
+uint64_t proto_track__dropped(const struct proto_track *t);
 
 #endif

@@ -557,6 +557,8 @@ static void tcp_stats(void *state, struct collector_stats *st)
 	 * maps lose connections or requests. */
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
 		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto);
+	if (c->proto) /* samples of connections it had no room to follow */
+		st->lost += proto_track__dropped(c->proto);
 }
 
 /* --- life cycle --- */
