@@ -7,12 +7,19 @@
 # Reports per connection kmond's CPU (utime + stime) and its BPF
 # programs' time (bpf_stats, one more run per mode), and the difference
 # identification makes. This machine is shared: figures vary.
-#   bench/protocol-conn.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root, after make)
+# With MODE keepalive, wrk keeps its connections: the cost per request
+# of connections long decided (a socket-storage lookup per segment and
+# per send), "connection" then reads "request".
+#   bench/protocol-conn.sh [ROUNDS] [SECONDS] [CONNECTIONS] [close|keepalive]
+#   (as root, after make)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 ROUNDS=${1:-3}
 SECS=${2:-5}
 CONNS=${3:-8}
+MODE=${4:-close}
+header=(-H "Connection: close")
+[ "$MODE" = keepalive ] && header=()
 PORT=18641
 bench_init
 source tests/lib/nginx.sh
@@ -20,7 +27,7 @@ start_nginx $PORT 1
 tck=$(getconf CLK_TCK)
 
 load() { # "requests/s requests" (each request on a connection of its own)
-	wrk -t1 -c"$CONNS" -d"${SECS}s" -H "Connection: close" \
+	wrk -t1 -c"$CONNS" -d"${SECS}s" "${header[@]}" \
 		"http://127.0.0.1:$PORT/text" >"$WORK/wrk.out"
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
@@ -92,7 +99,7 @@ for m in false true; do
 	kmond_stop
 done
 ident=$(grep -c '"kind":"endpoint"' "$WORK/out.json" || true)
-echo "connections: $CONNS at a time, $ROUNDS rounds of ${SECS}s, nginx 1 worker"
+echo "mode $MODE, connections: $CONNS at a time, $ROUNDS rounds of ${SECS}s, nginx 1 worker"
 for m in false true; do
 	echo "protocols: $m  throughput ratio $(calc "${rps[$m]} / ${rps[off]}" 4)," \
 		"kmond CPU $(calc "${cpu[$m]} * 1000000 / $tck / ${conns[$m]}") us/connection," \
