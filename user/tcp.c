@@ -47,7 +47,7 @@ _Static_assert(sizeof(struct proto_sample) != sizeof(struct tcp_event) &&
 		       sizeof(struct proto_hello) != sizeof(struct proto_close),
 	       "protocol samples, closes and request events need different sizes");
 
-enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, NR_HOOKS };
+enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, HOOK_PROTO_SEND, NR_HOOKS };
 
 /* What was reported of one edge: the kernel's cumulative sums. */
 struct edge_state {
@@ -91,6 +91,11 @@ static const struct hook tcp_hooks[] = {
 	    { ATTACH_TRACEPOINT, "tcp_state_tp",
 	      "sock/inet_sock_set_state" } },
 	  2 },
+	/* protocol identification's sends; without it, the root cgroup's
+	 * egress (see bpf/proto.bpf.h) */
+	[HOOK_PROTO_SEND] = { "proto_send",
+	  { { ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked" } },
+	  1, .optional = true },
 };
 
 static bool tcp_enabled(const struct config *cfg)
@@ -586,15 +591,11 @@ static void tcp_stop(void *state)
 
 /* It reads the connection state in the sockets: only with every hook on
  * tp_btf (see tcp.bpf.c). */
-static void proto_open(struct tcp_collector *c)
+static void proto_open(struct tcp_collector *c, bool send_hook)
 {
-	static const struct attach_candidate send = {
-		ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked"
-	};
 	bool on = c->skel->rodata->conn_in_socket && c->k->cfg.tcp.protocols;
-	bool at_send = on && probe__available(&send, NULL, 0);
+	bool at_send = on && send_hook;
 
-	probe__release(); /* the BTF that check parsed */
 	c->skel->rodata->proto_capture = on;
 	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
 	/* sends: at the send call, else every egress segment */
@@ -689,14 +690,14 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	/* Every hook on tp_btf: state in the sockets (see tcp.bpf.c), and
 	 * the hash they would have used is not needed. */
 	c->skel->rodata->conn_in_socket = true;
-	for (int h = 0; h < NR_HOOKS; h++)
+	for (int h = 0; h < HOOK_PROTO_SEND; h++)
 		if (tcp_hooks[h].cands[chosen[h]].kind != ATTACH_TP_BTF)
 			c->skel->rodata->conn_in_socket = false;
 	if (c->skel->rodata->conn_in_socket)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
-	proto_open(c);
+	proto_open(c, chosen[HOOK_PROTO_SEND] >= 0);
 	return provider__share_maps(k->provider, c->skel->obj);
 }
 
