@@ -24,9 +24,9 @@ HTTP=$P H2=$((P + 1)) TLS=$((P + 2)) REDIS=$((P + 3)) PG=$((P + 4))
 MYSQL=$((P + 5)) MC=$((P + 6)) MQTT=$((P + 7)) KAFKA=$((P + 8))
 DNS=$((P + 9)) SSH=$((P + 10)) CUSTOM=$((P + 11))
 
-wait_port() { # PORT NAME: until something accepts on 127.0.0.1:PORT
+wait_port() { # PORT NAME: until something accepts on 127.0.0.1:PORT (30 s)
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 150; i++)); do
 		python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 0.2)" \
 			2>/dev/null && return 0
 		sleep 0.1
