@@ -146,6 +146,9 @@ for ((i = 0; i < N; i++)); do
 done
 redis-benchmark -p $REDIS -c 4 -n 400 -t set,get -q >/dev/null ||
 	fail "redis-benchmark"
+# pipelined: 16 commands a write
+redis-benchmark -p $REDIS -c 2 -n 400 -P 16 -t set,get -q >/dev/null ||
+	fail "redis-benchmark -P 16"
 memcslap --servers=127.0.0.1:$MC --concurrency=4 --execute-number=50 \
 	>/dev/null 2>&1 || fail "memcslap"
 memcslap --servers=127.0.0.1:$MC --concurrency=4 --execute-number=50 \
