@@ -151,6 +151,14 @@ struct {
 
 /* --- sockets --- */
 
+/* Protocol identification: its maps, programs and the helpers the
+ * request model below calls (after tcp_events and count_stat). */
+static __always_inline __u64 wakeup_flags(void);
+static __always_inline void edge_reattribute(const struct tcp_conn *c);
+static __always_inline void read_tuple(const struct sock *sk,
+				       struct tcp_tuple *t);
+#include "proto.bpf.h"
+
 static __always_inline bool is_tcp(const struct sock *sk)
 {
 	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
@@ -268,7 +276,10 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 						 __u32 tgid, __u32 svc)
 {
 	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc,
-			      .gen = config_gen() }, *cp;
+			      .gen = config_gen(),
+			      .proto_state = proto_capture ? PROTO_CAPTURING :
+							     PROTO_OFF },
+			*cp;
 	__u64 skp = (__u64)sk;
 	long err;
 
@@ -431,6 +442,25 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	}
 	if (b < HIST_BUCKETS)
 		v->buckets[b]++;
+	v->proto_requests[proto_slot(c) & (TCP_PROTO_SLOTS - 1)]++;
+}
+
+/* A verdict came after some of the connection's requests were counted
+ * undecided: they move to its protocol (per CPU: this CPU's undecided
+ * count may wrap below zero, the sum over CPUs is right). */
+static __always_inline void edge_reattribute(const struct tcp_conn *c)
+{
+	struct tcp_edge e;
+	struct tcp_edge_val *v;
+
+	if (!c->requests)
+		return;
+	edge_of(c, &e);
+	v = bpf_map_lookup_elem(&edges, &e);
+	if (!v)
+		return;
+	v->proto_requests[TCP_PROTO_UNDECIDED] -= c->requests;
+	v->proto_requests[c->proto & (TCP_PROTO_SLOTS - 1)] += c->requests;
 }
 
 static __always_inline __u64 wakeup_flags(void)
@@ -461,7 +491,7 @@ static __always_inline void send_event(const struct tcp_conn *c,
 	ev->pid = c->pid;
 	ev->tid = c->tid;
 	ev->svc = c->svc;
-	ev->pad = 0;
+	ev->proto = proto_slot(c);
 	ev->src = c->src;
 	ev->side = c->role == TCP_ROLE_CLIENT ? TCP_SIDE_CLIENT :
 						TCP_SIDE_SERVER;
@@ -469,6 +499,8 @@ static __always_inline void send_event(const struct tcp_conn *c,
 	ev->resp_seq = c->resp_seq;
 	ev->dst_known = c->dst_known;
 	ev->dst = c->dst;
+	ev->cookie = c->proto_cookie;
+	ev->size_pad = 0;
 	bpf_ringbuf_submit(ev, wakeup_flags());
 }
 
@@ -492,6 +524,7 @@ static __always_inline void finish(struct tcp_conn *c)
 	__u64 latency = c->last_send_ns - c->start_ns;
 	__u32 side = TCP_SIDE_SERVER;
 
+	proto_resolve(c); /* before this request counts */
 	c->phase = TCP_IDLE;
 	c->requests++;
 	stat_inc(&tcp_stats, TCP_REQUESTS_SEEN);
@@ -778,6 +811,7 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 		/* Its server may have told it even if it never asked. */
 		bpf_map_delete_elem(&server_of, &c->t);
 	}
+	proto_closed(c);
 	conn_forget(sk, trusted);
 }
 

@@ -29,6 +29,10 @@
  * rest each interval): one wakeup per thousand requests, not per one. */
 #define TCP_WAKEUP_BYTES (TCP_RINGBUF_BYTES / 8)
 
+/* Protocol slots of an edge: the ids of proto.h, then undecided. */
+#define TCP_PROTO_SLOTS 16
+#define TCP_PROTO_UNDECIDED 15
+
 /* collectors.tcp.requests */
 enum tcp_requests {
 	TCP_REQUESTS_ALL,
@@ -120,6 +124,14 @@ struct tcp_conn {
 	 * (tcp_sendmsg_locked), 0 when not seen: a call starts when its
 	 * caller begins to send, before the server can have the bytes. */
 	__u64 call_ns;
+	/* Protocol identification (proto.h, bpf/proto.bpf.h). */
+	__u8 proto;	     /* PROTO_*, once proto_state is decided */
+	__u8 proto_state;    /* PROTO_OFF, _CAPTURING, _WAITING, _DECIDED */
+	__u8 proto_segs[2];  /* captured in, out */
+	__u32 proto_next[2]; /* next sequence number expected, in, out */
+	__u32 proto_gen;     /* proto_verdict_gen when last looked */
+	__u32 proto_pad;
+	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
 };
 
 /* One finished request (only when the requests policy wants it). */
@@ -134,13 +146,17 @@ struct tcp_event {
 	__u32 pid;
 	__u32 tid;
 	__u32 svc;
-	__u32 pad;
+	__u32 proto; /* PROTO_*, or TCP_PROTO_UNDECIDED */
 	struct tcp_peer src;
 	__u32 side; /* enum tcp_side */
 	__u32 req_seq;
 	__u32 resp_seq;
 	__u32 dst_known;
 	struct tcp_peer dst; /* client side, when dst_known */
+	__u64 cookie; /* the socket's, for a verdict the kernel lacks */
+	/* One ring carries these and protocol samples, told apart by size
+	 * (user/collectors/tcp.c asserts they differ): keeps them apart. */
+	__u64 size_pad;
 };
 
 /* A topology edge: dst is the server (its service, or its pid when it
@@ -185,6 +201,9 @@ struct tcp_edge_val {
 	__u8 src_addr[16]; /* client side: the client's address, last seen */
 	__u16 src_family;
 	__u16 pad2[3];
+	/* requests by the protocol of their connection (proto.h ids), and
+	 * at TCP_PROTO_UNDECIDED those finished before their verdict */
+	__u64 proto_requests[TCP_PROTO_SLOTS];
 };
 
 /* A listening port, from listen() seen in the kernel and from the listen
@@ -201,6 +220,7 @@ enum tcp_stat {
 	TCP_RB_LOST,	   /* request events the ringbuf had no room for */
 	TCP_CONNS_FULL,	   /* connections with no room for their state */
 	TCP_EDGES_FULL,	   /* requests with no room for their edge */
+	TCP_PROTO_LOST,	   /* protocol samples the ringbuf had no room for */
 	TCP_NR_STATS,
 };
 

@@ -22,6 +22,9 @@ test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools prometheus nodejs
 	podman runc busybox-static python3-yaml nftables
+	openssl postgresql postgresql-client mariadb-server mariadb-client
+	memcached libmemcached-tools mosquitto mosquitto-clients dnsmasq-base
+	bind9-dnsutils openssh-server openssh-client
 )
 # kmon-trace's tests install OpenTelemetry's OTLP definitions with npm.
 # A nodejs from NodeSource brings its own npm and conflicts with Debian's.
@@ -62,6 +65,13 @@ have_test() {
 	have_tools podman runc || return 1
 	[ -x /bin/busybox ] || return 1 # the containers' image
 	python3 -c 'import yaml' 2>/dev/null || return 1 # reading manifests
+	# protocol identification's servers and clients (proto_servers)
+	have_tools openssl pgbench psql mariadb mariadb-install-db memcslap \
+		mosquitto_pub dig ssh || return 1
+	for tool in mariadbd memcached mosquitto dnsmasq sshd; do
+		[ -x /usr/sbin/$tool ] || [ -x /usr/bin/$tool ] || return 1
+	done
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || return 1
 	# in /usr/sbin, which a user's PATH may lack
 	[ -x /usr/sbin/nginx ] && [ -x /usr/sbin/nft ] || return 1
 	have_headers librdkafka/rdkafka_mock.h || return 1

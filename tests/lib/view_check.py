@@ -496,13 +496,15 @@ def parse_dot(text):
             expect(m, f"edge line not understood: {line}")
             key = (nodes[m.group(1)], nodes[m.group(2)])
             expect(key not in edges, f"edge twice: {key}")
-            lm = re.fullmatch(r"([0-9.]+)(k|M|G)? req/s\\np95 ([0-9.]+) "
+            lm = re.fullmatch(r"([0-9.]+)(k|M|G)? req/s, ([0-9.]+)(k|M|G)? "
+                              r"B/s\\np95 ([0-9.]+) "
                               r"(ns|\u00b5s|ms|s)\\n ", m.group(3))
             expect(lm, f"edge label {m.group(3)!r}")
-            rate = float(lm.group(1)) * {None: 1, "k": 1e3, "M": 1e6,
-                                         "G": 1e9}[lm.group(2)]
+            scale = {None: 1, "k": 1e3, "M": 1e6, "G": 1e9}
+            rate = float(lm.group(1)) * scale[lm.group(2)]
             edges[key] = (int(m.group(4)), rate,
-                          float(lm.group(3)) * UNITS[lm.group(4)])
+                          float(lm.group(5)) * UNITS[lm.group(6)],
+                          float(lm.group(3)) * scale[lm.group(4)])
     return nodes, edges
 
 
@@ -537,14 +539,17 @@ def expected_edges(recs, interval_ns, pred=None):
         if x["requests"]:
             p95 = max(p95, x["latency_p95_ns"])
         out[key] = (req + x["requests"], p95)
-    return {k: (req, req / span, p95) for k, (req, p95) in out.items()}
+    return {k: (req, req / span, p95, req * 300 / span)
+            for k, (req, p95) in out.items()}
 
 
 def compare_edges(got, want, what):
     expect(set(got) == set(want),
            f"{what}: edges {sorted(got)} != {sorted(want)}")
-    for k, (req, rate, p95) in want.items():
+    for k, (req, rate, p95, bps) in want.items():
         g = got[k]
+        expect(abs(g[3] - bps) <= max(1, bps * 0.01),
+               f"{what} {k}: {g[3]} B/s, want {bps:.1f}")
         expect(g[0] == req, f"{what} {k}: requests {g[0]}, want {req}")
         expect(abs(g[1] - rate) <= max(0.011, rate * 0.01),
                f"{what} {k}: {g[1]} req/s, want {rate:.3f}")
@@ -593,6 +598,22 @@ def topology_check(r):
            texts.count("p95") == len(edges), "edge labels missing in SVG")
     ok(f"SVG through dot: {len(edges)} labelled edges, "
        f"{len(want_nodes)} service nodes")
+
+    # a serving node shows the protocol of most requests to it
+    protos = {"backend": ["http", "http", "grpc"], "db": ["postgresql"],
+              "cache": ["unknown"]}
+    precs = []
+    for i, x in enumerate(r for r in recs if r["dst"] in protos):
+        y = dict(x)
+        y["protocol"] = protos[x["dst"]][i % len(protos[x["dst"]])]
+        y["requests"] = 10 if y["protocol"] != "grpc" else 1
+        precs.append(y)
+    nodes, _ = parse_dot(r.ok_run("topology", "-i",
+                                  r.write("proto.json", precs)))
+    labels = set(nodes.values())
+    expect({"backend\\nhttp", "db\\npostgresql", "cache"} <= labels,
+           f"node labels {labels}")
+    ok("nodes labelled with their protocol (unknown left out)")
 
 
 # --------------------------------------------------------------- errors

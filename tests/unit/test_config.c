@@ -309,6 +309,11 @@ static void test_tcp(void)
 	CHECK_STR(parse("collectors:\n  tcp: { enabled: true }\n", &cfg), "ok");
 	CHECK(cfg.tcp.sw.enabled && !cfg.tcp.sw.required);
 	CHECK(cfg.tcp.requests == TCP_RECORDS_ALL);
+	CHECK(cfg.tcp.protocols); /* identified unless switched off */
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { protocols: false }\n", &cfg),
+		  "ok");
+	CHECK(cfg.tcp.sw.enabled && !cfg.tcp.protocols);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  tcp: { requests: none }\n", &cfg), "ok");
 	CHECK(cfg.tcp.sw.enabled && cfg.tcp.requests == TCP_RECORDS_NONE);

@@ -145,6 +145,37 @@ static void test_replicas(void)
 	topo__free(g);
 }
 
+/* Each edge carries the protocol of most of its requests, over the
+ * nodes that reported it; names kmond does not give are not counted. */
+static void test_protocol(void)
+{
+	struct topo_graph *g = topo__new();
+	const struct topo_edge *e;
+	size_t n;
+
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":5,\"protocol\":\"http\"}");
+	add(g, "{\"kind\":\"topology\",\"ts\":2,\"node\":\"n2\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":7,\"protocol\":\"http2\"}");
+	add(g, "{\"kind\":\"topology\",\"ts\":3,\"node\":\"n1\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":4,\"protocol\":\"http\"}");
+	add(g, "{\"kind\":\"topology\",\"ts\":3,\"node\":\"n1\",\"src\":\"A\","
+	       "\"dst\":\"C\",\"requests\":4,\"protocol\":\"gopher\"}");
+	e = find(g, "A", "B", &n);
+	CHECK(e && e->protocol && !strcmp(e->protocol, "http"));
+	e = find(g, "A", "C", &n);
+	CHECK(e && !e->protocol);
+	{
+		struct strbuf dot = { 0 };
+
+		topo__dot(g, &dot);
+		CHECK(strstr(dot.buf, "\t\"B\" [label=\"B\\nhttp\"];\n") != NULL);
+		CHECK(strstr(dot.buf, "\t\"C\";\n") != NULL);
+		strbuf__free(&dot);
+	}
+	topo__free(g);
+}
+
 /* The server's node only knows the client's address, the client's node
  * only the server's: the addresses each end gives for its own service
  * join them into A -> B, whichever record came first. */
@@ -341,6 +372,7 @@ int main(void)
 	test_both_ends();
 	test_client_only();
 	test_replicas();
+	test_protocol();
 	test_addresses();
 	test_percentiles();
 	test_rejects();

@@ -12,11 +12,14 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -34,15 +37,36 @@
 #include "lib/maps.h"
 #include "provider/provider.h"
 #include "lib/record.h"
+#include "lib/protocol.h"
+#include "collectors/proto_track.h"
 #include "bpf/tcp.h"
 #include "tcp.skel.h"
 
-enum { HOOK_RECV, HOOK_SEND, HOOK_STATE, HOOK_SEND_ENTRY, NR_HOOKS };
+/* One ring carries them all, told apart by their sizes. */
+_Static_assert(sizeof(struct proto_sample) != sizeof(struct tcp_event) &&
+		       sizeof(struct proto_close) != sizeof(struct tcp_event) &&
+		       sizeof(struct proto_close) != sizeof(struct proto_sample) &&
+		       sizeof(struct proto_hello) != sizeof(struct tcp_event) &&
+		       sizeof(struct proto_hello) != sizeof(struct proto_close),
+	       "protocol samples, closes and request events need different sizes");
+
+enum {
+	HOOK_RECV,
+	HOOK_SEND,
+	HOOK_STATE,
+	HOOK_SEND_ENTRY,
+	HOOK_PROTO_SEND,
+	NR_HOOKS
+};
 
 /* What was reported of one edge: the kernel's cumulative sums. */
 struct edge_state {
 	uint64_t requests, req_bytes, resp_bytes;
 	uint64_t buckets[HIST_BUCKETS];
+	uint64_t proto_requests[TCP_PROTO_SLOTS];
+	/* requests of connections decided after they closed, counted
+	 * undecided by the kernel: they move at the next report */
+	uint64_t moves[PROTO_NR];
 };
 
 struct tcp_collector {
@@ -54,6 +78,9 @@ struct tcp_collector {
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
 	struct record rec;
+	struct proto_track *proto; /* NULL: protocols not identified */
+	struct tcp_edge close_edge; /* the edge on_close() found last */
+	struct edge_state *close_state; /* its state; NULL once freed */
 };
 
 static const struct hook tcp_hooks[] = {
@@ -79,6 +106,11 @@ static const struct hook tcp_hooks[] = {
 	 * with the state in sockets. */
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
 	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" } },
+	  1, .optional = true },
+	/* protocol identification's sends; without it, the root cgroup's
+	 * egress (see bpf/proto.bpf.h) */
+	[HOOK_PROTO_SEND] = { "proto_send",
+	  { { ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked" } },
 	  1, .optional = true },
 };
 
@@ -255,12 +287,66 @@ static void add_side(struct tcp_collector *c, const struct tcp_event *e)
 	record__str(&c->rec, "dst", dst);
 }
 
+static struct edge_state *edge_state(struct tcp_collector *c,
+				     const struct tcp_edge *e);
+
+/* A connection that closed before the kernel had its verdict: its
+ * requests, counted undecided on its edge, move to its protocol. The
+ * edge is the one the kernel's edge_of() chose. */
+static void on_close(struct tcp_collector *c, const struct proto_close *s)
+{
+	struct tcp_edge e = { 0 };
+	int proto;
+
+	proto_track__close(c->proto, s);
+	proto = proto_track__closed_proto(c->proto);
+	if (s->role != TCP_ROLE_SERVER || !s->requests)
+		return;
+	e.dst_svc = s->svc;
+	e.dst_pid = s->svc ? 0 : s->pid;
+	if (s->src_known) {
+		e.src_svc = s->src.svc;
+		e.src_pid = s->src.svc ? 0 : s->src.pid;
+	} else {
+		memcpy(e.src_addr, s->t.raddr, 16);
+		e.src_family = s->t.family;
+	}
+	/* most closes are on the edge of the one before */
+	if (!c->close_state || memcmp(&e, &c->close_edge, sizeof(e))) {
+		c->close_edge = e;
+		c->close_state = edge_state(c, &e);
+	}
+	c->close_state->moves[proto] += s->requests;
+}
+
+/* The kernel's verdict, else ours (it finished before the kernel got
+ * the verdict). */
+static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
+{
+	if (e->proto < PROTO_NR)
+		return e->proto;
+	return c->proto ? proto_track__conn(c->proto, e->cookie) :
+			  PROTO_UNKNOWN;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct tcp_collector *c = ctx;
 	const struct tcp_event *e = data;
 	struct proc_name who;
 
+	/* a hello is a sample with more bytes (caplen says how many) */
+	if (len == sizeof(struct proto_sample) ||
+	    len == sizeof(struct proto_hello)) {
+		if (c->proto)
+			proto_track__sample(c->proto, data);
+		return 0;
+	}
+	if (len == sizeof(struct proto_close)) {
+		if (c->proto)
+			on_close(c, data);
+		return 0;
+	}
 	if (len < sizeof(*e))
 		return 0;
 	/* Events wait up to an interval: stamp them with their end. */
@@ -274,6 +360,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	record__u64(&c->rec, "req_bytes", e->req_bytes);
 	record__u64(&c->rec, "resp_bytes", e->resp_bytes);
 	add_side(c, e);
+	record__str(&c->rec, "protocol", protocol__name(conn_proto(c, e)));
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 	return 0;
@@ -299,6 +386,8 @@ static int read_edge(struct tcp_collector *c, int fd, const struct tcp_edge *e,
 		sum->requests += v->requests;
 		sum->req_bytes += v->req_bytes;
 		sum->resp_bytes += v->resp_bytes;
+		for (int p = 0; p < TCP_PROTO_SLOTS; p++)
+			sum->proto_requests[p] += v->proto_requests[p];
 		if (v->dst_family) {
 			memcpy(sum->dst_addr, v->dst_addr, 16);
 			sum->dst_family = v->dst_family;
@@ -361,6 +450,24 @@ static void emit_edge_hist(struct tcp_collector *c, uint64_t ts,
 	exporter__send(c->k->exporter, &c->rec);
 }
 
+/* The protocol of most of the edge's requests this interval; those the
+ * kernel finished undecided count for the server's usual protocol. */
+static int edge_proto(struct tcp_collector *c, const struct tcp_edge *e,
+		      const struct edge_state *d)
+{
+	uint64_t n[PROTO_NR];
+	int best = PROTO_UNKNOWN;
+
+	memcpy(n, d->proto_requests, sizeof(n));
+	if (c->proto && d->proto_requests[TCP_PROTO_UNDECIDED])
+		n[proto_track__server(c->proto, e->dst_pid, e->dst_svc)] +=
+			d->proto_requests[TCP_PROTO_UNDECIDED];
+	for (int p = 0; p < PROTO_NR; p++)
+		if (n[p] > n[best])
+			best = p;
+	return best;
+}
+
 static void emit_edge(struct tcp_collector *c, uint64_t ts,
 		      const struct tcp_edge *e, const struct tcp_edge_val *v,
 		      const struct edge_state *d, const struct hist *h,
@@ -369,6 +476,7 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	char src[CONFIG_NAME_MAX + 16], dst[CONFIG_NAME_MAX + 16];
 	char addr[INET6_ADDRSTRLEN];
 	bool src_gone = false;
+	int proto;
 
 	if (e->side == TCP_SIDE_CLIENT) {
 		*gone = false;
@@ -384,6 +492,7 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	else
 		format_addr(e->src_family, e->src_addr, src, sizeof(src));
 	*gone = *gone || src_gone;
+	proto = edge_proto(c, e, d);
 	record__begin(&c->rec, "topology", ts, c->k->cfg.node);
 	record__str(&c->rec, "src", src);
 	record__str(&c->rec, "dst", dst);
@@ -410,6 +519,7 @@ static void emit_edge(struct tcp_collector *c, uint64_t ts,
 	record__u64(&c->rec, "latency_p50_ns", hist__percentile(h, 50));
 	record__u64(&c->rec, "latency_p95_ns", hist__percentile(h, 95));
 	record__u64(&c->rec, "latency_p99_ns", hist__percentile(h, 99));
+	record__str(&c->rec, "protocol", protocol__name(proto));
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 	emit_edge_hist(c, ts, src, dst, h);
@@ -450,6 +560,20 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	was->requests = now.requests;
 	was->req_bytes = now.req_bytes;
 	was->resp_bytes = now.resp_bytes;
+	for (int p = 0; p < TCP_PROTO_SLOTS; p++) {
+		d.proto_requests[p] = now.proto_requests[p] -
+				      was->proto_requests[p];
+		was->proto_requests[p] = now.proto_requests[p];
+	}
+	for (int p = 0; p < PROTO_NR; p++) {
+		uint64_t *undecided = &d.proto_requests[TCP_PROTO_UNDECIDED];
+		uint64_t m = was->moves[p] < *undecided ? was->moves[p] :
+							  *undecided;
+
+		d.proto_requests[p] += m;
+		*undecided -= m;
+		was->moves[p] = 0; /* what found nothing to move is stale */
+	}
 	edge_delta(was, &now, &h);
 	if (d.requests)
 		emit_edge(c, ts, e, &now, &d, &h, &gone);
@@ -484,6 +608,7 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 		if (v)
 			free((void *)(uintptr_t)*v);
 		hashmap__delete(c->edges, h);
+		c->close_state = NULL;
 	}
 	free(gone);
 }
@@ -537,6 +662,8 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	(void)k; /* the daemon drained every ring before collecting */
 	c->realtime_offset = realtime_offset();
 	report_topology(c, ts);
+	if (c->proto)
+		proto_track__collect(c->proto, ts);
 	refresh_listeners(c);
 }
 
@@ -546,12 +673,15 @@ static void tcp_stats(void *state, struct collector_stats *st)
 	int fd = bpf_map__fd(c->skel->maps.tcp_stats);
 	__u32 seen = TCP_REQUESTS_SEEN, rb = TCP_RB_LOST;
 	__u32 conns = TCP_CONNS_FULL, edges = TCP_EDGES_FULL;
+	__u32 proto = TCP_PROTO_LOST;
 
 	st->events = map_percpu_sum(fd, &seen);
 	/* A full ringbuf loses a record (topology still counts it); full
 	 * maps lose connections or requests. */
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
-		   map_percpu_sum(fd, &edges);
+		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto);
+	if (c->proto) /* samples of connections it had no room to follow */
+		st->lost += proto_track__dropped(c->proto);
 }
 
 /* --- life cycle --- */
@@ -565,6 +695,7 @@ static void tcp_stop(void *state)
 	if (!c)
 		return;
 	tcp_bpf__destroy(c->skel);
+	proto_track__free(c->proto);
 	if (c->edges)
 		while (hashmap__next(c->edges, &pos, &h, &v))
 			free((void *)(uintptr_t)v);
@@ -572,6 +703,92 @@ static void tcp_stop(void *state)
 	free(c->vals);
 	record__free(&c->rec);
 	free(c);
+}
+
+/* --- protocol identification --- */
+
+/* It reads the connection state in the sockets: only with every hook on
+ * tp_btf (see tcp.bpf.c). */
+static void proto_open(struct tcp_collector *c, bool send_hook)
+{
+	bool on = c->skel->rodata->conn_in_socket && c->k->cfg.tcp.protocols;
+	bool at_send = on && send_hook;
+
+	c->skel->rodata->proto_capture = on;
+	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
+	/* sends: at the send call, else every egress segment */
+	bpf_program__set_autoload(c->skel->progs.proto_send, at_send);
+	bpf_program__set_autoload(c->skel->progs.proto_egress,
+				  on && !at_send);
+	if (!c->k->cfg.tcp.protocols)
+		log_debug("tcp: protocol identification off (protocols: false)");
+	else if (!on)
+		log_info("tcp: protocol identification unavailable (it needs "
+			 "every tcp hook on tp_btf)");
+}
+
+/* Where the cgroup v2 hierarchy is mounted ("" when it is not). */
+static void cgroup2_root(char *path, size_t len)
+{
+	char dev[256], dir[PATH_MAX], type[64];
+	FILE *f = fopen("/proc/self/mounts", "r");
+
+	path[0] = '\0';
+	if (!f)
+		return;
+	while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3) {
+		if (!strcmp(type, "cgroup2")) {
+			snprintf(path, len, "%s", dir);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* The capture programs on the root cgroup: every socket's segments.
+ * Without them the collector runs on, every protocol unknown. */
+static void proto_attach(struct tcp_collector *c)
+{
+	struct bpf_link *in = NULL, *out = NULL;
+	char root[PATH_MAX];
+	int fd, err = 0;
+
+	if (!c->skel->rodata->proto_capture)
+		return;
+	cgroup2_root(root, sizeof(root));
+	fd = root[0] ? open(root, O_RDONLY | O_DIRECTORY) : -ENOENT;
+	if (fd < 0) {
+		log_warn("tcp: protocol identification off: no cgroup v2 "
+			 "hierarchy");
+		return;
+	}
+	in = bpf_program__attach_cgroup(c->skel->progs.proto_ingress, fd);
+	if (!in)
+		err = -errno;
+	/* proto_send, a tracepoint, came with tcp_bpf__attach */
+	if (!err && !bpf_program__autoload(c->skel->progs.proto_send)) {
+		out = bpf_program__attach_cgroup(c->skel->progs.proto_egress,
+						 fd);
+		if (!out)
+			err = -errno;
+	}
+	close(fd);
+	if (err) {
+		log_warn("tcp: protocol identification off: attach to %s: %s",
+			 root, strerror(-err));
+		bpf_link__destroy(in);
+		bpf_link__destroy(c->skel->links.proto_send);
+		c->skel->links.proto_send = NULL;
+		return;
+	}
+	c->skel->links.proto_ingress = in;
+	c->skel->links.proto_egress = out;
+	c->proto = proto_track__new(
+		c->k, bpf_map__fd(c->skel->maps.proto_verdicts),
+		&c->skel->bss->proto_verdict_gen);
+	if (!c->proto)
+		log_warn("tcp: protocol identification off: out of memory");
+	log_debug("tcp: protocols identified from the segments of %s", root);
 }
 
 static int tcp_open(struct tcp_collector *c, struct kmond *k)
@@ -608,6 +825,7 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	/* Some hook is not tp_btf: its programs need preallocated maps. */
 	if (!c->skel->rodata->conn_in_socket)
 		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
+	proto_open(c, chosen[HOOK_PROTO_SEND] >= 0);
 	return err ?: provider__share_maps(k->provider, c->skel->obj);
 }
 
@@ -643,6 +861,7 @@ static int tcp_start(struct kmond *k, void **state)
 		log_error("failed to attach tcp: %s", strerror(-err));
 		goto cleanup;
 	}
+	proto_attach(c);
 	*state = c;
 	return 0;
 cleanup:

@@ -654,12 +654,19 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		tc->no_client = !on;
 		return 0;
 	}
+	if (strcmp(key, "protocols") == 0)
+		return get_bool(p, v, "protocols", &tc->protocols);
 	return unknown_key(p, k, "collectors.tcp");
 }
 
 static void drop_defaults(struct config *cfg)
 {
 	cfg->drop.samples = CONFIG_DROP_SAMPLES;
+}
+
+static void tcp_defaults(struct config *cfg)
+{
+	cfg->tcp.protocols = true;
 }
 
 static void offcpu_defaults(struct config *cfg)
@@ -676,7 +683,7 @@ static const struct collector_section {
 } collector_sections[] = {
 	{ "syscall", offsetof(struct config, syscall), syscall_pair, NULL },
 	{ "drop", offsetof(struct config, drop), drop_pair, drop_defaults },
-	{ "tcp", offsetof(struct config, tcp), tcp_pair, NULL },
+	{ "tcp", offsetof(struct config, tcp), tcp_pair, tcp_defaults },
 	{ "bio", offsetof(struct config, bio), bio_pair, NULL },
 	{ "counters", offsetof(struct config, counters), counters_pair, NULL },
 	{ "offcpu", offsetof(struct config, offcpu), offcpu_pair,

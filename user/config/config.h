@@ -118,6 +118,9 @@ struct tcp_cfg {
 	struct cidr nodes[CONFIG_MAX_NODES];
 	uint32_t nnodes;
 	bool no_client; /* client: false: client-side tracking off for all */
+	/* identify each connection's protocol (default on; read when the
+	 * collector starts) */
+	bool protocols;
 };
 
 enum exporter_type {

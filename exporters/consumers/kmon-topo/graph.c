@@ -15,6 +15,7 @@
 #include "lib/hashmap.h"
 #include "lib/histogram.h"
 #include "lib/json_parse.h"
+#include "lib/protocol.h"
 #include "lib/record.h"
 #include "lib/xalloc.h"
 
@@ -43,6 +44,7 @@ struct raw_edge {
 	uint64_t requests, bytes, reports, first_ts, last_ts;
 	struct hist *lat; /* NULL until a report carries latency */
 	struct table nodes; /* of struct keyed: node names */
+	uint64_t protos[PROTO_NR]; /* requests by protocol id */
 };
 
 struct alias {
@@ -55,6 +57,7 @@ struct side_sum {
 	uint64_t requests, bytes, reports, first_ts, last_ts;
 	struct hist lat;
 	struct table nodes;
+	uint64_t protos[PROTO_NR];
 };
 
 struct merged {
@@ -263,7 +266,8 @@ int topo__parse(const struct json_value *rec, struct topo_report *r,
 	    req_str(rec, "dst", &r->dst, err, errlen) ||
 	    opt_str(rec, "src_addr", &r->src_addr, err, errlen) ||
 	    opt_str(rec, "dst_addr", &r->dst_addr, err, errlen) ||
-	    opt_str(rec, "side", &side, err, errlen))
+	    opt_str(rec, "side", &side, err, errlen) ||
+	    opt_str(rec, "protocol", &r->protocol, err, errlen))
 		return -1;
 	if (!json__get(rec, "ts") || !json__get(rec, "requests")) {
 		snprintf(err, errlen, "%s: missing",
@@ -354,6 +358,10 @@ void topo__add(struct topo_graph *g, const struct topo_report *r)
 	span__add(&e->first_ts, &e->last_ts, e->reports, r->ts, r->ts);
 	e->reports++;
 	e->requests += r->requests;
+	/* a name kmond does not give counts as unknown */
+	for (int p = 1; r->protocol && p < PROTO_NR; p++)
+		if (!strcmp(r->protocol, protocol__name(p)))
+			e->protos[p] += r->requests;
 	e->bytes += r->bytes;
 	if (r->requests && (r->p50 || r->p95 || r->p99)) {
 		if (!e->lat) {
@@ -401,6 +409,8 @@ static void side__add(struct side_sum *s, const struct raw_edge *e)
 	s->reports += e->reports;
 	s->requests += e->requests;
 	s->bytes += e->bytes;
+	for (int p = 0; p < PROTO_NR; p++)
+		s->protos[p] += e->protos[p];
 	if (e->lat)
 		hist__merge(&s->lat, e->lat);
 	for (size_t i = 0; i < e->nodes.n; i++)
@@ -500,6 +510,11 @@ const struct topo_edge *topo__merge(struct topo_graph *g, size_t *n)
 		}
 		for (int k = 0; k < TOPO_SIDES; k++)
 			e->nodes[k] = names_of(&m->sides[k].nodes, &pool);
+		for (int p = 1, best = 0; p < PROTO_NR; p++)
+			if (s->protos[p] > s->protos[best]) {
+				best = p;
+				e->protocol = protocol__name(p);
+			}
 	}
 	qsort(g->edges, g->merged.n, sizeof(*g->edges), edge_cmp);
 	*n = g->merged.n;
@@ -563,6 +578,8 @@ void topo__json(struct topo_graph *g, uint64_t ts, const char *node,
 		record__u64(r, "first_ts", e->first_ts);
 		record__u64(r, "last_ts", e->last_ts);
 		record__u64(r, "reports", e->reports);
+		if (e->protocol)
+			record__str(r, "protocol", e->protocol);
 		json_names(r, "server_nodes", e->nodes[TOPO_SERVER]);
 		json_names(r, "client_nodes", e->nodes[TOPO_CLIENT]);
 		record__object_end(r);
@@ -618,8 +635,30 @@ void topo__dot(struct topo_graph *g, struct strbuf *out)
 			  "\trankdir=LR;\n"
 			  "\tnode [shape=box, style=rounded];\n");
 	for (i = 0; names[i]; i++) {
+		const char *proto = NULL;
+		uint64_t most = 0;
+
+		/* a server shows the protocol of the edge into it with the
+		 * most requests */
+		for (size_t k = 0; k < n; k++)
+			if (edges[k].protocol && edges[k].requests >= most &&
+			    !strcmp(edges[k].dst, names[i])) {
+				most = edges[k].requests;
+				proto = edges[k].protocol;
+			}
 		strbuf__addc(out, '\t');
 		dot_str(out, names[i]);
+		if (proto) {
+			strbuf__adds(out, " [label=");
+			strbuf__addc(out, '"');
+			for (const char *c = names[i]; *c; c++) {
+				if (*c == '"' || *c == '\\')
+					strbuf__addc(out, '\\');
+				if ((unsigned char)*c >= 0x20)
+					strbuf__addc(out, *c);
+			}
+			strbuf__addf(out, "\\n%s\"]", proto);
+		}
 		strbuf__adds(out, ";\n");
 	}
 	for (i = 0; i < n; i++) {

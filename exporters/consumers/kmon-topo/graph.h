@@ -50,6 +50,7 @@ struct topo_report {
 	uint64_t ts;
 	uint64_t requests, bytes;
 	uint64_t p50, p95, p99; /* ns; all 0 when the record has none */
+	const char *protocol; /* the server's; NULL when absent */
 };
 
 /* One merged edge, as printed. */
@@ -60,6 +61,9 @@ struct topo_edge {
 	uint64_t p50, p95, p99;
 	uint64_t first_ts, last_ts;
 	uint64_t reports; /* records merged into the chosen side */
+	/* the protocol of most of its requests (of the chosen side), NULL
+	 * when no report named one */
+	const char *protocol;
 	/* NULL-terminated node names that reported it, per side */
 	const char **nodes[TOPO_SIDES];
 };

@@ -7,7 +7,9 @@
  * shows the highest per-interval p95 (the worst interval seen). Requests
  * per second divide by the time the records cover: from the first to the
  * last record timestamp plus one interval (--interval, or the smallest gap
- * between record timestamps, or 1 s when all share one timestamp). */
+ * between record timestamps, or 1 s when all share one timestamp).
+ * Edges show requests/s and bytes/s; a node that serves shows the
+ * protocol most requests to it had (records' optional "protocol"). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -26,10 +28,15 @@
 #define SAME_INTERVAL_NS 50000000ULL
 #define DEFAULT_INTERVAL_NS 1000000000ULL
 
+#define MAX_PROTOS 16
+
 struct edge {
 	char *src, *dst; /* NULL = unknown peer */
 	uint64_t requests, bytes, records;
 	uint64_t p50, p95, p99; /* highest per-interval value */
+	/* requests by protocol name (the first MAX_PROTOS names seen) */
+	char *proto[MAX_PROTOS];
+	uint64_t proto_requests[MAX_PROTOS];
 };
 
 struct topo {
@@ -67,6 +74,57 @@ static struct edge *topo__edge(struct topo *t, const char *src,
 	t->edges[t->n] = (struct edge){ .src = strdup_or_null(src),
 					.dst = strdup_or_null(dst) };
 	return &t->edges[t->n++];
+}
+
+/* Counts requests under the record's protocol (when it names one). */
+static void edge__protocol(struct edge *e, const char *proto,
+			   uint64_t requests)
+{
+	int i;
+
+	if (!proto || !strcmp(proto, "unknown"))
+		return;
+	for (i = 0; i < MAX_PROTOS && e->proto[i]; i++)
+		if (!strcmp(e->proto[i], proto))
+			break;
+	if (i == MAX_PROTOS)
+		return;
+	if (!e->proto[i])
+		e->proto[i] = xstrdup(proto);
+	e->proto_requests[i] += requests;
+}
+
+/* The protocol most requests to the node called name had, NULL when
+ * none was named. */
+static const char *node_protocol(const struct topo *t, const char *name)
+{
+	struct edge sum = { 0 }; /* its protocols over every edge into it */
+	const char *best = NULL;
+	uint64_t most = 0;
+
+	for (size_t i = 0; name && i < t->n; i++) {
+		const struct edge *e = &t->edges[i];
+
+		if (!same_name(e->dst, name))
+			continue;
+		for (int k = 0; k < MAX_PROTOS && e->proto[k]; k++) {
+			int q;
+
+			for (q = 0; q < MAX_PROTOS && sum.proto[q]; q++)
+				if (!strcmp(sum.proto[q], e->proto[k]))
+					break;
+			if (q == MAX_PROTOS)
+				continue;
+			sum.proto[q] = e->proto[k]; /* borrowed, not copied */
+			sum.proto_requests[q] += e->proto_requests[k];
+		}
+	}
+	for (int q = 0; q < MAX_PROTOS && sum.proto[q]; q++)
+		if (sum.proto_requests[q] > most) {
+			most = sum.proto_requests[q];
+			best = sum.proto[q];
+		}
+	return best;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -110,6 +168,7 @@ static int topo__record(const struct json_value *rec, const char *kind,
 	t->records++;
 
 	e = topo__edge(t, src, dst);
+	edge__protocol(e, json__str(json__get(rec, "protocol")), requests);
 	e->requests += requests;
 	e->bytes += bytes;
 	e->records++;
@@ -187,7 +246,7 @@ static int node_id(char **names, size_t *n, const char *name)
 static void dot__render(struct topo *t, struct strbuf *sb)
 {
 	char **names = xrealloc(NULL, 2 * t->n * sizeof(*names));
-	char from[32], to[32], buf[64], p50[32], p95[32], p99[32];
+	char from[32], to[32], buf[64], p50[32], p95[32], p99[32], bps[64];
 	uint64_t interval, span = topo__span(t, &interval), max_req = 1;
 	double secs = (double)span / 1e9;
 	size_t nnames = 0, i;
@@ -214,8 +273,14 @@ static void dot__render(struct topo *t, struct strbuf *sb)
 		node_id(names, &nnames, t->edges[i].dst);
 	}
 	for (i = 0; i < nnames; i++) {
+		const char *proto = node_protocol(t, names[i]);
+
 		strbuf__addf(sb, "\tn%zu [label=\"", i);
 		dot__str(sb, names[i] ? names[i] : "(unknown)");
+		if (proto) {
+			strbuf__adds(sb, "\\n");
+			dot__str(sb, proto);
+		}
 		strbuf__addf(sb, "\"%s];\n",
 			     names[i] ? "" : ", style=\"rounded,dashed\"");
 	}
@@ -230,11 +295,12 @@ static void dot__render(struct topo *t, struct strbuf *sb)
 		fmt__duration(p99, sizeof(p99), (double)e->p99);
 		fmt__count(buf, sizeof(buf), rate < 10 ? round(rate * 100) / 100 :
 					     round(rate * 10) / 10);
+		fmt__count(bps, sizeof(bps), round((double)e->bytes / secs));
 		strbuf__addf(sb,
-			     "\tn%d -> n%d [label=\"%s req/s\\np95 %s\\n \", "
+			     "\tn%d -> n%d [label=\"%s req/s, %s B/s\\np95 %s\\n \", "
 			     "penwidth=%.2f, tooltip=\"",
 			     node_id(names, &nnames, e->src),
-			     node_id(names, &nnames, e->dst), buf, p95,
+			     node_id(names, &nnames, e->dst), buf, bps, p95,
 			     1 + 4 * log1p((double)e->requests) /
 					 log1p((double)max_req));
 		dot__str(sb, e->src ? e->src : "(unknown)");
@@ -367,6 +433,8 @@ cleanup:
 	for (i = 0; i < t.n; i++) {
 		free(t.edges[i].src);
 		free(t.edges[i].dst);
+		for (int k = 0; k < MAX_PROTOS; k++)
+			free(t.edges[i].proto[k]);
 	}
 	free(t.edges);
 	free(t.ts);

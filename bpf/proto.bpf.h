@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Protocol identification, the kernel side (included by tcp.bpf.c: it
+ * works on the tcp collector's connection state; see proto.h).
+ *
+ * What a socket receives is captured on the root cgroup's ingress: it
+ * sees every segment with its payload readable by bpf_skb_load_bytes
+ * wherever it lies (a received TCP segment's payload is in page
+ * fragments, which the BTF tracepoint tcp_probe would make us chase by
+ * hand, without the kernel's page_offset_base). What it sends is read
+ * from the sender's own buffer at tcp_sendmsg_locked, once per send call
+ * (the cgroup's egress, which sees every segment and ack, stands in where
+ * that tracepoint is missing). A segment costs one socket-storage lookup;
+ * only connections still undecided go further, and at most
+ * PROTO_MAX_SEGS messages each way reach the ring. */
+#ifndef KMON_PROTO_BPF_H
+#define KMON_PROTO_BPF_H
+
+#include "proto.h"
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+
+/* Set before load: capture is on (the connection state lives in the
+ * sockets, which is where these programs find it). */
+const volatile bool proto_capture;
+
+/* cookie -> verdict, written by user space. An LRU: the verdict of a
+ * connection that closed before the kernel took it ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROTO_MAX_VERDICTS);
+	__type(key, __u64);
+	__type(value, struct proto_verdict);
+} proto_verdicts SEC(".maps");
+
+/* Bumped by user space after it wrote verdicts: a connection looks for
+ * its verdict only when some came since it last looked (most short
+ * connections never see one, and skip the lookup). */
+volatile __u32 proto_verdict_gen;
+
+/* Takes the verdict user space left for c, if any. */
+static __always_inline void proto_resolve(struct tcp_conn *c)
+{
+	struct proto_verdict *v;
+	__u32 gen = proto_verdict_gen;
+
+	if (c->proto_state != PROTO_CAPTURING &&
+	    c->proto_state != PROTO_WAITING)
+		return;
+	if (!c->proto_cookie || c->proto_gen == gen)
+		return;
+	c->proto_gen = gen;
+	v = bpf_map_lookup_elem(&proto_verdicts, &c->proto_cookie);
+	if (!v)
+		return;
+	c->proto = v->proto < PROTO_NR ? v->proto : PROTO_UNKNOWN;
+	c->proto_state = PROTO_DECIDED;
+	bpf_map_delete_elem(&proto_verdicts, &c->proto_cookie);
+	if (c->role == TCP_ROLE_SERVER)
+		edge_reattribute(c);
+}
+
+/* What a finished request counts under. */
+static __always_inline __u32 proto_slot(const struct tcp_conn *c)
+{
+	if (c->proto_state == PROTO_DECIDED)
+		return c->proto;
+	if (c->proto_state == PROTO_OFF)
+		return PROTO_UNKNOWN;
+	return TCP_PROTO_UNDECIDED;
+}
+
+static __always_inline void proto_header(struct proto_sample *s,
+					 const struct tcp_conn *c)
+{
+	s->cookie = c->proto_cookie;
+	s->ts = bpf_ktime_get_ns();
+	/* the owner's view, once it has read or written */
+	if (c->pid)
+		s->t = c->t;
+	else
+		__builtin_memset(&s->t, 0, sizeof(s->t));
+	s->pid = c->pid;
+	s->svc = c->svc;
+	s->role = c->role;
+	__builtin_memset(s->pad, 0, sizeof(s->pad));
+}
+
+/* The connection closes undecided: user space decides on what it has. */
+static __always_inline void proto_closed(struct tcp_conn *c)
+{
+	struct proto_close *s;
+
+	/* A verdict user space writes after this ages out of the LRU
+	 * (cookies are never reused). */
+	if ((c->proto_state != PROTO_CAPTURING &&
+	     c->proto_state != PROTO_WAITING) ||
+	    !c->proto_cookie)
+		return;
+	s = bpf_ringbuf_reserve(&tcp_events, sizeof(*s), 0);
+	if (!s) {
+		stat_inc(&tcp_stats, TCP_PROTO_LOST);
+		return;
+	}
+	s->cookie = c->proto_cookie;
+	s->t = c->t;
+	s->pid = c->pid;
+	s->svc = c->svc;
+	s->role = c->role;
+	s->src_known = c->src_known;
+	s->src = c->src;
+	s->requests = c->requests;
+	__builtin_memset(s->pad, 0, sizeof(s->pad));
+	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+/* Where the TCP payload of skb starts (network header first), and its
+ * sequence number; 0 when it is not TCP. Two loads: the IP header, then
+ * the TCP header's sequence number and data offset. */
+static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq)
+{
+	__u8 ip[10], tcp[9];
+	__u32 off;
+
+	if (bpf_skb_load_bytes(skb, 0, ip, sizeof(ip)))
+		return 0;
+	if (skb->protocol == bpf_htons(ETH_P_IP) && ip[9] == IPPROTO_TCP)
+		off = (ip[0] & 0xf) * 4;
+	/* extension headers: not before TCP on a socket's own segments in
+	 * practice */
+	else if (skb->protocol == bpf_htons(ETH_P_IPV6) && ip[6] == IPPROTO_TCP)
+		off = 40;
+	else
+		return 0;
+	if (bpf_skb_load_bytes(skb, off + 4, tcp, sizeof(tcp)))
+		return 0;
+	*seq = (__u32)tcp[0] << 24 | (__u32)tcp[1] << 16 |
+	       (__u32)tcp[2] << 8 | tcp[3];
+	return off + (tcp[8] >> 4) * 4;
+}
+
+/* Whether a message starting with these 6 bytes is a TLS ClientHello
+ * (a handshake record of version 3.x holding handshake type 1). */
+static __always_inline bool tls_hello(const __u8 *h)
+{
+	return h[0] == 0x16 && h[1] == 3 && h[5] == 1;
+}
+
+/* A sample of PROTO_SAMPLE_BYTES, or of PROTO_HELLO_BYTES for a hello. */
+static __always_inline struct proto_sample *reserve_sample(bool hello)
+{
+	struct proto_sample *s;
+
+	if (hello)
+		s = bpf_ringbuf_reserve(&tcp_events, sizeof(struct proto_hello),
+					0);
+	else
+		s = bpf_ringbuf_reserve(&tcp_events, sizeof(*s), 0);
+	if (!s)
+		stat_inc(&tcp_stats, TCP_PROTO_LOST);
+	return s;
+}
+
+/* The bytes to capture of len: 1 .. the sample's room, as the verifier
+ * can see it (the compiler would fold a mask written in C: it knows the
+ * bounds already). */
+static __always_inline __u32 cap_of(__u32 len, bool hello)
+{
+	__u32 cap;
+
+	if (hello) {
+		cap = (len < PROTO_HELLO_BYTES ? len : PROTO_HELLO_BYTES) - 1;
+		asm volatile("%[cap] &= 511" : [cap] "+r"(cap));
+	} else {
+		cap = (len < PROTO_SAMPLE_BYTES ? len : PROTO_SAMPLE_BYTES) - 1;
+		asm volatile("%[cap] &= 63" : [cap] "+r"(cap));
+	}
+	return cap + 1;
+}
+
+static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
+{
+	struct bpf_sock *sk = skb->sk;
+	struct proto_sample *s;
+	struct tcp_conn *c;
+	__u32 off, len, cap, seq = 0;
+	bool hello;
+	__u8 seg, head[6];
+
+	if (!sk)
+		return;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return;
+	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	/* the one test every segment of a decided connection pays */
+	if (!c || c->proto_state != PROTO_CAPTURING)
+		return;
+	seg = c->proto_segs[dir & 1];
+	if (seg >= PROTO_MAX_SEGS)
+		return;
+	off = payload_offset(skb, &seq);
+	if (!off || skb->len <= off)
+		return; /* no payload: a handshake, an ack */
+	len = skb->len - off;
+	if (!c->proto_cookie) {
+		c->proto_cookie = bpf_get_socket_cookie(skb);
+		c->proto_gen = proto_verdict_gen; /* nothing for it yet */
+	}
+	proto_resolve(c);
+	if (c->proto_state != PROTO_CAPTURING)
+		return;
+	/* a retransmission, or a segment out of order: not the stream's
+	 * next bytes */
+	if (seg && seq != c->proto_next[dir & 1])
+		return;
+	c->proto_next[dir & 1] = seq + len;
+	c->proto_segs[dir & 1] = seg + 1;
+	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
+	    c->proto_segs[1] >= PROTO_MAX_SEGS)
+		c->proto_state = PROTO_WAITING;
+	hello = len > PROTO_SAMPLE_BYTES &&
+		!bpf_skb_load_bytes(skb, off, head, sizeof(head)) &&
+		tls_hello(head);
+	s = reserve_sample(hello);
+	if (!s)
+		return;
+	proto_header(s, c);
+	s->len = len;
+	s->dir = dir;
+	s->seg = seg;
+	cap = cap_of(len, hello);
+	if (bpf_skb_load_bytes(skb, off, s->data, cap))
+		cap = 0;
+	s->caplen = cap;
+	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+/* Attached by user space to the root of the cgroup v2 hierarchy. Both
+ * let every packet through. */
+SEC("cgroup_skb/ingress")
+int proto_ingress(struct __sk_buff *skb)
+{
+	capture(skb, PROTO_DIR_IN);
+	return 1;
+}
+
+/* Used only where tcp_sendmsg_locked is not a BTF tracepoint. */
+SEC("cgroup_skb/egress")
+int proto_egress(struct __sk_buff *skb)
+{
+	capture(skb, PROTO_DIR_OUT);
+	return 1;
+}
+
+/* What the owner sends, from its own buffer: once per send call (the
+ * tracepoint fires per segment-sized chunk; a chunk after the first
+ * starts inside the buffer). A send from the kernel's pages (sendfile,
+ * splice) counts with its length, its bytes not read. */
+static __always_inline void capture_send(const struct sock *sk,
+					 const struct msghdr *msg)
+{
+	const struct iov_iter *it = &msg->msg_iter;
+	struct proto_sample *s;
+	const void *base = NULL;
+	struct tcp_conn *c;
+	__u32 len, cap, avail = 0;
+	__u8 seg, type, head[6];
+	bool hello;
+
+	c = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
+	if (!c || c->proto_state != PROTO_CAPTURING)
+		return;
+	seg = c->proto_segs[PROTO_DIR_OUT];
+	if (seg >= PROTO_MAX_SEGS || BPF_CORE_READ(it, iov_offset))
+		return;
+	len = BPF_CORE_READ(it, count);
+	if (!len)
+		return;
+	if (!c->proto_cookie) {
+		c->proto_cookie = bpf_get_socket_cookie((struct sock *)sk);
+		c->proto_gen = proto_verdict_gen; /* nothing for it yet */
+	}
+	proto_resolve(c);
+	if (c->proto_state != PROTO_CAPTURING)
+		return;
+	c->proto_segs[PROTO_DIR_OUT] = seg + 1;
+	if (c->proto_segs[PROTO_DIR_IN] >= PROTO_MAX_SEGS &&
+	    seg + 1 >= PROTO_MAX_SEGS)
+		c->proto_state = PROTO_WAITING;
+	type = BPF_CORE_READ(it, iter_type);
+	if (type == bpf_core_enum_value(enum iter_type, ITER_UBUF)) {
+		base = BPF_CORE_READ(it, ubuf);
+		avail = len;
+	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
+		const struct iovec *iov = BPF_CORE_READ(it, __iov);
+
+		base = BPF_CORE_READ(iov, iov_base);
+		avail = BPF_CORE_READ(iov, iov_len);
+	}
+	if (avail > len)
+		avail = len;
+	hello = base && avail > PROTO_SAMPLE_BYTES &&
+		!bpf_probe_read_user(head, sizeof(head), base) &&
+		tls_hello(head);
+	s = reserve_sample(hello);
+	if (!s)
+		return;
+	proto_header(s, c);
+	/* The owner sends before kmond learns it is the owner (a server's
+	 * greeting): this is its process. */
+	if (!s->pid) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32, svc;
+
+		if (kmon_selected_tgid(tgid, &svc)) {
+			s->pid = tgid;
+			s->svc = svc;
+			read_tuple(sk, &s->t);
+		}
+	}
+	s->len = len;
+	s->dir = PROTO_DIR_OUT;
+	s->seg = seg;
+	cap = cap_of(avail, hello);
+	if (!base || !avail || bpf_probe_read_user(s->data, cap, base))
+		cap = 0;
+	s->caplen = cap;
+	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(proto_send, const struct sock *sk, const struct msghdr *msg,
+	     const struct sk_buff *skb, int size_goal)
+{
+	capture_send(sk, msg);
+	return 0;
+}
+
+#endif
