@@ -315,6 +315,8 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	return c;
 }
 
+#include "tcp_load.bpf.h"
+
 /* --- requests --- */
 
 static __always_inline bool wanted(__u64 latency)
@@ -461,6 +463,7 @@ static __always_inline void on_request_bytes(struct tcp_conn *c, int len)
 	if (c->phase == TCP_IDLE) {
 		c->phase = TCP_REQUEST;
 		c->start_ns = bpf_ktime_get_ns();
+		load_start(c, c->start_ns);
 		c->tid = (__u32)bpf_get_current_pid_tgid();
 		c->req_bytes = 0;
 		c->resp_bytes = 0;
@@ -482,6 +485,7 @@ static __always_inline void on_response_bytes(struct tcp_conn *c, int len)
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
 		c->last_send_ns = bpf_ktime_get_ns();
+		load_sent(c, c->last_send_ns);
 	}
 	c->tx_off += len;
 }
@@ -553,6 +557,7 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 
 	if (!c)
 		return;
+	load_closed(c);
 	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_RESPONSE)
 		finish(c);
 	else if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST)

@@ -90,6 +90,9 @@ struct tcp_conn {
 	__u8 phase;
 	__u8 src_known;	     /* src looked up and found */
 	__u8 src_checked;    /* src looked up (once per connection) */
+	__u8 load_state;     /* enum tcp_load_state (tcp_load.h) */
+	__u8 pad[7];
+	__u64 load_end_ns;   /* when the request last stopped being in progress */
 };
 
 /* One finished request (only when the requests policy wants it). */
@@ -146,6 +149,7 @@ enum tcp_stat {
 	TCP_RB_LOST,	   /* request events the ringbuf had no room for */
 	TCP_CONNS_FULL,	   /* connections with no room for their state */
 	TCP_EDGES_FULL,	   /* requests with no room for their edge */
+	TCP_LOADS_FULL,	   /* request starts or ends with no room for their load */
 	TCP_NR_STATS,
 };
 

@@ -27,6 +27,7 @@
 #include "histogram.h"
 #include "kmond.h"
 #include "listen.h"
+#include "loads.h"
 #include "log.h"
 #include "maps.h"
 #include "provider.h"
@@ -50,6 +51,7 @@ struct tcp_collector {
 	int ncpus;
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+	struct tcp_loads *loads;
 	struct record rec;
 };
 
@@ -383,6 +385,19 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 	free(gone);
 }
 
+/* --- load --- */
+
+static void report_loads(struct tcp_collector *c, uint64_t ts)
+{
+	struct tcp_load_maps m = {
+		.loads = bpf_map__fd(c->skel->maps.loads),
+		.max = bpf_map__fd(c->skel->maps.load_max),
+		.epoch = bpf_map__fd(c->skel->maps.load_epoch),
+	};
+
+	tcp_loads__report(c->loads, &m, c->k, &c->rec, ts);
+}
+
 /* --- the listen list --- */
 
 /* Adds the ports /proc/net/tcp{,6} lists and removes, in kmond's
@@ -426,6 +441,7 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	(void)k; /* the daemon drained every ring before collecting */
 	c->realtime_offset = realtime_offset();
 	report_topology(c, ts);
+	report_loads(c, ts);
 	refresh_listeners(c);
 }
 
@@ -435,12 +451,13 @@ static void tcp_stats(void *state, struct collector_stats *st)
 	int fd = bpf_map__fd(c->skel->maps.tcp_stats);
 	__u32 seen = TCP_REQUESTS_SEEN, rb = TCP_RB_LOST;
 	__u32 conns = TCP_CONNS_FULL, edges = TCP_EDGES_FULL;
+	__u32 loads = TCP_LOADS_FULL;
 
 	st->events = map_percpu_sum(fd, &seen);
 	/* A full ringbuf loses a record (topology still counts it); full
 	 * maps lose connections or requests. */
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
-		   map_percpu_sum(fd, &edges);
+		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &loads);
 }
 
 /* --- life cycle --- */
@@ -458,6 +475,7 @@ static void tcp_stop(void *state)
 		while (hashmap__next(c->edges, &pos, &h, &v))
 			free((void *)(uintptr_t)v);
 	hashmap__free(c->edges);
+	tcp_loads__free(c->loads);
 	free(c->vals);
 	record__free(&c->rec);
 	free(c);
@@ -499,11 +517,12 @@ static int tcp_start(struct kmond *k, void **state)
 		return -ENOMEM;
 	c->k = k;
 	c->edges = hashmap__new();
+	c->loads = tcp_loads__new();
 	c->ncpus = map_ncpus();
 	c->vals = calloc(c->ncpus, sizeof(*c->vals));
 	c->netns = listen__netns();
 	c->realtime_offset = realtime_offset();
-	if (!c->vals) {
+	if (!c->vals || !c->loads) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
