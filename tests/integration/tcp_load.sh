@@ -39,7 +39,7 @@ stop_kmond
 
 out=$WORK/out.json
 $RECORDS "$out" --check >/dev/null || fail "output is not JSON lines"
-$CHECK "$out" --service busy --requests "$n_busy" --conns 4 --closed \
+$CHECK "$out" --service busy --requests "$n_busy" --conns 4 \
 	--spans "$WORK/busy.spans" || fail "load of the busy server"
 $CHECK "$out" --service paced --requests "$n_paced" --conns 1 \
 	--spans "$WORK/paced.spans" || fail "load of the paced server"
