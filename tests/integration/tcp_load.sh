@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Measured load (`load` records): two loopback servers with known service
-# times, one kept busy by 4 clients that ask again at once (4 requests in
-# progress all the time), one by a single client that pauses 30 ms after
-# each 20 ms request (busy 40% of the time). Arrivals and completions are
-# exact, occupancy x interval adds up to the latencies and to the
-# servers' own timing, Little's law holds per interval, and the
-# concurrency is what the clients make.
+# times, one kept busy by 4 clients that ask again at once (up to 4
+# requests in progress), one by a single client that pauses 30 ms after
+# each 20 ms request (busy about 40% of the time). Arrivals and
+# completions are exact, occupancy x interval adds up to the latencies
+# and to the servers' own spans, busy time to the union of those spans,
+# Little's law holds per interval, and the concurrency is what the
+# clients make. Also run on the syscall fallback by tcp_fallback.sh.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 
