@@ -95,12 +95,26 @@ enum tcp_requests_cfg {
 	TCP_RECORDS_SAMPLE, /* one in `sample` */
 };
 
+#define CONFIG_MAX_OCC_TARGETS 32
+#define CONFIG_MAX_TIERS 4 /* OCC_MAX_TIERS */
+
+/* collectors.tcp.occupancy: a service whose tiers are estimated from its
+ * response times (occupancy records). */
+struct occupancy_target_cfg {
+	char service[CONFIG_NAME_MAX];
+	uint32_t tiers;
+	uint64_t window_ns; /* 0: per interval only */
+	size_t line, col;   /* where the file gives it (0-based) */
+};
+
 struct tcp_cfg {
 	bool enabled;
 	bool required;
 	enum tcp_requests_cfg requests;
 	uint64_t slow_ns;
 	uint32_t sample;
+	struct occupancy_target_cfg occupancy[CONFIG_MAX_OCC_TARGETS];
+	int noccupancy;
 };
 
 enum exporter_type {
