@@ -30,6 +30,7 @@
 #include "loads.h"
 #include "log.h"
 #include "maps.h"
+#include "occupancy.h"
 #include "provider.h"
 #include "record.h"
 #include "tcp.h"
@@ -52,6 +53,7 @@ struct tcp_collector {
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
 	struct tcp_loads *loads;
+	struct occupancy *occ; /* the targets' response times */
 	struct record rec;
 };
 
@@ -102,6 +104,8 @@ static int tcp_apply(void *state, const struct config *cfg)
 	__u64 none = 0;
 	__u32 zero = 0;
 
+	if (occupancy__configure(c->occ, &cfg->tcp))
+		return -ENOMEM;
 	bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count), &zero,
 			    &none, BPF_ANY);
 	return bpf_map_update_elem(bpf_map__fd(c->skel->maps.tcp_ctl), &zero,
@@ -348,6 +352,12 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	edge_delta(was, &now, &h);
 	if (d.requests)
 		emit_edge(c, ts, e, &now, &d, &h, &gone);
+	if (d.requests && e->dst_svc) {
+		struct proc_name who;
+
+		provider__name(c->k->provider, e->dst_pid, e->dst_svc, &who);
+		occupancy__add(c->occ, who.service, &h);
+	}
 	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
 }
 
@@ -442,6 +452,7 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	c->realtime_offset = realtime_offset();
 	report_topology(c, ts);
 	report_loads(c, ts);
+	occupancy__report(c->occ, c->k, &c->rec, ts);
 	refresh_listeners(c);
 }
 
@@ -476,6 +487,7 @@ static void tcp_stop(void *state)
 			free((void *)(uintptr_t)v);
 	hashmap__free(c->edges);
 	tcp_loads__free(c->loads);
+	occupancy__free(c->occ);
 	free(c->vals);
 	record__free(&c->rec);
 	free(c);
@@ -518,11 +530,12 @@ static int tcp_start(struct kmond *k, void **state)
 	c->k = k;
 	c->edges = hashmap__new();
 	c->loads = tcp_loads__new();
+	c->occ = occupancy__new();
 	c->ncpus = map_ncpus();
 	c->vals = calloc(c->ncpus, sizeof(*c->vals));
 	c->netns = listen__netns();
 	c->realtime_offset = realtime_offset();
-	if (!c->vals || !c->loads) {
+	if (!c->vals || !c->loads || !c->occ) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
