@@ -35,7 +35,8 @@ struct occ_fit {
 	uint64_t samples;
 	double lambda; /* per second, as given */
 	double mean_ns;
-	double cv;  /* coefficient of variation of the data */
+	double cv;  /* coefficient of variation of the data, the slowest 2%
+		     * counted at the 98th percentile */
 	double ks;  /* goodness of fit: the largest distance between the
 		     * fitted and the observed CDF at a bucket bound */
 	double ks_limit; /* the largest ks that is accepted for these samples */
