@@ -334,7 +334,5 @@ int main(void)
 	 * from that shape, suffers most. These bounds keep what is reached. */
 	grid("simulated tandem", 0, env_int("OCC_SAMPLES", 30), 0.035, 0.065,
 	     0.08, 0.12);
-	printf("unit occupancy_fit: %d passed, %d failed\n", unit_passed,
-	       unit_failed);
-	return unit_failed ? 1 : 0;
+	return unit_done("occupancy_fit");
 }
