@@ -6,11 +6,13 @@
 # most 2000), kmond's occupancy estimate against the configured
 # utilizations (sorted pairs), and tier 2's measured busy against its own
 # clock. Prints the table by range of rho (like the published Table II).
-#   sudo bench/occupancy.sh                      # 81 x 30: about 9 hours
-#   SAMPLES=3 sudo bench/occupancy.sh            # 81 x 3: about 1 hour
+#   sudo bench/occupancy.sh                      # 81 x 30: about 3 hours
+#   SAMPLES=3 sudo bench/occupancy.sh            # 81 x 3: about 30 minutes
+#   SAMPLES=2 INTERVAL=20 sudo bench/occupancy.sh  # 81 x 2 of ~1000: 13 min
 #   COMBOS="0.2,0.8 0.5,0.5" SAMPLES=5 sudo bench/occupancy.sh
 # Env: SAMPLES (30), RATE (50 requests/s), INTERVAL (36 s: 1800 requests
-# on average), BATCH (9 tandems at once), SEED (1), BUILD (build).
+# on average), BATCH (9 tandems at once), SEED (1), BUILD (build). A
+# batch runs SAMPLES + 2 intervals (a warm-up, a partial last one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
