@@ -351,6 +351,8 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	return c;
 }
 
+#include "tcp_load.bpf.h"
+
 /* --- requests --- */
 
 static __always_inline bool wanted(__u64 latency, __u32 side)
@@ -632,6 +634,7 @@ static __always_inline void on_request_bytes(struct tcp_conn *c,
 		return;
 	if (c->phase == TCP_IDLE) {
 		begin_request(c, bpf_ktime_get_ns());
+		load_start(c, c->start_ns);
 		c->req_off = c->rx_off;
 		c->req_seq = received_seq(sk, len, trusted);
 		if (!c->src_checked)
@@ -654,6 +657,7 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
 		c->last_send_ns = bpf_ktime_get_ns();
+		load_sent(c, c->last_send_ns);
 	}
 	c->tx_off += len;
 }
@@ -799,6 +803,7 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 
 	if (!c)
 		return;
+	load_closed(c);
 	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_RESPONSE)
 		finish(c);
 	else if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST)

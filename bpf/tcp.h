@@ -132,6 +132,9 @@ struct tcp_conn {
 	__u32 proto_gen;     /* proto_verdict_gen when last looked */
 	__u32 proto_pad;
 	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
+	__u8 load_state;     /* enum tcp_load_state (tcp_load.h) */
+	__u8 load_pad[7];
+	__u64 load_end_ns;   /* when the request last stopped being in progress */
 };
 
 /* One finished request (only when the requests policy wants it). */
@@ -221,6 +224,7 @@ enum tcp_stat {
 	TCP_CONNS_FULL,	   /* connections with no room for their state */
 	TCP_EDGES_FULL,	   /* requests with no room for their edge */
 	TCP_PROTO_LOST,	   /* protocol samples the ringbuf had no room for */
+	TCP_LOADS_FULL,	   /* request starts or ends with no room for their load */
 	TCP_NR_STATS,
 };
 

@@ -9,4 +9,4 @@
 export KMOND_PROBE_DENY=sock_recv_length,sock/sock_recv_length,sock_send_length,sock/sock_send_length
 dir=$(dirname "$0")
 bash "$dir/tcp_requests.sh" && bash "$dir/tcp_nginx.sh" &&
-	bash "$dir/tcp_join.sh"
+	bash "$dir/tcp_join.sh" && bash "$dir/tcp_load.sh"

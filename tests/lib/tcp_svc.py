@@ -9,7 +9,7 @@ any, once per request), then answers exactly RESP bytes. So a record's
 req_bytes - 100 is the service time it must show.
 
 tcp_svc.py server --port P [--v6] [--bind ADDR] [--downstream [HOST:]PORT]
-                  [--ready FILE] [--log FILE] [--cut N]
+                  [--ready FILE] [--log FILE] [--spans FILE] [--cut N]
     one thread per connection; listens on 127.0.0.1, --bind ADDR, or
     with --v6 on [::] (dual stack); the downstream host is 127.0.0.1
     unless given;
@@ -19,13 +19,18 @@ tcp_svc.py server --port P [--v6] [--bind ADDR] [--downstream [HOST:]PORT]
     BEFORE_NS the same up to just before the answer is sent: its caller
     waits at least that long (on loopback it may have the answer before
     the server's send returns);
+    --spans: a line "START END" per request, monotonic ns, as the
+    server saw it (read the request, sent the answer)
     --cut N: answer only the first N bytes, then close the connection
 tcp_svc.py client --port P [--host H] [--mode persistent|short|pipeline|cut]
                   [--ms 5,20,50] [--repeat N] [--wait FILE]
+                  [--conns N] [--think MS]
     persistent: one connection for every request; short: one each;
     pipeline: one connection, every request sent before the first
     answer is read; cut: one connection each, read until the server
     closes it (a --cut server), counted when it did.
+    --conns: N such clients at once (the count printed is their sum);
+    --think: a pause of MS milliseconds after each answer.
     --wait: connect, create FILE.ready, then wait for FILE to exist
     before the first request (a connection older than kmond).
     Prints the number of requests answered."""
@@ -73,7 +78,7 @@ def call(sock, ms):
 LOG_LOCK = threading.Lock()
 
 
-def serve_conn(conn, downstream, log, cut):
+def serve_conn(conn, downstream, log, cut, spans):
     down = None
     peer_port = conn.getpeername()[1]
     with conn:
@@ -97,6 +102,11 @@ def serve_conn(conn, downstream, log, cut):
                 f.close()  # else the socket outlives close()
                 break
             conn.sendall(b"y" * (resp - 1) + b"\n")
+            end = time.monotonic_ns()
+            if spans:
+                with LOG_LOCK:
+                    spans.write(f"{start} {end}\n")
+                    spans.flush()
             if log:
                 with LOG_LOCK:
                     log.write(f"{peer_port} {ms} "
@@ -118,16 +128,28 @@ def server(a):
     s.bind(addr)
     s.listen(64)
     log = open(a.log, "a") if a.log else None
+    spans = open(a.spans, "a") if a.spans else None
     if a.ready:
         open(a.ready, "w").close()
     while True:
         conn, _ = s.accept()
         threading.Thread(target=serve_conn,
-                         args=(conn, a.downstream, log, a.cut),
+                         args=(conn, a.downstream, log, a.cut, spans),
                          daemon=True).start()
 
 
 def client(a):
+    if a.conns > 1:
+        counts = []
+        one = argparse.Namespace(**{**vars(a), "conns": 1, "out": counts})
+        threads = [threading.Thread(target=client, args=(one,))
+                   for _ in range(a.conns)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(sum(counts))
+        return
     times = [int(x) for x in a.ms.split(",")] * a.repeat
     family = socket.AF_INET6 if ":" in a.host else socket.AF_INET
     n = 0
@@ -163,9 +185,14 @@ def client(a):
         else:
             call(sock, ms)
         n += 1
+        if a.think:
+            time.sleep(a.think / 1000)
     if sock:
         sock.close()
-    print(n)
+    if a.out is not None:
+        a.out.append(n)  # one of --conns clients (list.append is atomic)
+    else:
+        print(n)
 
 
 def main():
@@ -178,13 +205,17 @@ def main():
     ap.add_argument("--bind", default="127.0.0.1")
     ap.add_argument("--ready")
     ap.add_argument("--log")
+    ap.add_argument("--spans")
     ap.add_argument("--mode", default="persistent",
                     choices=["persistent", "short", "pipeline", "cut"])
     ap.add_argument("--ms", default="5,20,50")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--wait")
     ap.add_argument("--cut", type=int)
+    ap.add_argument("--conns", type=int, default=1)
+    ap.add_argument("--think", type=int, default=0)
     a = ap.parse_args()
+    a.out = None
     try:
         server(a) if a.role == "server" else client(a)
     except KeyboardInterrupt:

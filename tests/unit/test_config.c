@@ -410,6 +410,84 @@ static void test_tcp(void)
 		  "t.yaml:3:20: match.port: 65536 is out of range (1 to 65535)");
 }
 
+static void test_occupancy(void)
+{
+	struct config cfg;
+	const char *svc = "services:\n  - name: api\n    match: { port: 80 }\n"
+			  "  - name: db\n    match: { port: 5432 }\n";
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp:\n    occupancy:\n"
+		 "      - { service: api }\n"
+		 "      - { service: db, tiers: 3, window: 10s }\n", svc);
+	CHECK_STR(parse(text, &cfg), "ok");
+	CHECK(cfg.tcp.sw.enabled && cfg.tcp.noccupancy == 2);
+	CHECK_STR(cfg.tcp.occupancy[0].service, "api");
+	CHECK(cfg.tcp.occupancy[0].tiers == 2 && !cfg.tcp.occupancy[0].window_ns);
+	CHECK_STR(cfg.tcp.occupancy[1].service, "db");
+	CHECK(cfg.tcp.occupancy[1].tiers == 3);
+	CHECK(cfg.tcp.occupancy[1].window_ns == 10000000000ULL);
+	config__free(&cfg);
+	/* the services may come after the collectors */
+	snprintf(text, sizeof(text),
+		 "collectors:\n  tcp: { occupancy: [ { service: db } ] }\n%s",
+		 svc);
+	CHECK_STR(parse(text, NULL), "ok");
+
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { service: api, "
+		 "tiers: 5 } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:46: occupancy.tiers: 5 is out of range (1 to 4)");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { service: api, "
+		 "tiers: 0 } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:46: occupancy.tiers: 0 is out of range (1 to 4)");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { tiers: 2 } ] }\n",
+		 svc);
+	CHECK_STR(parse(text, NULL), "t.yaml:7:23: occupancy: give the service");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { service: web } ] }\n",
+		 svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:23: occupancy: 'web' is not a service of this file");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { enabled: false, occupancy: [ { "
+		 "service: api } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:39: occupancy: the tcp collector is not enabled");
+	snprintf(text, sizeof(text),
+		 "interval: 2s\n%scollectors:\n  tcp: { occupancy: [ { "
+		 "service: api, window: 3s } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:8:23: occupancy.window: not a whole number of "
+		  "intervals");
+	snprintf(text, sizeof(text),
+		 "interval: 2s\n%scollectors:\n  tcp: { occupancy: [ { "
+		 "service: api, window: 1s } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:8:23: occupancy.window: not a whole number of "
+		  "intervals");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { service: api }, "
+		 "{ service: api } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:41: occupancy: service 'api' given twice");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: { service: api } }\n",
+		 svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:21: occupancy: expected a list, got a mapping");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { service: api, "
+		 "layers: 2 } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:39: occupancy: unknown key 'layers'");
+}
+
 static void test_bio(void)
 {
 	struct config cfg;
@@ -558,6 +636,7 @@ int main(void)
 	test_bio();
 	test_tcp();
 	test_tcp_client();
+	test_occupancy();
 	test_missing_file();
 	test_file();
 	return unit_done("config");

@@ -30,6 +30,8 @@
 #include "lib/hashmap.h"
 #include "lib/histogram.h"
 #include "lib/xalloc.h"
+#include "collectors/loads.h"
+#include "collectors/occupancy.h"
 #include "loader/prealloc.h"
 #include "loader/rings.h"
 #include "provider/listen.h"
@@ -77,6 +79,8 @@ struct tcp_collector {
 	int ncpus;
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+	struct tcp_loads *loads;
+	struct occupancy *occ; /* the targets' response times */
 	struct record rec;
 	struct proto_track *proto; /* NULL: protocols not identified */
 	struct tcp_edge close_edge; /* the edge on_close() found last */
@@ -178,6 +182,8 @@ static int tcp_apply(void *state, const struct config *cfg)
 	__u64 none = 0;
 	__u32 zero = 0;
 
+	if (occupancy__configure(c->occ, &cfg->tcp))
+		return -ENOMEM;
 	for (__u32 side = TCP_SIDE_SERVER; side <= TCP_SIDE_CLIENT; side++)
 		bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count),
 				    &side, &none, BPF_ANY);
@@ -577,6 +583,12 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	edge_delta(was, &now, &h);
 	if (d.requests)
 		emit_edge(c, ts, e, &now, &d, &h, &gone);
+	if (d.requests && e->side == TCP_SIDE_SERVER && e->dst_svc) {
+		struct proc_name who;
+
+		provider__name(c->k->provider, e->dst_pid, e->dst_svc, &who);
+		occupancy__add(c->occ, who.service, &h);
+	}
 	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
 }
 
@@ -611,6 +623,19 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 		c->close_state = NULL;
 	}
 	free(gone);
+}
+
+/* --- load --- */
+
+static void report_loads(struct tcp_collector *c, uint64_t ts)
+{
+	struct tcp_load_maps m = {
+		.loads = bpf_map__fd(c->skel->maps.loads),
+		.max = bpf_map__fd(c->skel->maps.load_max),
+		.epoch = bpf_map__fd(c->skel->maps.load_epoch),
+	};
+
+	tcp_loads__report(c->loads, &m, c->k, &c->rec, ts);
 }
 
 /* --- the listen list --- */
@@ -662,6 +687,8 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	(void)k; /* the daemon drained every ring before collecting */
 	c->realtime_offset = realtime_offset();
 	report_topology(c, ts);
+	report_loads(c, ts);
+	occupancy__report(c->occ, c->k, &c->rec, ts);
 	if (c->proto)
 		proto_track__collect(c->proto, ts);
 	refresh_listeners(c);
@@ -673,13 +700,14 @@ static void tcp_stats(void *state, struct collector_stats *st)
 	int fd = bpf_map__fd(c->skel->maps.tcp_stats);
 	__u32 seen = TCP_REQUESTS_SEEN, rb = TCP_RB_LOST;
 	__u32 conns = TCP_CONNS_FULL, edges = TCP_EDGES_FULL;
-	__u32 proto = TCP_PROTO_LOST;
+	__u32 proto = TCP_PROTO_LOST, loads = TCP_LOADS_FULL;
 
 	st->events = map_percpu_sum(fd, &seen);
 	/* A full ringbuf loses a record (topology still counts it); full
 	 * maps lose connections or requests. */
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
-		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto);
+		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto) +
+		   map_percpu_sum(fd, &loads);
 	if (c->proto) /* samples of connections it had no room to follow */
 		st->lost += proto_track__dropped(c->proto);
 }
@@ -700,6 +728,8 @@ static void tcp_stop(void *state)
 		while (hashmap__next(c->edges, &pos, &h, &v))
 			free((void *)(uintptr_t)v);
 	hashmap__free(c->edges);
+	tcp_loads__free(c->loads);
+	occupancy__free(c->occ);
 	free(c->vals);
 	record__free(&c->rec);
 	free(c);
@@ -836,6 +866,8 @@ static int tcp_start(struct kmond *k, void **state)
 
 	c->k = k;
 	c->edges = hashmap__new();
+	c->loads = tcp_loads__new();
+	c->occ = occupancy__new();
 	c->ncpus = map_ncpus();
 	c->vals = xcalloc(c->ncpus, sizeof(*c->vals));
 	c->netns = listen__netns();

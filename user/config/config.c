@@ -637,6 +637,90 @@ static int parse_tcp_nodes(struct parser *p, yaml_node_t *seq,
 	return 0;
 }
 
+/* occupancy: [ { service: NAME, tiers: N, window: DURATION } ] */
+static int occupancy_pair(struct parser *p, const char *key, yaml_node_t *k,
+			  yaml_node_t *v, void *arg)
+{
+	struct occupancy_target_cfg *t = arg;
+	uint64_t n;
+
+	if (strcmp(key, "service") == 0)
+		return get_string(p, v, "occupancy.service", t->service,
+				  sizeof(t->service));
+	if (strcmp(key, "tiers") == 0) {
+		if (get_uint(p, v, "occupancy.tiers", 1, CONFIG_MAX_TIERS, &n))
+			return -1;
+		t->tiers = (uint32_t)n;
+		return 0;
+	}
+	if (strcmp(key, "window") == 0)
+		return get_duration(p, v, "occupancy.window", MIN_INTERVAL_NS,
+				    24 * 3600 * NS_PER_SEC, &t->window_ns);
+	return unknown_key(p, k, "occupancy");
+}
+
+static int parse_occupancy(struct parser *p, yaml_node_t *seq,
+			   struct tcp_cfg *tc)
+{
+	yaml_node_item_t *it;
+
+	if (expect(p, seq, YAML_SEQUENCE_NODE, "occupancy"))
+		return -1;
+	tc->noccupancy = 0;
+	for (it = seq->data.sequence.items.start;
+	     it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *node = node_at(p, *it);
+		struct occupancy_target_cfg *t = &tc->occupancy[tc->noccupancy];
+
+		if (tc->noccupancy == CONFIG_MAX_OCC_TARGETS)
+			return fail(p, node, "occupancy: more than %d targets",
+				    CONFIG_MAX_OCC_TARGETS);
+		memset(t, 0, sizeof(*t));
+		t->tiers = 2;
+		t->line = node->start_mark.line;
+		t->col = node->start_mark.column;
+		if (for_each_pair(p, node, "occupancy", occupancy_pair, t))
+			return -1;
+		if (!t->service[0])
+			return fail(p, node, "occupancy: give the service");
+		for (int i = 0; i < tc->noccupancy; i++)
+			if (strcmp(tc->occupancy[i].service, t->service) == 0)
+				return fail(p, node,
+					    "occupancy: service '%s' given twice",
+					    t->service);
+		tc->noccupancy++;
+	}
+	return 0;
+}
+
+/* What only the whole file tells (sections come in any order): each
+ * target is a service of the file, watched by the tcp collector, over a
+ * window of whole intervals. */
+static int check_occupancy(struct parser *p, const struct config *cfg)
+{
+	for (int i = 0; i < cfg->tcp.noccupancy; i++) {
+		const struct occupancy_target_cfg *t = &cfg->tcp.occupancy[i];
+		yaml_mark_t at = { .line = t->line, .column = t->col };
+		bool found = false;
+
+		for (int s = 0; s < cfg->nservices; s++)
+			found = found || strcmp(cfg->services[s].name,
+						t->service) == 0;
+		if (!cfg->tcp.sw.enabled)
+			return fail_at(p, at, "occupancy: the tcp collector "
+					      "is not enabled");
+		if (!found)
+			return fail_at(p, at, "occupancy: '%s' is not a "
+					      "service of this file",
+				       t->service);
+		if (t->window_ns && (t->window_ns < cfg->interval_ns ||
+				     t->window_ns % cfg->interval_ns))
+			return fail_at(p, at, "occupancy.window: not a whole "
+					      "number of intervals");
+	}
+	return 0;
+}
+
 static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		    yaml_node_t *v, void *arg)
 {
@@ -656,6 +740,8 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 	}
 	if (strcmp(key, "protocols") == 0)
 		return get_bool(p, v, "protocols", &tc->protocols);
+	if (strcmp(key, "occupancy") == 0)
+		return parse_occupancy(p, v, tc);
 	return unknown_key(p, k, "collectors.tcp");
 }
 
@@ -961,7 +1047,8 @@ static int parse_document(struct parser *p, struct config *cfg)
 
 		return fail_at(p, start, "empty configuration");
 	}
-	if (for_each_pair(p, root, "configuration", top_pair, cfg))
+	if (for_each_pair(p, root, "configuration", top_pair, cfg) ||
+	    check_occupancy(p, cfg))
 		return -1;
 	if (cfg->nexporters == 0) {
 		cfg->exporters[0].type = EXPORTER_FILE;

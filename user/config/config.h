@@ -107,6 +107,17 @@ enum tcp_requests_cfg {
 };
 
 #define CONFIG_MAX_NODES 256
+#define CONFIG_MAX_OCC_TARGETS 32
+#define CONFIG_MAX_TIERS 4 /* OCC_MAX_TIERS */
+
+/* collectors.tcp.occupancy: a service whose tiers are estimated from its
+ * response times (occupancy records). */
+struct occupancy_target_cfg {
+	char service[CONFIG_NAME_MAX];
+	uint32_t tiers;
+	uint64_t window_ns; /* 0: per interval only */
+	size_t line, col;   /* where the file gives it (0-based) */
+};
 
 struct tcp_cfg {
 	struct collector_switch sw;
@@ -121,6 +132,8 @@ struct tcp_cfg {
 	/* identify each connection's protocol (default on; read when the
 	 * collector starts) */
 	bool protocols;
+	struct occupancy_target_cfg occupancy[CONFIG_MAX_OCC_TARGETS];
+	int noccupancy;
 };
 
 enum exporter_type {

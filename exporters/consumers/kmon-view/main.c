@@ -10,7 +10,7 @@
 #include "view.h"
 
 static const char usage_text[] =
-	"usage: kmon-view flame|heatmap|topology (-i FILE | --kafka BROKERS) "
+	"usage: kmon-view flame|heatmap|topology|load (-i FILE | --kafka BROKERS) "
 	"[options]\n"
 	"input and output:\n"
 	"  -i FILE             kmond's JSON lines (\"-\" = stdin)\n"
@@ -43,6 +43,11 @@ static const char usage_text[] =
 	"estimated)\n"
 	"  -o FILE.svg         SVG through Graphviz's dot; any other name: "
 	"DOT\n"
+	"load (load and occupancy records):\n"
+	"  --width PX          SVG width (default 1200); a panel per service: "
+	"measured\n"
+	"                      busy and occupancy, estimated rho per tier, "
+	"over time\n"
 	"exit codes: 0 ok, 1 runtime failure (Kafka, dot, output), 2 bad "
 	"usage or input\n";
 
@@ -91,7 +96,8 @@ static int usage_error(const char *fmt, const char *arg)
 	return VIEW_BAD_INPUT;
 }
 
-/* Which subcommands take an option: f(lame), h(eatmap), t(opology). */
+/* Which subcommands take an option: f(lame), h(eatmap), t(opology),
+ * l(oad). */
 static const char *option_scope(int opt)
 {
 	switch (opt) {
@@ -102,14 +108,14 @@ static const char *option_scope(int opt)
 	case OPT_OFFSETS:
 		return "f";
 	case OPT_WIDTH:
-		return "fh";
+		return "fhl";
 	case OPT_BIO:
 	case OPT_STEP:
 		return "h";
 	case OPT_INTERVAL:
 		return "t";
 	default:
-		return "fht";
+		return "fhtl";
 	}
 }
 
@@ -227,6 +233,8 @@ static int parse_args(struct view_opts *o, int argc, char **argv)
 		scope = 'h';
 	else if (strcmp(o->cmd, "topology") == 0)
 		scope = 't';
+	else if (strcmp(o->cmd, "load") == 0)
+		scope = 'l';
 	else
 		return usage_error("unknown subcommand '%s'", o->cmd);
 	optind = 2;
@@ -280,5 +288,7 @@ int main(int argc, char **argv)
 		return flame__run(&o);
 	if (strcmp(o.cmd, "heatmap") == 0)
 		return heatmap__run(&o);
+	if (strcmp(o.cmd, "load") == 0)
+		return load__run(&o);
 	return topology__run(&o);
 }

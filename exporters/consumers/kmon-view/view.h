@@ -130,5 +130,6 @@ int parse__duration(const char *s, uint64_t *out);
 int flame__run(const struct view_opts *o);
 int heatmap__run(const struct view_opts *o);
 int topology__run(const struct view_opts *o);
+int load__run(const struct view_opts *o);
 
 #endif

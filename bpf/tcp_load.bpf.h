@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Measured load of each monitored server, for tcp.bpf.c: every request
+ * start and end moves its service's accumulators (tcp_load.h), so
+ * arrivals, completions, the time-average number in progress and the
+ * busy time come exact from the kernel's own clock, with no event per
+ * request.
+ *
+ * A request is in progress from its first byte received to the last
+ * byte of its response sent. Which send is the last is known only when
+ * the next request or the close comes, so the request ends at its first
+ * response send and each further send extends it by the gap: area and
+ * latency stay exact; busy time too, except when another request began
+ * during that gap (the gap is then counted only from that request on). */
+#ifndef KMON_TCP_LOAD_BPF_H
+#define KMON_TCP_LOAD_BPF_H
+
+#include "tcp_load.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCP_MAX_LOADS);
+	__type(key, struct tcp_load_key);
+	__type(value, struct tcp_load);
+} loads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCP_MAX_LOADS * 2);
+	__type(key, struct tcp_load_max_key);
+	__type(value, __u64);
+} load_max SEC(".maps");
+
+/* The interval number, written by user space as each interval closes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} load_epoch SEC(".maps");
+
+static __always_inline struct tcp_load *load_of(const struct tcp_conn *c,
+						struct tcp_load_key *k)
+{
+	struct tcp_load zero = {}, *v;
+
+	k->svc = c->svc;
+	k->pid = c->svc ? 0 : c->pid;
+	v = bpf_map_lookup_elem(&loads, k);
+	if (v)
+		return v;
+	/* EEXIST: another CPU made it first; use theirs. */
+	bpf_map_update_elem(&loads, k, &zero, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&loads, k);
+	if (!v)
+		stat_inc(&tcp_stats, TCP_LOADS_FULL);
+	return v;
+}
+
+/* Raises this interval's largest in_progress to n. */
+static __always_inline void load_raise_max(const struct tcp_load_key *k,
+					   __u64 n)
+{
+	struct tcp_load_max_key mk = { .k = *k };
+	__u64 *epoch, *m, zero = 0, old;
+	__u32 key = 0;
+	int i;
+
+	epoch = bpf_map_lookup_elem(&load_epoch, &key);
+	if (!epoch)
+		return;
+	mk.parity = *epoch & 1;
+	m = bpf_map_lookup_elem(&load_max, &mk);
+	if (!m) {
+		bpf_map_update_elem(&load_max, &mk, &zero, BPF_NOEXIST);
+		m = bpf_map_lookup_elem(&load_max, &mk);
+		if (!m)
+			return;
+	}
+	/* Another CPU may raise it at the same moment: compare and swap. */
+	for (i = 0; i < 4; i++) {
+		old = *m;
+		if ((__s64)n <= (__s64)old)
+			return;
+		if (__sync_val_compare_and_swap(m, old, n) == old)
+			return;
+	}
+}
+
+static __always_inline void load_start(struct tcp_conn *c, __u64 now)
+{
+	struct tcp_load_key k;
+	struct tcp_load *v = load_of(c, &k);
+	__u64 old;
+
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->begun, 1);
+	old = __sync_fetch_and_add(&v->in_progress, 1);
+	__sync_fetch_and_add(&v->area, -now);
+	if (old == 0)
+		__sync_fetch_and_add(&v->busy, -now);
+	__sync_fetch_and_add(&v->arrivals, 1);
+	__sync_fetch_and_add(&v->ended, 1);
+	c->load_state = TCP_LOAD_OPEN;
+	load_raise_max(&k, old + 1);
+}
+
+/* The request stops being in progress at now; completed: it was
+ * answered (not closed unanswered). */
+static __always_inline void load_end(struct tcp_conn *c, __u64 now,
+				     bool completed)
+{
+	struct tcp_load_key k;
+	struct tcp_load *v = load_of(c, &k);
+
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->begun, 1);
+	if (__sync_fetch_and_add(&v->in_progress, -1) == 1) {
+		__sync_fetch_and_add(&v->busy, now);
+		v->idle_since = now;
+	}
+	__sync_fetch_and_add(&v->area, now);
+	if (completed) {
+		__sync_fetch_and_add(&v->completions, 1);
+		__sync_fetch_and_add(&v->latency_sum, now - c->start_ns);
+	}
+	__sync_fetch_and_add(&v->ended, 1);
+	c->load_state = completed ? TCP_LOAD_SENT : TCP_LOAD_CLOSED;
+	c->load_end_ns = now;
+}
+
+/* An ended request turns out to go on until now (more response bytes). */
+static __always_inline void load_extend(struct tcp_conn *c, __u64 now,
+					bool completed)
+{
+	struct tcp_load_key k;
+	struct tcp_load *v = load_of(c, &k);
+	__u64 gap = now - c->load_end_ns, from;
+
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->begun, 1);
+	__sync_fetch_and_add(&v->area, gap);
+	/* Idle since it ended: that idle time was busy after all. */
+	if (v->in_progress == 0) {
+		from = v->idle_since > c->load_end_ns ? v->idle_since :
+							 c->load_end_ns;
+		__sync_fetch_and_add(&v->busy, now - from);
+		v->idle_since = now;
+	}
+	if (completed) {
+		__sync_fetch_and_add(&v->completions, 1);
+		__sync_fetch_and_add(&v->latency_sum, now - c->start_ns);
+	} else {
+		__sync_fetch_and_add(&v->latency_sum, gap);
+	}
+	__sync_fetch_and_add(&v->ended, 1);
+	c->load_state = TCP_LOAD_SENT;
+	c->load_end_ns = now;
+}
+
+/* Response bytes sent at now. */
+static __always_inline void load_sent(struct tcp_conn *c, __u64 now)
+{
+	if (c->load_state == TCP_LOAD_OPEN)
+		load_end(c, now, true);
+	else if (c->load_state == TCP_LOAD_SENT)
+		load_extend(c, now, false);
+	else if (c->load_state == TCP_LOAD_CLOSED)
+		load_extend(c, now, true);
+}
+
+/* The connection closes: a request still unanswered ends here (its
+ * answer may still come, see answer_after_close). */
+static __always_inline void load_closed(struct tcp_conn *c)
+{
+	if (c->role == TCP_ROLE_SERVER && c->load_state == TCP_LOAD_OPEN)
+		load_end(c, bpf_ktime_get_ns(), false);
+}
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* `load` records: the measured load of each monitored server, per
+ * interval, from the kernel's accumulators (bpf/tcp_load.h). */
+#ifndef KMON_LOADS_H
+#define KMON_LOADS_H
+
+#include <stdint.h>
+
+struct kmond;
+struct record;
+struct tcp_loads;
+
+/* The maps of one loaded tcp object. */
+struct tcp_load_maps {
+	int loads, max, epoch;
+};
+
+struct tcp_loads *tcp_loads__new(void);
+void tcp_loads__free(struct tcp_loads *l); /* NULL-safe */
+/* Emits one record per server with requests in progress or moving this
+ * interval; ts is the record time (epoch ns). */
+void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
+		       struct kmond *k, struct record *rec, uint64_t ts);
+
+/* What the kernel's accumulators say at monotonic time t (ns): the
+ * integral of requests in progress and the busy time, from the signed
+ * sums (see bpf/tcp_load.h). Exposed for the unit test. */
+uint64_t tcp_load__area(uint64_t area, uint64_t in_progress, uint64_t t);
+uint64_t tcp_load__busy(uint64_t busy, uint64_t in_progress, uint64_t t);
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Estimated utilization of the hidden tiers behind one endpoint, from the
+ * histogram of its response times and its throughput.
+ *
+ * Model: a tandem of `tiers` M/M/1 queues. With Poisson arrivals at rate
+ * lambda, the time spent at tier i is exponential with rate mu_i - lambda,
+ * independent of the other tiers (Jackson network), so a response time is
+ * hypoexponential: the sum of `tiers` exponentials. The rates are fitted
+ * by maximum likelihood on the binned data (each bucket's probability is
+ * a difference of the model's CDF at its bounds), and each tier's
+ * utilization follows: rho_i = lambda / mu_i = lambda / (rate_i + lambda).
+ *
+ * The response times say nothing about which tier is which (a sum is the
+ * same in any order), so rho comes sorted from highest to lowest. A
+ * hypoexponential has a coefficient of variation of at most 1: data above
+ * that (beyond sampling noise), or data the fitted curve does not follow,
+ * get no rho but the reason. */
+#ifndef KMON_OCCUPANCY_FIT_H
+#define KMON_OCCUPANCY_FIT_H
+
+#include <stdint.h>
+
+#include "lib/histogram.h"
+
+#define OCC_MAX_TIERS 4
+/* Fewer samples than this give rates too loose to report. */
+#define OCC_MIN_SAMPLES 50
+
+struct occ_fit {
+	int ok; /* rho holds; else why says what failed */
+	const char *why;
+	int tiers;
+	double rho[OCC_MAX_TIERS];  /* sorted, highest first */
+	double rate[OCC_MAX_TIERS]; /* mu_i - lambda, per second, same order */
+	uint64_t samples;
+	double lambda; /* per second, as given */
+	double mean_ns;
+	double cv;  /* coefficient of variation of the data, the slowest 2%
+		     * counted at the 98th percentile */
+	double ks;  /* goodness of fit: the largest distance between the
+		     * fitted and the observed CDF at a bucket bound */
+	double ks_limit; /* the largest ks that is accepted for these samples */
+	int evals;	 /* likelihood evaluations the fit took */
+};
+
+/* Fits buckets (histogram.h layout, HIST_BUCKETS counts) of response
+ * times in ns, lambda in requests per second, tiers 1..OCC_MAX_TIERS.
+ * Always fills *out; returns 0 when rho holds, -1 when it does not. */
+int occ__fit(const uint64_t *buckets, double lambda, int tiers,
+	     struct occ_fit *out);
+
+/* Survival P(T > t) of the sum of k exponentials with the given rates
+ * (any order, equal rates allowed). Exposed for the unit test. */
+double occ__survival(const double *rate, int k, double t);
+
+#endif
