@@ -5,13 +5,14 @@
 # and skipped) and the wall time per kernel.
 #   tests/vm/matrix.sh BUILD_DIR FILTER KERNEL...
 # KERNEL is "host" (this machine's kernel) or a name tests/vm/kernel.sh
-# knows (6.1, 6.1-rt, 6.12). Results stay in BUILD_DIR/vmtest/results/.
+# knows (6.1, 6.1-rt, 6.12). Results stay in BUILD_DIR/vmtest/results/
+# (or VMTEST_RESULTS).
 set -u
 cd "$(dirname "$0")/../.."
 build=$1
 filter=$2
 shift 2
-results=$build/vmtest/results
+results=${VMTEST_RESULTS:-$build/vmtest/results}
 rc=0
 for k in "$@"; do
 	out=$results/$k
