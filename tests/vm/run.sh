@@ -29,11 +29,12 @@ ENV
 } >"$share/job.sh"
 
 # mitigations=off: no speculation barriers, which cost a lot under TCG.
+# loglevel=5: warnings reach the console, with the stack of a soft lockup.
 timeout --kill-after=10 "${VMTEST_TIMEOUT:-3600}" \
 	qemu-system-x86_64 -accel tcg -cpu max -smp "${VMTEST_CPUS:-2}" -m "${VMTEST_MEM:-2G}" \
 	-nodefaults -display none -serial stdio -no-reboot \
 	-kernel "$kdir/vmlinux" -initrd "$kdir/initrd.gz" \
-	-append "console=ttyS0 rdinit=/init panic=-1 quiet mitigations=off" \
+	-append "console=ttyS0 rdinit=/init panic=-1 loglevel=5 mitigations=off" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$share,mount_tag=vmshare,security_model=none" \
 	-drive "file=$share/disk.img,if=virtio,format=raw,cache=unsafe" </dev/null || true

@@ -83,6 +83,9 @@ def main():
             label = ""
         t = f"{int(secs) // 60}m{int(secs) % 60:02d}s" if secs.isdigit() else "?"
         print(f"{'':<28} {'total':<9} {'wall ' + t:<44} {total[0]:>4} {total[1]:>4} {total[2]:>4}")
+        # run.sh leaves rc in a guest's share once its command ended
+        if k != "host" and not os.path.exists(os.path.join(d, "rc")):
+            notes.append(f"{k}: FAILED the guest did not finish (see {d}/console.log)")
         notes += [f"{k}: skipped {s}" for s in skips]
         notes += [f"{k}: FAILED {f}" for f in fails]
     if notes:
