@@ -27,10 +27,10 @@ static const struct prom_family
 			 "Bytes on the topology edge src -> dst: direction request (to the server) or response (back).",
 			 C },
 	f_load_arrivals = { "kmon_load_arrivals_total",
-			    "Requests that arrived at the service (load records, server side).",
+			    "Requests that arrived at the service (load records).",
 			    C },
 	f_load_completions = { "kmon_load_completions_total",
-			       "Requests the service completed (load records, server side).",
+			       "Requests the service completed (load records).",
 			       C },
 	/* The fractional gauges below are held in billionths and shown as
 	 * exact decimals, as nanoseconds are shown as seconds. */
@@ -47,7 +47,7 @@ static const struct prom_family
 			   "Mean latency of the requests completed in the last interval.",
 			   G, true },
 	f_occ_rho = { "kmon_occupancy_rho",
-		      "Estimated utilisation of each hidden tier of the service (tier 1: the highest), from its latency histogram; absent when the fit does not hold.",
+		      "Estimated utilisation of each hidden tier of the service (tier 1: the highest), from its latency histogram; not updated while the fit does not hold.",
 		      G, true },
 	f_occ_throughput = { "kmon_occupancy_throughput",
 			     "Requests per second the occupancy estimate saw (scope: interval or window).",
