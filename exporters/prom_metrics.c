@@ -47,7 +47,7 @@ static const struct prom_family
 			   "Mean latency of the requests completed in the last interval.",
 			   G, true },
 	f_occ_rho = { "kmon_occupancy_rho",
-		      "Estimated utilisation of each hidden tier of the service (tier 1: the highest), from its latency histogram; not updated while the fit does not hold.",
+		      "Estimated utilisation of each hidden tier of the service (tier 1: the highest), from its latency histogram; while the fit does not hold the last estimate stays.",
 		      G, true },
 	f_occ_throughput = { "kmon_occupancy_throughput",
 			     "Requests per second the occupancy estimate saw (scope: interval or window).",
