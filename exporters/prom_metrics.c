@@ -3,6 +3,7 @@
  * calls of its interval), so counters add them up and only ever grow.
  * The stats record's figures are cumulative instead, and a collector
  * started again counts from zero: those go through add_cumulative. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/json_parse.h"
@@ -25,6 +26,32 @@ static const struct prom_family
 	f_edge_bytes = { "kmon_edge_bytes_total",
 			 "Bytes on the topology edge src -> dst: direction request (to the server) or response (back).",
 			 C },
+	f_load_arrivals = { "kmon_load_arrivals_total",
+			    "Requests that arrived at the service (load records).",
+			    C },
+	f_load_completions = { "kmon_load_completions_total",
+			       "Requests the service completed (load records).",
+			       C },
+	/* The fractional gauges below are held in billionths and shown as
+	 * exact decimals, as nanoseconds are shown as seconds. */
+	f_load_occupancy = { "kmon_load_occupancy",
+			     "Requests in progress, time-averaged over the last interval.",
+			     G, true },
+	f_load_busy = { "kmon_load_busy_ratio",
+			"Fraction of the last interval with at least one request in progress.",
+			G, true },
+	f_load_concurrency = { "kmon_load_concurrency_max",
+			       "Most requests in progress at once in the last interval.",
+			       G },
+	f_load_latency = { "kmon_load_latency_mean_seconds",
+			   "Mean latency of the requests completed in the last interval.",
+			   G, true },
+	f_occ_rho = { "kmon_occupancy_rho",
+		      "Estimated utilisation of each hidden tier of the service (tier 1: the highest), from its latency histogram; while the fit does not hold the last estimate stays.",
+		      G, true },
+	f_occ_throughput = { "kmon_occupancy_throughput",
+			     "Requests per second the occupancy estimate saw (scope: interval or window).",
+			     G, true },
 	f_syscalls = { "kmon_syscalls_total", "System calls made.", C },
 	f_drops = { "kmon_tcp_drops_total",
 		    "TCP segments the kernel dropped, by drop reason.", C },
@@ -71,7 +98,8 @@ static const struct prom_family
 
 static const char *const kinds[] = {
 	"syscall", "drop",     "bio",	   "bio_hist", "offcpu",
-	"counter", "topology", "tcp_hist", "stats",
+	"counter", "topology", "tcp_hist", "stats",    "load",
+	"occupancy",
 };
 
 bool prom_metrics__wants(const char *kind)
@@ -158,6 +186,13 @@ static void set(struct ingest *in, const struct prom_family *fam, uint64_t v)
 		prom_series__set(s, v);
 }
 
+/* A fraction or rate (>= 0) for a family shown in billionths. */
+static void set_fraction(struct ingest *in, const struct prom_family *fam,
+			 double v)
+{
+	set(in, fam, v > 0 ? (uint64_t)(v * 1e9 + 0.5) : 0);
+}
+
 /* buckets: [[low_ns, count], ...] as histogram.h's buckets. */
 static int observe(struct ingest *in, const struct prom_family *fam)
 {
@@ -227,6 +262,18 @@ static int bio(struct ingest *in)
 	return 0;
 }
 
+/* An edge's labels. side keeps the two ends' views of one edge apart:
+ * both nodes may report it, and summing them would count it twice. */
+static void edge(struct ingest *in, const char *src, const char *dst,
+		 const char *side, const char *protocol)
+{
+	labels(in);
+	label(in, "src", src);
+	label(in, "dst", dst);
+	label(in, "side", side ? side : "server");
+	label(in, "protocol", protocol ? protocol : "unknown");
+}
+
 static int topology(struct ingest *in)
 {
 	const char *src = str(in->rec, "src"), *dst = str(in->rec, "dst");
@@ -243,17 +290,76 @@ static int topology(struct ingest *in)
 	label(in, "side", side ? side : "server");
 	label(in, "protocol", protocol ? protocol : "unknown");
 	add(in, &f_requests, requests);
-	labels(in);
-	label(in, "src", src);
-	label(in, "dst", dst);
+	edge(in, src, dst, side, protocol);
 	add(in, &f_edge_requests, requests);
 	label(in, "direction", "request");
 	add(in, &f_edge_bytes, req_bytes);
-	labels(in);
-	label(in, "src", src);
-	label(in, "dst", dst);
+	edge(in, src, dst, side, protocol);
 	label(in, "direction", "response");
 	add(in, &f_edge_bytes, resp_bytes);
+	return 0;
+}
+
+/* Starts a label set with node, service and side. */
+static void service_side(struct ingest *in)
+{
+	const char *side = str(in->rec, "side");
+
+	labels(in);
+	label(in, "service", service(in->rec));
+	label(in, "side", side ? side : "server");
+}
+
+static int load(struct ingest *in)
+{
+	uint64_t arrivals, completions, max, latency;
+	double occupancy, busy;
+
+	if (!u64(in->rec, "arrivals", &arrivals) ||
+	    !u64(in->rec, "completions", &completions) ||
+	    !u64(in->rec, "concurrency_max", &max) ||
+	    !json__double(json__get(in->rec, "occupancy"), &occupancy) ||
+	    !json__double(json__get(in->rec, "busy"), &busy))
+		return -1;
+	service_side(in);
+	add(in, &f_load_arrivals, arrivals);
+	add(in, &f_load_completions, completions);
+	set_fraction(in, &f_load_occupancy, occupancy);
+	set_fraction(in, &f_load_busy, busy);
+	set(in, &f_load_concurrency, max);
+	/* null when nothing completed: the last mean stays */
+	if (u64(in->rec, "latency_mean_ns", &latency))
+		set(in, &f_load_latency, latency);
+	return 0;
+}
+
+static int occupancy(struct ingest *in)
+{
+	const struct json_value *rho = json__get(in->rec, "rho");
+	const char *scope = str(in->rec, "scope");
+	double throughput, r;
+
+	if (!json__double(json__get(in->rec, "throughput"), &throughput))
+		return -1;
+	if (rho && rho->type != JSON_NULL && rho->type != JSON_ARRAY)
+		return -1;
+	for (size_t i = 0; rho && rho->type == JSON_ARRAY && i < rho->arr.n; i++)
+		if (!json__double(&rho->arr.items[i], &r))
+			return -1;
+	service_side(in);
+	label(in, "scope", scope ? scope : "interval");
+	set_fraction(in, &f_occ_throughput, throughput);
+	/* null rho (the fit does not hold): no tier series this time */
+	for (size_t i = 0; rho && rho->type == JSON_ARRAY && i < rho->arr.n; i++) {
+		char tier[24];
+
+		snprintf(tier, sizeof(tier), "%zu", i + 1);
+		service_side(in);
+		label(in, "scope", scope ? scope : "interval");
+		label(in, "tier", tier);
+		json__double(&rho->arr.items[i], &r);
+		set_fraction(in, &f_occ_rho, r);
+	}
 	return 0;
 }
 
@@ -356,6 +462,10 @@ static int dispatch(struct ingest *in, const char *kind)
 		return topology(in);
 	if (strcmp(kind, "tcp_hist") == 0)
 		return tcp_hist(in);
+	if (strcmp(kind, "load") == 0)
+		return load(in);
+	if (strcmp(kind, "occupancy") == 0)
+		return occupancy(in);
 	if (strcmp(kind, "stats") == 0)
 		return stats(in);
 	if (strcmp(kind, "drop") == 0) {

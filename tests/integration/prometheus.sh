@@ -3,7 +3,8 @@
 # The prometheus exporter, scraped every second by a real Prometheus
 # (one server for every check, to keep the test short):
 # - N getppid calls of a selected process and M requests to nginx read
-#   back through PromQL exactly, the latency histogram's _count too;
+#   back through PromQL exactly, the latency histogram's _count and the
+#   load records' arrivals and completions too;
 # - promtool check metrics finds nothing to say about the output;
 # - bad requests get 404, 405, 431; HEAD has no body;
 # - clients that connect and never read do not stall kmond or scrapes;
@@ -70,6 +71,9 @@ prom_wait_eq 'sum(kmon_request_duration_seconds_count{service="web"})' $M
 echo "ok: PromQL request histogram count = $M"
 prom_wait_eq 'sum(kmon_request_duration_seconds_bucket{service="web",le="+Inf"})' $M
 prom_wait_eq 'sum(kmon_edge_requests_total{dst="web"})' $M
+prom_wait_eq 'sum(kmon_load_arrivals_total{service="web",side="server"})' $M
+prom_wait_eq 'sum(kmon_load_completions_total{service="web",side="server"})' $M
+echo "ok: PromQL load arrivals, completions = $M"
 sleep 1.5 # no more than that either
 expect_eq "getppid a while later" "$(prom_query 'kmon_syscalls_total{service="probe-svc",syscall="getppid"}')" $N
 expect_eq "requests a while later" "$(prom_query 'sum(kmon_requests_total{service="web"})')" $M

@@ -183,9 +183,9 @@ static void test_records(void)
 	CHECK(strstr(text, "kmon_syscalls_total{node=\"n1\",service=\"web\",syscall=\"read\"} 123\n"));
 	CHECK(strstr(text, "kmon_syscalls_total{node=\"n1\",service=\"b\",syscall=\"read\"} 1\n"));
 	CHECK(strstr(text, "kmon_requests_total{node=\"n1\",service=\"web\",side=\"server\",protocol=\"unknown\"} 5\n"));
-	CHECK(strstr(text, "kmon_edge_requests_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\"} 5\n"));
-	CHECK(strstr(text, "kmon_edge_bytes_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",direction=\"request\"} 10\n"));
-	CHECK(strstr(text, "kmon_edge_bytes_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",direction=\"response\"} 20\n"));
+	CHECK(strstr(text, "kmon_edge_requests_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\"} 5\n"));
+	CHECK(strstr(text, "kmon_edge_bytes_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\",direction=\"request\"} 10\n"));
+	CHECK(strstr(text, "kmon_edge_bytes_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\",direction=\"response\"} 20\n"));
 	CHECK(strstr(text, "kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000049151\"} 1\n"));
 	CHECK(strstr(text, "kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000098303\"} 1\n"));
 	CHECK(strstr(text, "kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000253951\"} 5\n"));
@@ -204,6 +204,80 @@ static void test_records(void)
 	CHECK(strstr(text, "kmon_events_total{node=\"n1\",collector=\"tcp\"} 9\n"));
 	CHECK(strstr(text, "kmon_collector_up{node=\"n1\",collector=\"tcp\"} 1\n"));
 	CHECK(strstr(text, "kmon_resident_memory_bytes{node=\"n1\"} 4096\n"));
+	prom_table__free(t);
+}
+
+/* The tcp collector's side and protocol, load and occupancy records (as
+ * the README shows them). */
+static void test_load_records(void)
+{
+	struct prom_table *t = prom_table__new(0, 0);
+	const char *text, *bad;
+
+	CHECK(prom_metrics__wants("load") && prom_metrics__wants("occupancy"));
+	ingest(t, "topology",
+	       "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"src\":\"web\","
+	       "\"dst\":\"10.0.0.9:6379\",\"side\":\"client\",\"src_addr\":\"10.0.0.7\","
+	       "\"requests\":4,\"bytes\":50,\"req_bytes\":20,\"resp_bytes\":30,"
+	       "\"latency_p50_ns\":1,\"latency_p95_ns\":1,\"latency_p99_ns\":1,"
+	       "\"protocol\":\"redis\"}");
+	ingest(t, "load",
+	       "{\"kind\":\"load\",\"ts\":1,\"node\":\"n1\",\"service\":\"api\","
+	       "\"side\":\"server\",\"interval_ns\":1000212311,\"arrivals\":981,"
+	       "\"completions\":980,\"occupancy\":3.93,\"busy\":0.998,"
+	       "\"concurrency_max\":4,\"in_progress\":4,\"latency_mean_ns\":4012337}");
+	/* nothing completed: counters grow by 0, the last mean stays */
+	ingest(t, "load",
+	       "{\"kind\":\"load\",\"ts\":2,\"node\":\"n1\",\"service\":\"api\","
+	       "\"side\":\"server\",\"interval_ns\":1000000000,\"arrivals\":2,"
+	       "\"completions\":0,\"occupancy\":0.5,\"busy\":0.25,"
+	       "\"concurrency_max\":2,\"in_progress\":2,\"latency_mean_ns\":null}");
+	/* no service: named by the process */
+	ingest(t, "load",
+	       "{\"kind\":\"load\",\"ts\":2,\"node\":\"n1\",\"pid\":8,\"comm\":\"nginx\","
+	       "\"service\":null,\"side\":\"server\",\"interval_ns\":1000000000,"
+	       "\"arrivals\":0,\"completions\":0,\"occupancy\":0,\"busy\":0,"
+	       "\"concurrency_max\":0,\"in_progress\":0,\"latency_mean_ns\":null}");
+	ingest(t, "occupancy",
+	       "{\"kind\":\"occupancy\",\"ts\":1,\"node\":\"n1\",\"service\":\"api\","
+	       "\"side\":\"server\",\"scope\":\"interval\",\"span_ns\":10000433012,"
+	       "\"tiers\":2,\"samples\":1012,\"throughput\":101.2,\"rho\":[0.81,0.34],"
+	       "\"fit\":{\"holds\":true,\"why\":null,\"ks\":0.031,\"ks_limit\":0.27,"
+	       "\"cv\":0.84,\"cpu_ns\":1402311}}");
+	/* the fit does not hold: throughput, but no tier */
+	ingest(t, "occupancy",
+	       "{\"kind\":\"occupancy\",\"ts\":1,\"node\":\"n1\",\"service\":\"db\","
+	       "\"side\":\"server\",\"scope\":\"window\",\"span_ns\":60000000000,"
+	       "\"tiers\":2,\"samples\":12,\"throughput\":0.2,\"rho\":null,"
+	       "\"fit\":{\"holds\":false,\"why\":\"too few samples\",\"ks\":0,"
+	       "\"ks_limit\":0,\"cv\":0,\"cpu_ns\":1}}");
+	/* bad records add nothing */
+	bad = "{\"node\":\"n1\",\"service\":\"x\",\"arrivals\":1,\"completions\":1,"
+	      "\"concurrency_max\":1,\"occupancy\":\"high\",\"busy\":0.1}";
+	CHECK(prom_metrics__ingest(t, "load", bad, strlen(bad), 1) == -1);
+	bad = "{\"node\":\"n1\",\"service\":\"x\",\"throughput\":1,\"rho\":[0.5,\"x\"]}";
+	CHECK(prom_metrics__ingest(t, "occupancy", bad, strlen(bad), 1) == -1);
+	text = render(t);
+	CHECK(strstr(text, "kmon_requests_total{node=\"n1\",service=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\"} 4\n"));
+	CHECK(strstr(text, "kmon_edge_requests_total{node=\"n1\",src=\"web\",dst=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\"} 4\n"));
+	CHECK(strstr(text, "kmon_edge_bytes_total{node=\"n1\",src=\"web\",dst=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\",direction=\"response\"} 30\n"));
+	CHECK(strstr(text, "# TYPE kmon_load_arrivals_total counter\n"));
+	CHECK(strstr(text, "kmon_load_arrivals_total{node=\"n1\",service=\"api\",side=\"server\"} 983\n"));
+	CHECK(strstr(text, "kmon_load_completions_total{node=\"n1\",service=\"api\",side=\"server\"} 980\n"));
+	CHECK(strstr(text, "# TYPE kmon_load_occupancy gauge\n"));
+	CHECK(strstr(text, "kmon_load_occupancy{node=\"n1\",service=\"api\",side=\"server\"} 0.5\n"));
+	CHECK(strstr(text, "kmon_load_busy_ratio{node=\"n1\",service=\"api\",side=\"server\"} 0.25\n"));
+	CHECK(strstr(text, "kmon_load_concurrency_max{node=\"n1\",service=\"api\",side=\"server\"} 2\n"));
+	CHECK(strstr(text, "kmon_load_latency_mean_seconds{node=\"n1\",service=\"api\",side=\"server\"} 0.004012337\n"));
+	CHECK(strstr(text, "kmon_load_arrivals_total{node=\"n1\",service=\"nginx\",side=\"server\"} 0\n"));
+	CHECK(!strstr(text, "kmon_load_latency_mean_seconds{node=\"n1\",service=\"nginx\""));
+	CHECK(strstr(text, "# TYPE kmon_occupancy_rho gauge\n"));
+	CHECK(strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\",tier=\"1\"} 0.81\n"));
+	CHECK(strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\",tier=\"2\"} 0.34\n"));
+	CHECK(strstr(text, "kmon_occupancy_throughput{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\"} 101.2\n"));
+	CHECK(strstr(text, "kmon_occupancy_throughput{node=\"n1\",service=\"db\",side=\"server\",scope=\"window\"} 0.2\n"));
+	CHECK(!strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"db\""));
+	CHECK(!strstr(text, "service=\"x\""));
 	prom_table__free(t);
 }
 
@@ -241,6 +315,7 @@ int main(void)
 	test_bounds();
 	test_histogram();
 	test_records();
+	test_load_records();
 	test_listen();
 	return unit_done("prom");
 }
