@@ -20,6 +20,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "exporters/consumers/common/kafka_group.h"
 #include "graph.h"
 #include "lib/record.h"
 #include "lib/strbuf.h"
@@ -157,78 +158,6 @@ bad:
 	return -1;
 }
 
-/* librdkafka's error callback: broker trouble, rate-limited per code. */
-static void error_cb(rd_kafka_t *rk, int err, const char *reason,
-		     void *opaque)
-{
-	static int last_err;
-	static uint64_t last_ns;
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
-
-	(void)rk;
-	(void)opaque;
-	if (err == last_err && now - last_ns < 10000000000ULL)
-		return;
-	last_err = err;
-	last_ns = now;
-	fprintf(stderr, "kmon-topo: kafka: %s\n", reason);
-}
-
-static rd_kafka_t *consumer_new(const struct opts *o)
-{
-	/* allow.auto.create.topics and a short metadata refresh: kmon-topo
-	 * may start before any kmond has produced a topology record. */
-	const char *defaults[][2] = {
-		{ "bootstrap.servers", o->brokers },
-		{ "group.id", o->group },
-		{ "auto.offset.reset", "earliest" },
-		{ "allow.auto.create.topics", "true" },
-		{ "topic.metadata.refresh.interval.ms", "5000" },
-		{ "log.connection.close", "false" },
-	};
-	rd_kafka_conf_t *conf = rd_kafka_conf_new();
-	char errstr[512];
-	rd_kafka_t *rk;
-	size_t i;
-
-	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		if (rd_kafka_conf_set(conf, defaults[i][0], defaults[i][1],
-				      errstr, sizeof(errstr)))
-			goto fail;
-	for (i = 0; i < (size_t)o->nprops; i++)
-		if (rd_kafka_conf_set(conf, o->props[i][0], o->props[i][1],
-				      errstr, sizeof(errstr)))
-			goto fail;
-	rd_kafka_conf_set_error_cb(conf, error_cb);
-	rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-	if (!rk)
-		goto fail;
-	rd_kafka_poll_set_consumer(rk);
-	return rk;
-fail:
-	rd_kafka_conf_destroy(conf);
-	fprintf(stderr, "kmon-topo: %s\n", errstr);
-	return NULL;
-}
-
-static int subscribe(rd_kafka_t *rk, const char *topic)
-{
-	rd_kafka_topic_partition_list_t *topics;
-	rd_kafka_resp_err_t err;
-
-	topics = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(topics, topic,
-					  RD_KAFKA_PARTITION_UA);
-	err = rd_kafka_subscribe(rk, topics);
-	rd_kafka_topic_partition_list_destroy(topics);
-	if (err) {
-		fprintf(stderr, "kmon-topo: cannot subscribe to %s: %s\n",
-			topic, rd_kafka_err2str(err));
-		return -1;
-	}
-	return 0;
-}
-
 static void handle_message(struct topo_graph *g, rd_kafka_message_t *m)
 {
 	char err[256];
@@ -347,13 +276,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	rk = consumer_new(&o);
+	rk = kafka_group__new(&(struct kafka_group_opts){
+		.who = "kmon-topo", .brokers = o.brokers, .group = o.group,
+		.props = o.props, .nprops = o.nprops });
 	if (!rk) {
 		err = 2;
 		goto cleanup;
 	}
 	snprintf(topic, sizeof(topic), "%stopology", o.prefix);
-	if (subscribe(rk, topic))
+	if (kafka_group__subscribe(rk, "kmon-topo", topic))
 		goto cleanup;
 	fprintf(stderr, "kmon-topo: reading %s from %s as group %s\n", topic,
 		o.brokers, o.group);

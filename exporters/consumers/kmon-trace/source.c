@@ -18,6 +18,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "exporters/consumers/common/kafka_group.h"
 #include "source.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
@@ -37,75 +38,6 @@ struct source {
 	rd_kafka_t *rk;
 	char name[600];
 };
-
-static void error_cb(rd_kafka_t *rk, int err, const char *reason,
-		     void *opaque)
-{
-	static int last_err;
-	static time_t last;
-	time_t now = time(NULL);
-
-	(void)rk;
-	(void)opaque;
-	if (err == last_err && now - last < 10)
-		return;
-	last_err = err;
-	last = now;
-	fprintf(stderr, "kmon-trace: kafka: %s\n", reason);
-}
-
-static rd_kafka_t *consumer_new(const struct source_opts *o)
-{
-	/* kmon-trace may start before any kmond wrote a tcp record. */
-	const char *defaults[][2] = {
-		{ "bootstrap.servers", o->brokers },
-		{ "group.id", o->group },
-		{ "auto.offset.reset", "earliest" },
-		{ "allow.auto.create.topics", "true" },
-		{ "topic.metadata.refresh.interval.ms", "5000" },
-		{ "log.connection.close", "false" },
-	};
-	rd_kafka_conf_t *conf = rd_kafka_conf_new();
-	char errstr[512];
-	rd_kafka_t *rk;
-	size_t i;
-
-	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		if (rd_kafka_conf_set(conf, defaults[i][0], defaults[i][1],
-				      errstr, sizeof(errstr)))
-			goto fail;
-	for (i = 0; i < (size_t)o->nprops; i++)
-		if (rd_kafka_conf_set(conf, o->props[i][0], o->props[i][1],
-				      errstr, sizeof(errstr)))
-			goto fail;
-	rd_kafka_conf_set_error_cb(conf, error_cb);
-	rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-	if (!rk)
-		goto fail;
-	rd_kafka_poll_set_consumer(rk);
-	return rk;
-fail:
-	rd_kafka_conf_destroy(conf);
-	fprintf(stderr, "kmon-trace: %s\n", errstr);
-	return NULL;
-}
-
-static int subscribe(rd_kafka_t *rk, const char *topic)
-{
-	rd_kafka_topic_partition_list_t *topics;
-	rd_kafka_resp_err_t err;
-
-	topics = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(topics, topic, RD_KAFKA_PARTITION_UA);
-	err = rd_kafka_subscribe(rk, topics);
-	rd_kafka_topic_partition_list_destroy(topics);
-	if (err) {
-		fprintf(stderr, "kmon-trace: cannot subscribe to %s: %s\n",
-			topic, rd_kafka_err2str(err));
-		return -1;
-	}
-	return 0;
-}
 
 struct source *source__open(const struct source_opts *o)
 {
@@ -129,9 +61,11 @@ struct source *source__open(const struct source_opts *o)
 		s->regular = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
 		return s;
 	}
-	s->rk = consumer_new(o);
+	s->rk = kafka_group__new(&(struct kafka_group_opts){
+		.who = "kmon-trace", .brokers = o->brokers, .group = o->group,
+		.props = o->props, .nprops = o->nprops });
 	snprintf(topic, sizeof(topic), "%stcp", o->prefix);
-	if (!s->rk || subscribe(s->rk, topic)) {
+	if (!s->rk || kafka_group__subscribe(s->rk, "kmon-trace", topic)) {
 		source__close(s);
 		return NULL;
 	}

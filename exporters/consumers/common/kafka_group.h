@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* A downstream consumer's membership in a Kafka consumer group, shared by
+ * kmon-topo and kmon-trace. */
+#ifndef KMON_KAFKA_GROUP_H
+#define KMON_KAFKA_GROUP_H
+
+#include <librdkafka/rdkafka.h>
+
+struct kafka_group_opts {
+	const char *who; /* the program, first word of its messages */
+	const char *brokers;
+	const char *group;
+	const char *const (*props)[2]; /* -X name=value, after ours */
+	int nprops;
+};
+
+/* A consumer of group o->group that starts from the group's committed
+ * offsets (the earliest for a new group) and waits for topics kmond has
+ * not written yet. Returns NULL with the reason printed (a property
+ * librdkafka refuses). */
+rd_kafka_t *kafka_group__new(const struct kafka_group_opts *o);
+/* Subscribes rk to topic. Returns 0, or -1 with the reason printed. */
+int kafka_group__subscribe(rd_kafka_t *rk, const char *who,
+			   const char *topic);
+
+#endif
