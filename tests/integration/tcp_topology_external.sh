@@ -47,7 +47,14 @@ for i in range(n):
 for i in range(k):
     one("10.252.0.%d" % (2 + i))
 PY
-sleep 1.2 # two intervals
+# A request counts when its connection closes on the server's side too:
+# wait (10 s at most) until every one is in the topology records.
+for _ in $(seq 100); do
+	[ "$($RECORDS "$WORK/out.json" --kind topology --where dst=web --sum requests)" = $((N + K)) ] &&
+		break
+	sleep 0.1
+done
+sleep 0.6 # one more interval: nothing beyond them
 stop_kmond
 
 out=$WORK/out.json
