@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "exporters/consumers/common/kafka_group.h"
@@ -76,5 +77,18 @@ int kafka_group__subscribe(rd_kafka_t *rk, const char *who,
 			rd_kafka_err2str(err));
 		return -1;
 	}
+	return 0;
+}
+
+int kafka_group__parse_prop(char *arg, const char *props[][2], int *nprops,
+			    int max)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || *nprops == max)
+		return -1;
+	*eq = '\0';
+	props[*nprops][0] = arg;
+	props[(*nprops)++][1] = eq + 1;
 	return 0;
 }

@@ -14,6 +14,11 @@ struct kafka_group_opts {
 	int nprops;
 };
 
+/* -X name=value: splits arg in place into props[*nprops] (at most max
+ * entries). Returns 0, or -1 for no '=', no name or one too many. */
+int kafka_group__parse_prop(char *arg, const char *props[][2], int *nprops,
+			    int max);
+
 /* A consumer of group o->group that starts from the group's committed
  * offsets (the earliest for a new group) and waits for topics kmond has
  * not written yet. Returns NULL with the reason printed (a property

@@ -104,7 +104,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	char *eq;
 	int c;
 
 	*o = (struct opts){ .prefix = "kmon.", .group = "kmon-topo",
@@ -136,12 +135,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				goto bad;
 			break;
 		case 'X':
-			eq = strchr(optarg, '=');
-			if (!eq || eq == optarg || o->nprops == MAX_PROPS)
+			if (kafka_group__parse_prop(optarg, o->props,
+						    &o->nprops, MAX_PROPS))
 				goto bad;
-			*eq = '\0';
-			o->props[o->nprops][0] = optarg;
-			o->props[o->nprops++][1] = eq + 1;
 			break;
 		case 'h':
 			usage(stdout);

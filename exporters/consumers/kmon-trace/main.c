@@ -22,6 +22,7 @@
 
 #include "http.h"
 #include "otlp.h"
+#include "exporters/consumers/common/kafka_group.h"
 #include "source.h"
 #include "traces.h"
 #include "lib/json_parse.h"
@@ -153,7 +154,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{},
 	};
 	struct source_opts *s = &o->src;
-	char *eq;
 	int c;
 
 	*o = (struct opts){ .quiet_s = 5, .late_s = 60, .max_traces = 100000,
@@ -211,12 +211,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				goto bad;
 			break;
 		case 'X':
-			eq = strchr(optarg, '=');
-			if (!eq || eq == optarg || s->nprops == SOURCE_MAX_PROPS)
+			if (kafka_group__parse_prop(optarg, s->props,
+						    &s->nprops, SOURCE_MAX_PROPS))
 				goto bad;
-			*eq = '\0';
-			s->props[s->nprops][0] = optarg;
-			s->props[s->nprops++][1] = eq + 1;
 			break;
 		case 'h':
 			usage(stdout);
