@@ -35,10 +35,11 @@ recs = [json.loads(l) for l in open(sys.argv[1])]
 readers = [int(l) for l in open(sys.argv[2])]
 slow = [r for r in recs if r["kind"] == "bio_slow" and r["comm"] == "kmt_biodd"]
 reads = [r for r in slow if r["op"] == "read" and r["pid"] in readers]
-for r in slow:
-    other = "write" if r["op"] == "read" else "read"
-    if any(other in f and r["op"] not in f for f in r["stack"]):
-        sys.exit(f"a {r['op']} with a {other} stack: {r['stack']}")
+# Only the readers' reads are checked: the writer's file creation makes
+# real metadata reads whose stacks do pass through ext4_reserve_inode_write.
+for r in reads:
+    if any("write" in f and "read" not in f for f in r["stack"]):
+        sys.exit(f"a reader's read with a write stack: {r['stack']}")
 late = [r for r in reads if r["pid"] in readers[len(readers) // 2:]]
 with_stack = [r for r in late if r["stack"]]
 print(f"ok: {len(reads)} slow reads, {sum(1 for r in reads if not r['stack'])} "
