@@ -993,6 +993,18 @@ int BPF_PROG(tcp_send_entry_btf, struct sock *sk)
 	return handle_send_entry(sk);
 }
 
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(tcp_fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent->pid, child->pid);
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int tcp_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
+{
+	return handle_fork(ctx->parent_pid, ctx->child_pid);
+}
+
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(tcp_state_btf, const struct sock *sk, int oldstate, int newstate)
 {

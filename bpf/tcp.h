@@ -61,12 +61,19 @@ struct tcp_ctl {
 enum tcp_link {
 	TCP_LINK_NONE, /* no parent: the thread served none, or several */
 	TCP_LINK_THREAD, /* the calling thread read it and has not answered */
+	TCP_LINK_SPAWN,	 /* the thread that created the caller serves it */
 };
 
 /* A thread that reads server requests, keyed by its tid. */
 struct tcp_thread {
 	__u64 id;      /* the last request it read; 0 once that is answered */
 	__u64 serving; /* requests it read whose response has not begun */
+	/* Created by thread `from` while that one served request from_id
+	 * alone (0: not so): its calls are for that request while `from`
+	 * still serves it alone. */
+	__u64 from_id;
+	__u32 from;
+	__u32 pad;
 };
 
 /* Client calls per service (svc; 0: none or past TCP_MAX_LINK_SVCS),

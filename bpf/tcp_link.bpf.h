@@ -15,7 +15,14 @@
  *
  * The count of a request is released by whichever thread begins its
  * response (a pool's worker may answer what another thread read), or
- * by the close of a connection whose request was never answered. */
+ * by the close of a connection whose request was never answered.
+ *
+ * Fan-out in parallel threads: a thread created (sched_process_fork) by
+ * a thread serving exactly one request, or by a thread so created,
+ * serves that request too, as long as its creator still serves it alone
+ * and it reads no request of its own (link "spawn"). The creator is
+ * looked at again at each call: a pool's thread created for an earlier
+ * request never takes a later one's. */
 #ifndef KMON_TCP_LINK_BPF_H
 #define KMON_TCP_LINK_BPF_H
 
@@ -79,6 +86,7 @@ static __always_inline void link_request(struct tcp_conn *c)
 		return;
 	__sync_fetch_and_add(&th->serving, 1);
 	th->id = c->id;
+	th->from_id = 0; /* it serves its own now */
 	c->holds_thread = 1;
 }
 
@@ -102,6 +110,44 @@ static __always_inline void link_answered(struct tcp_conn *c)
 		__sync_fetch_and_add(&th->serving, -1);
 }
 
+/* id when thread tid serves it and nothing else, else 0. */
+static __always_inline __u64 serving_alone(__u32 tid, __u64 id)
+{
+	struct tcp_thread *th = bpf_map_lookup_elem(&threads, &tid);
+
+	if (!th || KMON_READ_ONCE(th->serving) != 1 ||
+	    KMON_READ_ONCE(th->id) != id)
+		return 0;
+	return id;
+}
+
+/* A thread or process is created: one lookup of the creator (most
+ * creators serve nothing kmond follows). */
+static __always_inline int handle_fork(__u32 parent, __u32 child)
+{
+	struct tcp_thread *p = bpf_map_lookup_elem(&threads, &parent);
+	struct tcp_thread kid = {};
+	__u64 serving;
+
+	if (!p)
+		return 0;
+	serving = KMON_READ_ONCE(p->serving);
+	if (serving == 1) {
+		kid.from = parent;
+		kid.from_id = KMON_READ_ONCE(p->id);
+	} else if (!serving) { /* created by a thread so created */
+		kid.from = p->from;
+		kid.from_id = p->from_id;
+	}
+	/* Also when it inherits nothing: an entry a thread that exited left
+	 * under this tid must not speak for the new one. */
+	if (kid.from_id)
+		bpf_map_update_elem(&threads, &child, &kid, BPF_ANY);
+	else
+		bpf_map_delete_elem(&threads, &child);
+	return 0;
+}
+
 /* A client call begins, sent by the current thread. */
 static __always_inline void link_call(struct tcp_conn *c)
 {
@@ -112,9 +158,16 @@ static __always_inline void link_call(struct tcp_conn *c)
 
 	c->id = next_id();
 	c->parent = 0;
-	if (th && KMON_READ_ONCE(th->serving) == 1)
+	c->link = TCP_LINK_NONE;
+	if (th && KMON_READ_ONCE(th->serving) == 1) {
 		c->parent = KMON_READ_ONCE(th->id);
-	c->link = c->parent ? TCP_LINK_THREAD : TCP_LINK_NONE;
+		c->link = TCP_LINK_THREAD;
+	} else if (th && !KMON_READ_ONCE(th->serving) && th->from_id) {
+		c->parent = serving_alone(th->from, th->from_id);
+		c->link = TCP_LINK_SPAWN;
+	}
+	if (!c->parent)
+		c->link = TCP_LINK_NONE;
 	l = bpf_map_lookup_elem(&links, &svc);
 	if (!l)
 		return;

@@ -4,7 +4,7 @@
 tests/lib/link_svc.py logged.
 
 link_check.py OUT.json MID.log --mid-port P --back-port Q --service NAME
-              --expect linked|unlinked
+              --expect linked|unlinked [--link thread|spawn]
 
 Every tcp record has a well-formed id (16 lowercase hex digits), unique,
 and trace (32); parent and link come together. Each request the middle
@@ -12,7 +12,8 @@ service logged has its server record (the K-th one from FRONT_PORT, by
 time), each call its client record (by local port). A linked call is
 right when its parent is its request's id and its trace that request's
 trace; an unlinked one has a trace of its own. --expect linked: every
-call is linked right; unlinked: no call is linked. The stats records'
+call is linked right, by --link (default thread); unlinked: no call is
+linked. The stats records'
 collectors.tcp.calls.NAME count exactly the linked and unlinked calls.
 Prints the precision and recall of the parent links."""
 import argparse
@@ -38,6 +39,7 @@ def main():
     ap.add_argument("--back-port", type=int, required=True)
     ap.add_argument("--service", required=True)
     ap.add_argument("--expect", choices=["linked", "unlinked"], required=True)
+    ap.add_argument("--link", default="thread")
     a = ap.parse_args()
 
     recs = [json.loads(l) for l in open(a.out)]
@@ -101,7 +103,7 @@ def main():
                     fail(f"an unlinked call shares its trace: {r}")
                 continue
             linked += 1
-            if r["link"] != "thread":
+            if r["link"] != a.link:
                 fail(f"link {r['link']}: {r}")
             if r["parent"] == parent["id"] and r["trace"] == parent["trace"]:
                 right += 1

@@ -12,10 +12,12 @@ each (SAME 0) or all on one new connection (SAME 1), then answers
 
 link_svc.py back --port P [--ready FILE]
     thread per connection, any number of calls per connection
-link_svc.py mid --port P --back PORT --mode threads|asyncio --log FILE
-                [--gather K] [--ready FILE]
+link_svc.py mid --port P --back PORT --mode threads|spawn|asyncio
+                --log FILE [--gather K] [--ready FILE]
     threads: a thread per connection (persistent connections: several
-    requests one after the other); asyncio: one event loop; --gather K:
+    requests one after the other); spawn: the same, but the calls of a
+    request are made at once by threads it starts for them (those of a
+    request with SAME 1 by one thread); asyncio: one event loop; --gather K:
     each request waits, before its calls, until K requests have been
     read (and not answered) since the last K (a round of K in flight).
     --log: "REQ FRONT_PORT K" when request K (0, 1, ...) of the front
@@ -84,6 +86,19 @@ def call_back(port, calls, same, log, tag):
             sock = None
 
 
+def spawn_calls(port, calls, same, log, tag):
+    # In parallel, a thread each, made for this request: all the calls
+    # on one connection (SAME 1) are one thread's.
+    groups = [calls] if same and calls else [1] * calls
+    threads = [threading.Thread(target=call_back,
+                                args=(port, n, same, log, tag))
+               for n in groups]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def serve_mid(conn, a, log):
     front = conn.getpeername()[1]
     with conn:
@@ -96,7 +111,10 @@ def serve_mid(conn, a, log):
             calls, same = (int(x) for x in line.split())
             tag = f"{front} {k}"
             log_line(log, f"REQ {tag}")
-            call_back(a.back, calls, same, log, tag)
+            if a.mode == "spawn":
+                spawn_calls(a.back, calls, same, log, tag)
+            else:
+                call_back(a.back, calls, same, log, tag)
             conn.sendall(b"done\n")
             k += 1
 
@@ -164,7 +182,7 @@ async def mid_asyncio(a, log):
 
 def mid(a):
     log = open(a.log, "a")
-    if a.mode == "threads":
+    if a.mode in ("threads", "spawn"):
         mid_threads(a, log)
     else:
         asyncio.run(mid_asyncio(a, log))
@@ -200,7 +218,7 @@ def main():
     ap.add_argument("role", choices=["back", "mid", "front"])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--back", type=int)
-    ap.add_argument("--mode", choices=["threads", "asyncio"],
+    ap.add_argument("--mode", choices=["threads", "spawn", "asyncio"],
                     default="threads")
     ap.add_argument("--log")
     ap.add_argument("--gather", type=int, default=1)

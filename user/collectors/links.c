@@ -20,6 +20,7 @@
 
 static const char *const link_names[] = {
 	[TCP_LINK_THREAD] = "thread",
+	[TCP_LINK_SPAWN] = "spawn",
 };
 
 uint64_t tcp_links__prefix(const char *node)

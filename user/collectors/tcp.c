@@ -59,6 +59,7 @@ enum {
 	HOOK_STATE,
 	HOOK_SEND_ENTRY,
 	HOOK_PROTO_SEND,
+	HOOK_FORK,
 	NR_HOOKS
 };
 
@@ -118,6 +119,12 @@ static const struct hook tcp_hooks[] = {
 	[HOOK_PROTO_SEND] = { "proto_send",
 	  { { ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked" } },
 	  1, .optional = true },
+	/* request paths: threads created to serve a request (spawn links);
+	 * without it, only the thread that read a request links calls */
+	[HOOK_FORK] = { "sched_fork",
+	  { { ATTACH_TP_BTF, "tcp_fork_btf", "sched_process_fork" },
+	    { ATTACH_TRACEPOINT, "tcp_fork_tp", "sched/sched_process_fork" } },
+	  2, .optional = true },
 };
 
 /* The known nodes (collectors.tcp.nodes), rewritten whole: connections
