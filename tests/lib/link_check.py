@@ -4,7 +4,7 @@
 tests/lib/link_svc.py logged.
 
 link_check.py OUT.json MID.log --mid-port P --back-port Q --service NAME
-              --expect linked|unlinked [--link thread|spawn]
+              --expect linked|unlinked|right [--link thread|spawn]
 
 Every tcp record has a well-formed id (16 lowercase hex digits), unique,
 and trace (32); parent and link come together. Each request the middle
@@ -13,7 +13,7 @@ time), each call its client record (by local port). A linked call is
 right when its parent is its request's id and its trace that request's
 trace; an unlinked one has a trace of its own. --expect linked: every
 call is linked right, by --link (default thread); unlinked: no call is
-linked. The stats records'
+linked; right: those linked are (any number of them). The stats records'
 collectors.tcp.calls.NAME count exactly the linked and unlinked calls.
 Prints the precision and recall of the parent links."""
 import argparse
@@ -38,7 +38,8 @@ def main():
     ap.add_argument("--mid-port", type=int, required=True)
     ap.add_argument("--back-port", type=int, required=True)
     ap.add_argument("--service", required=True)
-    ap.add_argument("--expect", choices=["linked", "unlinked"], required=True)
+    ap.add_argument("--expect", choices=["linked", "unlinked", "right"],
+                    required=True)
     ap.add_argument("--link", default="thread")
     a = ap.parse_args()
 
