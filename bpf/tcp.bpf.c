@@ -352,6 +352,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 }
 
 #include "tcp_load.bpf.h"
+#include "tcp_link.bpf.h"
 
 /* --- requests --- */
 
@@ -502,6 +503,10 @@ static __always_inline void send_event(const struct tcp_conn *c,
 	ev->dst_known = c->dst_known;
 	ev->dst = c->dst;
 	ev->cookie = c->proto_cookie;
+	ev->id = c->id;
+	ev->parent = c->parent;
+	ev->link = c->link;
+	ev->link_pad = 0;
 	ev->size_pad = 0;
 	bpf_ringbuf_submit(ev, wakeup_flags());
 }
@@ -635,6 +640,7 @@ static __always_inline void on_request_bytes(struct tcp_conn *c,
 	if (c->phase == TCP_IDLE) {
 		begin_request(c, bpf_ktime_get_ns());
 		load_start(c, c->start_ns);
+		link_request(c);
 		c->req_off = c->rx_off;
 		c->req_seq = received_seq(sk, len, trusted);
 		if (!c->src_checked)
@@ -653,6 +659,7 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 		c->phase = TCP_RESPONSE;
 		c->resp_off = c->tx_off;
 		c->resp_seq = sent_seq(sk, len, trusted);
+		link_answered(c);
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
@@ -692,6 +699,7 @@ static __always_inline void on_call_bytes(struct tcp_conn *c,
 			goto out;
 		/* From the send's entry when the hook saw it. */
 		begin_request(c, c->call_ns ?: bpf_ktime_get_ns());
+		link_call(c);
 		c->req_off = c->tx_off;
 		c->req_seq = sent_seq(sk, len, trusted);
 	}
@@ -806,8 +814,10 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 	load_closed(c);
 	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_RESPONSE)
 		finish(c);
-	else if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST)
+	else if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST) {
+		link_answered(c); /* its thread is done with it */
 		bpf_map_update_elem(&closing, &skp, c, BPF_ANY);
+	}
 	if (c->role == TCP_ROLE_CLIENT) {
 		/* A response cut short by the close still ends its call. */
 		if (c->phase == TCP_RESPONSE)
@@ -981,6 +991,18 @@ SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(tcp_send_entry_btf, struct sock *sk)
 {
 	return handle_send_entry(sk);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(tcp_fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	return handle_fork(parent->pid, child->pid);
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int tcp_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
+{
+	return handle_fork(ctx->parent_pid, ctx->child_pid);
 }
 
 SEC("tp_btf/inet_sock_set_state")

@@ -24,6 +24,8 @@
 #define TCP_MAX_CLOSING 4096
 #define TCP_MAX_EDGES 1024
 #define TCP_MAX_CLIENT_OFF 256 /* services with client: false */
+#define TCP_MAX_THREADS 32768	/* threads reading server requests */
+#define TCP_MAX_LINK_SVCS 1024	/* services counted apart in links */
 #define TCP_RINGBUF_BYTES (1024 * 1024)
 /* User space is woken only once this much is waiting (and drains the
  * rest each interval): one wakeup per thousand requests, not per one. */
@@ -47,6 +49,38 @@ struct tcp_ctl {
 	__u64 slow_ns;
 	__u32 no_client; /* 1: no client side for any service */
 	__u32 some_no_client; /* 1: client_off lists services */
+};
+
+/* Request paths: every request gets an id, id_prefix (bits 40..63, the
+ * node's, tcp_link.c) | a serial (bits 0..39); a client call made by a
+ * thread serving exactly one server request names it as its parent. */
+#define TCP_ID_SERIAL_BITS 40
+#define TCP_ID_SERIAL_MASK ((1ULL << TCP_ID_SERIAL_BITS) - 1)
+
+/* How a call's parent was found (the record's `link`). */
+enum tcp_link {
+	TCP_LINK_NONE, /* no parent: the thread served none, or several */
+	TCP_LINK_THREAD, /* the calling thread read it and has not answered */
+	TCP_LINK_SPAWN,	 /* the thread that created the caller serves it */
+};
+
+/* A thread that reads server requests, keyed by its tid. */
+struct tcp_thread {
+	__u64 id;      /* the last request it read; 0 once that is answered */
+	__u64 serving; /* requests it read whose response has not begun */
+	/* Created by thread `from` while that one served request from_id
+	 * alone (0: not so): its calls are for that request while `from`
+	 * still serves it alone. */
+	__u64 from_id;
+	__u32 from;
+	__u32 pad;
+};
+
+/* Client calls per service (svc; 0: none or past TCP_MAX_LINK_SVCS),
+ * per CPU, cumulative: with a parent, and without. */
+struct tcp_links {
+	__u64 linked;
+	__u64 unlinked;
 };
 
 /* Which end of a connection a request is seen from: the server's (it
@@ -135,6 +169,12 @@ struct tcp_conn {
 	__u8 load_state;     /* enum tcp_load_state (tcp_load.h) */
 	__u8 load_pad[7];
 	__u64 load_end_ns;   /* when the request last stopped being in progress */
+	/* Request paths (bpf/tcp_link.bpf.h). */
+	__u64 id;	     /* the request in progress or last finished */
+	__u64 parent;	     /* client side: the request it serves, 0: none */
+	__u8 link;	     /* enum tcp_link */
+	__u8 holds_thread;   /* server side: counted in its reader's serving */
+	__u8 link_pad[6];
 };
 
 /* One finished request (only when the requests policy wants it). */
@@ -157,6 +197,10 @@ struct tcp_event {
 	__u32 dst_known;
 	struct tcp_peer dst; /* client side, when dst_known */
 	__u64 cookie; /* the socket's, for a verdict the kernel lacks */
+	__u64 id;
+	__u64 parent; /* 0: none */
+	__u32 link;   /* enum tcp_link */
+	__u32 link_pad;
 	/* One ring carries these and protocol samples, told apart by size
 	 * (user/collectors/tcp.c asserts they differ): keeps them apart. */
 	__u64 size_pad;

@@ -13,6 +13,7 @@
 
 struct exporter;
 struct provider;
+struct record;
 struct rings;
 
 /* What every collector works with; the daemon owns it. */
@@ -46,6 +47,8 @@ struct collector_ops {
 	/* Every interval (and once more at exit): emit records. */
 	void (*collect)(void *state, struct kmond *k, uint64_t ts_ns);
 	void (*stats)(void *state, struct collector_stats *st);
+	/* Optional: more fields for its object of the stats record. */
+	void (*stats_record)(void *state, struct record *r);
 	void (*stop)(void *state); /* NULL-safe: detach, destroy */
 };
 

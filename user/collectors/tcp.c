@@ -30,6 +30,7 @@
 #include "lib/hashmap.h"
 #include "lib/histogram.h"
 #include "lib/xalloc.h"
+#include "collectors/links.h"
 #include "collectors/loads.h"
 #include "collectors/occupancy.h"
 #include "loader/prealloc.h"
@@ -58,6 +59,7 @@ enum {
 	HOOK_STATE,
 	HOOK_SEND_ENTRY,
 	HOOK_PROTO_SEND,
+	HOOK_FORK,
 	NR_HOOKS
 };
 
@@ -80,6 +82,7 @@ struct tcp_collector {
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
 	struct tcp_loads *loads;
+	struct tcp_links_report *links;
 	struct occupancy *occ; /* the targets' response times */
 	struct record rec;
 	struct proto_track *proto; /* NULL: protocols not identified */
@@ -116,6 +119,12 @@ static const struct hook tcp_hooks[] = {
 	[HOOK_PROTO_SEND] = { "proto_send",
 	  { { ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked" } },
 	  1, .optional = true },
+	/* request paths: threads created to serve a request (spawn links);
+	 * without it, only the thread that read a request links calls */
+	[HOOK_FORK] = { "sched_fork",
+	  { { ATTACH_TP_BTF, "tcp_fork_btf", "sched_process_fork" },
+	    { ATTACH_TRACEPOINT, "tcp_fork_tp", "sched/sched_process_fork" } },
+	  2, .optional = true },
 };
 
 /* The known nodes (collectors.tcp.nodes), rewritten whole: connections
@@ -366,6 +375,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	record__u64(&c->rec, "req_bytes", e->req_bytes);
 	record__u64(&c->rec, "resp_bytes", e->resp_bytes);
 	add_side(c, e);
+	tcp_links__fields(&c->rec, e->id, e->parent, e->link);
 	record__str(&c->rec, "protocol", protocol__name(conn_proto(c, e)));
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
@@ -712,6 +722,15 @@ static void tcp_stats(void *state, struct collector_stats *st)
 		st->lost += proto_track__dropped(c->proto);
 }
 
+/* Calls with and without a parent, in collectors.tcp of stats. */
+static void tcp_stats_record(void *state, struct record *r)
+{
+	struct tcp_collector *c = state;
+
+	tcp_links__stats(c->links, bpf_map__fd(c->skel->maps.links),
+			 c->k->provider, r);
+}
+
 /* --- life cycle --- */
 
 static void tcp_stop(void *state)
@@ -729,6 +748,7 @@ static void tcp_stop(void *state)
 			free((void *)(uintptr_t)v);
 	hashmap__free(c->edges);
 	tcp_loads__free(c->loads);
+	tcp_links__free(c->links);
 	occupancy__free(c->occ);
 	free(c->vals);
 	record__free(&c->rec);
@@ -843,6 +863,8 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 			c->skel->rodata->conn_in_socket = false;
 	if (c->skel->rodata->conn_in_socket)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
+	c->skel->rodata->id_prefix = tcp_links__prefix(k->cfg.node);
+	c->skel->rodata->id_cpu_bits = tcp_links__cpu_bits(c->ncpus);
 	/* The send-entry hook reads the socket storage only, and runs on
 	 * every TCP send of the host: not loaded when nothing needs it (a
 	 * reload that turns the client side on then stamps calls when their
@@ -867,6 +889,7 @@ static int tcp_start(struct kmond *k, void **state)
 	c->k = k;
 	c->edges = hashmap__new();
 	c->loads = tcp_loads__new();
+	c->links = tcp_links__new(map_ncpus());
 	c->occ = occupancy__new();
 	c->ncpus = map_ncpus();
 	c->vals = xcalloc(c->ncpus, sizeof(*c->vals));
@@ -910,5 +933,6 @@ const struct collector_ops tcp_collector = {
 	.apply = tcp_apply,
 	.collect = tcp_collect,
 	.stats = tcp_stats,
+	.stats_record = tcp_stats_record,
 	.stop = tcp_stop,
 };

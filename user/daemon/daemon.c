@@ -170,6 +170,8 @@ static void interval_end(struct kmond *k, struct interval *iv)
 			.name = r->ops->name,
 			.attach = r->state ? r->attach : "off",
 			.running = r->state != NULL,
+			.ops = r->ops,
+			.state = r->state,
 		};
 		if (!r->state)
 			continue;

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Request paths, for tcp.bpf.c: each request (either side) gets an id
+ * when it starts, and a client call gets a parent when the evidence
+ * names exactly one server request it is made for.
+ *
+ * The evidence is the thread: the thread that read a server request and
+ * has not yet begun its response serves it. Each thread that reads
+ * requests keeps how many it read whose response has not begun
+ * (serving) and the id of the last one it read. A call sent by a thread
+ * serving exactly one request is that request's child, if that one is
+ * the last the thread read; when the last one is answered before an
+ * older one (an event loop), the one left is unknown and calls stay
+ * unlinked. A thread serving nothing or several requests makes calls
+ * with no parent: counted per service (links), never guessed.
+ *
+ * The count of a request is released by whichever thread begins its
+ * response (a pool's worker may answer what another thread read), or
+ * by the close of a connection whose request was never answered.
+ *
+ * Fan-out in parallel threads: a thread created (sched_process_fork) by
+ * a thread serving exactly one request, or by a thread so created,
+ * serves that request too, as long as its creator still serves it alone
+ * and it reads no request of its own (link "spawn"). The creator is
+ * looked at again at each call: a pool's thread created for an earlier
+ * request never takes a later one's. */
+#ifndef KMON_TCP_LINK_BPF_H
+#define KMON_TCP_LINK_BPF_H
+
+#include "tcp.h"
+
+/* One load each: serving and id change on other CPUs meanwhile. */
+#define KMON_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+
+/* Set before load (user space): the node's bits of every id, and how
+ * many bits of a serial name the CPU that made it. */
+const volatile __u64 id_prefix;
+const volatile __u32 id_cpu_bits;
+
+/* Per CPU: the next serial (ids made on one CPU never meet another's). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} id_next SEC(".maps");
+
+/* tid -> struct tcp_thread. An LRU: threads that exit age out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TCP_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct tcp_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TCP_MAX_LINK_SVCS);
+	__type(key, __u32);
+	__type(value, struct tcp_links);
+} links SEC(".maps");
+
+static __always_inline __u64 next_id(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&id_next, &zero), serial;
+
+	if (!n)
+		return 0;
+	/* Atomic: a program in softirq may interrupt one on this CPU. */
+	serial = __sync_fetch_and_add(n, 1) << id_cpu_bits |
+		 bpf_get_smp_processor_id();
+	return id_prefix | (serial & TCP_ID_SERIAL_MASK);
+}
+
+/* A server request begins (c->tid read its first bytes). */
+static __always_inline void link_request(struct tcp_conn *c)
+{
+	struct tcp_thread fresh = {}, *th;
+	__u32 tid = c->tid;
+
+	c->id = next_id();
+	c->parent = 0;
+	c->link = TCP_LINK_NONE;
+	th = lookup_or_try_init(&threads, &tid, &fresh);
+	if (!th)
+		return;
+	__sync_fetch_and_add(&th->serving, 1);
+	th->id = c->id;
+	th->from_id = 0; /* it serves its own now */
+	c->holds_thread = 1;
+}
+
+/* Its response begins, or its connection closed unanswered. */
+static __always_inline void link_answered(struct tcp_conn *c)
+{
+	struct tcp_thread *th;
+	__u32 tid = c->tid;
+
+	if (!c->holds_thread)
+		return;
+	c->holds_thread = 0;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th)
+		return;
+	/* The id first: a call in between sees no parent rather than this
+	 * one, answered. */
+	__sync_val_compare_and_swap(&th->id, c->id, 0);
+	/* An entry made again after the LRU dropped it starts at zero. */
+	if (th->serving)
+		__sync_fetch_and_add(&th->serving, -1);
+}
+
+/* id when thread tid serves it and nothing else, else 0. */
+static __always_inline __u64 serving_alone(__u32 tid, __u64 id)
+{
+	struct tcp_thread *th = bpf_map_lookup_elem(&threads, &tid);
+
+	if (!th || KMON_READ_ONCE(th->serving) != 1 ||
+	    KMON_READ_ONCE(th->id) != id)
+		return 0;
+	return id;
+}
+
+/* A thread or process is created: one lookup of the creator (most
+ * creators serve nothing kmond follows). */
+static __always_inline int handle_fork(__u32 parent, __u32 child)
+{
+	struct tcp_thread *p = bpf_map_lookup_elem(&threads, &parent);
+	struct tcp_thread kid = {};
+	__u64 serving;
+
+	if (!p)
+		return 0;
+	serving = KMON_READ_ONCE(p->serving);
+	if (serving == 1) {
+		kid.from = parent;
+		kid.from_id = KMON_READ_ONCE(p->id);
+	} else if (!serving) { /* created by a thread so created */
+		kid.from = p->from;
+		kid.from_id = p->from_id;
+	}
+	/* Also when it inherits nothing: an entry a thread that exited left
+	 * under this tid must not speak for the new one. */
+	if (kid.from_id)
+		bpf_map_update_elem(&threads, &child, &kid, BPF_ANY);
+	else
+		bpf_map_delete_elem(&threads, &child);
+	return 0;
+}
+
+/* A client call begins, sent by the current thread. */
+static __always_inline void link_call(struct tcp_conn *c)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 svc = c->svc < TCP_MAX_LINK_SVCS ? c->svc : 0;
+	struct tcp_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	struct tcp_links *l;
+
+	c->id = next_id();
+	c->parent = 0;
+	c->link = TCP_LINK_NONE;
+	if (th && KMON_READ_ONCE(th->serving) == 1) {
+		c->parent = KMON_READ_ONCE(th->id);
+		c->link = TCP_LINK_THREAD;
+	} else if (th && !KMON_READ_ONCE(th->serving) && th->from_id) {
+		c->parent = serving_alone(th->from, th->from_id);
+		c->link = TCP_LINK_SPAWN;
+	}
+	if (!c->parent)
+		c->link = TCP_LINK_NONE;
+	l = bpf_map_lookup_elem(&links, &svc);
+	if (!l)
+		return;
+	/* Per CPU, and calls are sent in process context only. */
+	if (c->parent)
+		l->linked++;
+	else
+		l->unlinked++;
+}
+
+#endif
