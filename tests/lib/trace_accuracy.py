@@ -140,6 +140,7 @@ def score(truth, recs):
             row["stray"] += 1
         if r.get("parent"):
             row["links"] += 1
+            row["link:" + str(r.get("link"))] += 1
             p = by_id.get(r["parent"])
             if x and p and p[0]["side"] == "server" and p[1] and \
                     x["parent"] == p[1]["key"]:
@@ -185,7 +186,7 @@ def cmd_score(a):
     order = sorted(rows, key=lambda k: (truth.runs[k[0]]["variant"] if k[0] in truth.runs
                                         else "~", truth.runs.get(k[0], {}).get("conc", 0), k[1]))
     print(f"{'variant':<8} {'conc':>4} {'caller':<15} {'calls':>6} {'roots':>5} {'links':>6} {'right':>6} "
-          f"{'precision':>9} {'recall':>7} {'unlinked':>8} {'missing':>7} {'stray':>5}")
+          f"{'precision':>9} {'recall':>7} {'unlinked':>8} {'missing':>7} {'stray':>5}  link")
     for run, svc in order:
         c = rows[(run, svc)]
         info = truth.runs.get(run, {"variant": run or "?", "conc": 0})
@@ -193,11 +194,13 @@ def cmd_score(a):
         row = dict(run=run, variant=info["variant"], conc=info["conc"], caller=svc,
                    calls=c["calls"], roots=c["roots"], links=c["links"], correct=c["correct"],
                    precision=prec, recall=rec, unlinked=c["unlinked"], missing=c["missing"],
-                   stray=c["stray"], duplicate=c["duplicate"])
+                   stray=c["stray"], duplicate=c["duplicate"],
+                   kinds={k[5:]: n for k, n in c.items() if k.startswith("link:")})
         out.append(row)
         print(f"{info['variant']:<8} {info['conc']:>4} {svc:<15} {c['calls']:>6} {c['roots']:>5} {c['links']:>6} "
               f"{c['correct']:>6} {fmt(prec):>9} {fmt(rec):>7} {c['unlinked']:>8} "
-              f"{c['missing']:>7} {c['stray']:>5}")
+              f"{c['missing']:>7} {c['stray']:>5}  "
+              + " ".join(f"{k}:{n}" for k, n in sorted(row["kinds"].items())))
         if svc in targets:
             pmin, rmin = targets[svc]
             if prec is not None and prec < pmin:
