@@ -6,6 +6,7 @@
 #   trace_accuracy.py score TRUTH_DIR RECORDS [--json OUT]
 #                     [--target SVC=PRECISION[,RECALL]]...
 #   trace_accuracy.py synth TRUTH_DIR OUT [--wrong N] [--drop N] [--seed S]
+#   trace_accuracy.py shape TRUTH_DIR OTLP --monitored SVC,... [--root SVC]
 #
 # The ground truth is a set of exchanges (one request and its response on
 # one connection), each known by the service that served it and the
@@ -29,6 +30,11 @@
 # `synth` writes the tcp records a perfect kmond would write for the
 # ground truth (ids, parents), with N links made wrong or dropped: the
 # scorer's own check (perfect -> 1.0; one wrong parent -> precision < 1).
+#
+# `shape` checks kmon-trace's OTLP JSON: as many traces as the root
+# service made calls, each with the spans, kinds, services and nesting
+# the ground truth gives (a CLIENT span per call of a monitored caller,
+# the SERVER span of a monitored server under it, its calls under that).
 import argparse
 import collections
 import glob
@@ -247,6 +253,71 @@ def cmd_synth(a):
             f.write(json.dumps(r) + "\n")
 
 
+def cmd_shape(a):
+    """kmon-trace's OTLP JSON: one trace per front request, each of the
+    shape the ground truth gives (spans, their kinds, services, nesting)."""
+    truth = Truth(a.truth)
+    monitored = set(a.monitored.split(","))
+    kids = collections.defaultdict(list)
+    for key, x in truth.ex.items():
+        if x["parent"]:
+            kids[x["parent"]].append(key)
+
+    def truth_sig(key):  # the client span of exchange KEY and below
+        sig = "C:" + truth.ex[key]["caller"]
+        if key[0] in monitored:
+            below = sorted(truth_sig(k) for k in kids[key])
+            sig += "[S:" + key[0] + (f"[{','.join(below)}]" if below else "") + "]"
+        return sig
+
+    traces = collections.defaultdict(list)
+    for line in open(a.otlp):
+        for rs in json.loads(line)["resourceSpans"]:
+            svc = otlp_attrs(rs["resource"]["attributes"])["service.name"]
+            for ss in rs["scopeSpans"]:
+                for sp in ss["spans"]:
+                    sp["service"], sp["attrs"] = svc, otlp_attrs(sp.get("attributes", []))
+                    traces[sp["traceId"]].append(sp)
+    roots = [x for x in truth.ex.values() if x["caller"] == a.root]
+    bad, done, setup = [], set(), 0
+    for tid, spans in traces.items():
+        if max(int(sp["endTimeUnixNano"]) for sp in spans) < truth.start:
+            setup += 1  # the set-up's (GET /warm and its handshakes)
+            continue
+        below = collections.defaultdict(list)
+        for sp in spans:
+            below[sp.get("parentSpanId") or None].append(sp)
+
+        def span_sig(sp):
+            k = sorted(span_sig(c) for c in below[sp["spanId"]])
+            return ("C:" if sp["kind"] == 3 else "S:") + sp["service"] + \
+                (f"[{','.join(k)}]" if k else "")
+        top = below[None]
+        if len(top) != 1 or top[0]["service"] != a.root or top[0]["kind"] != 3:
+            bad.append(f"trace {tid}: roots {[(s['service'], s['kind']) for s in top]}")
+            continue
+        r = top[0]
+        x = truth.find(int(r["attrs"]["network.local.port"]),
+                       int(r["attrs"]["network.peer.port"]), int(r["startTimeUnixNano"]),
+                       int(r["endTimeUnixNano"]), a.root, "client")
+        if x is None or x["key"] in done:
+            bad.append(f"trace {tid}: its root is no front request, or one seen twice")
+            continue
+        done.add(x["key"])
+        want, got = truth_sig(x["key"]), span_sig(r)
+        if want != got:
+            bad.append(f"trace of {x['key'][1]}: {got}, want {want}")
+    n = len(traces) - setup
+    print(f"{n} traces for {len(roots)} front requests ({setup} of the set-up "
+          f"left out), {n - len(bad)} of the right shape")
+    if n != len(roots) or bad:
+        sys.exit("traces:\n  " + "\n  ".join(bad[:10]))
+
+
+def otlp_attrs(lst):
+    return {a["key"]: next(iter(a["value"].values())) for a in lst}
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -261,8 +332,13 @@ def main():
     s.add_argument("--wrong", type=int, default=0)
     s.add_argument("--drop", type=int, default=0)
     s.add_argument("--seed", type=int, default=1)
+    s = sub.add_parser("shape")
+    s.add_argument("truth")
+    s.add_argument("otlp")
+    s.add_argument("--monitored", required=True, help="SVC,SVC...")
+    s.add_argument("--root", default="load", help="the service whose calls start traces")
     a = p.parse_args()
-    {"score": cmd_score, "synth": cmd_synth}[a.cmd](a)
+    {"score": cmd_score, "synth": cmd_synth, "shape": cmd_shape}[a.cmd](a)
 
 
 if __name__ == "__main__":

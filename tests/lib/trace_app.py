@@ -17,8 +17,10 @@
 #   middle --port P --log F --svc NAME --mode thread|pool|asyncio
 #          --redis P --pg P --back P [--workers N] [--via PROXY]
 #          [--fanout inline|spawn]
-#   front  --port P --log F --target SVC=PORT ...
-#   load   --port P --log F --run LABEL --variant V --to SVC
+#   front  --port P --log F --target SVC=[HOST:]PORT ...
+#   load   --port P --log F --run LABEL --variant V --to SVC [--host H]
+# (servers listen on 127.0.0.1, or --bind ADDR; the thread-mode middle
+# calls back at --back-host)
 #          --conc C --requests N [--seed S]
 #
 # Middle-tier modes: thread (a thread per connection reads and serves its
@@ -120,17 +122,17 @@ class Conn:
         self.sock.close()
 
 
-def connect(port):
-    s = socket.create_connection(("127.0.0.1", port))
+def connect(port, host="127.0.0.1"):
+    s = socket.create_connection((host, port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return Conn(s)
 
 
-def serve_tcp(port, handle_conn):
+def serve_tcp(port, handle_conn, bind="127.0.0.1"):
     """Thread per connection."""
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", port))
+    ls.bind((bind, port))
     ls.listen(256)
     while True:
         s, _ = ls.accept()
@@ -167,7 +169,7 @@ def run_back(a):
                  cport=conn.rport, sport=conn.lport, t0=t0, t1=time.time_ns())
         return body
 
-    serve_tcp(a.port, lambda c: serve_requests(c, handle))
+    serve_tcp(a.port, lambda c: serve_requests(c, handle), a.bind)
 
 
 # --- middle, thread and pool modes: blocking calls ---
@@ -205,7 +207,7 @@ class SyncCalls:
             r = redis.Connection(host="127.0.0.1", port=self.a.redis)
             r.connect()
             self.local.redis = r, (r._sock.getsockname()[1], self.a.redis)
-            b = connect(self.a.back)
+            b = connect(self.a.back, self.a.back_host)
             self.local.back = b, (b.lport, b.rport)
         return {"redis": self.local.redis, "back": self.local.back}
 
@@ -429,7 +431,7 @@ def run_middle(a):
         return
     handle = middle_handler(a, log, SyncCalls(a, log))
     if a.mode == "thread":
-        serve_tcp(a.port, lambda c: serve_requests(c, handle))
+        serve_tcp(a.port, lambda c: serve_requests(c, handle), a.bind)
     else:
         run_middle_pool(a, handle)
 
@@ -438,7 +440,7 @@ def run_middle(a):
 
 def run_front(a):
     log = Log(a.log, "front")
-    targets = dict(t.split("=") for t in a.target)
+    targets = dict(t.split("=") for t in a.target)  # SVC=[HOST:]PORT
 
     def handle_conn(conn):
         down = {}
@@ -449,7 +451,8 @@ def run_front(a):
             rid = hdr["x-req-id"]
             to = first.split()[1].split("/")[2]  # GET /t/SVC
             if to not in down:
-                down[to] = connect(int(targets[to]))
+                host, _, port = targets[to].rpartition(":")
+                down[to] = connect(int(port), host or "127.0.0.1")
             d, child = down[to], rid + ".m"
             ct0 = time.time_ns()
             d.sock.sendall(http_request("/m", {"X-Req-Id": child, "X-Parent-Id": rid,
@@ -467,7 +470,7 @@ def run_front(a):
         for d in down.values():
             d.close()
 
-    serve_tcp(a.port, handle_conn)
+    serve_tcp(a.port, handle_conn, a.bind)
 
 
 # --- load: C threads, one connection each ---
@@ -482,7 +485,7 @@ def run_load(a):
 
     def client():
         try:
-            c = connect(a.port)
+            c = connect(a.port, a.host)
             while True:
                 try:
                     rid, kind = jobs.get_nowait()
@@ -525,6 +528,9 @@ def main():
     p.add_argument("--redis", type=int)
     p.add_argument("--pg", type=int)
     p.add_argument("--back", type=int)
+    p.add_argument("--back-host", default="127.0.0.1")
+    p.add_argument("--bind", default="127.0.0.1", help="servers: the address")
+    p.add_argument("--host", default="127.0.0.1", help="load: the front's address")
     p.add_argument("--target", action="append", default=[])
     p.add_argument("--run")
     p.add_argument("--variant")
