@@ -181,7 +181,8 @@ def cmd_score(a):
     rows = score(truth, recs)
     unl = collections.Counter()
     for s in stats:
-        for svc, c in (s.get("calls") or {}).items():
+        tcp = s.get("collectors", {}).get("tcp", {})
+        for svc, c in (tcp.get("calls") or {}).items():
             unl[svc] += c.get("unlinked", 0)
     targets = {}
     for t in a.target:
@@ -213,9 +214,9 @@ def cmd_score(a):
                 failed.append(f"{run} {svc}: precision {prec:.3f} < {pmin}")
             if rmin is not None and (rec or 0) < rmin:
                 failed.append(f"{run} {svc}: recall {fmt(rec)} < {rmin}")
-    if unl:
-        print("kmond stats, unlinked calls: " +
-              ", ".join(f"{s} {n}" for s, n in sorted(unl.items())))
+    if unl:  # kmond's own count, set-up included
+        print("unlinked calls in kmond's stats: " +
+              ", ".join(f"{s} {n}" for s, n in sorted(unl.items()) if n))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"rows": out, "stats_unlinked": unl}, f)
