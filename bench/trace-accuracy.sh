@@ -9,7 +9,8 @@
 # REQUESTS front requests per run at concurrency 1 (default 300; a run
 # at concurrency C gets REQUESTS x (1 + C / 8)), VARIANTS of thread,
 # pool, spawn (thread per connection, parallel calls from spawned
-# threads), asyncio, nginx (default all), CONCURRENCIES (default
+# threads), handoff (a pool whose selector thread reads the requests),
+# asyncio, nginx (default all), CONCURRENCIES (default
 # "1 8 32"). Run from the repository root after make, as root. Prints
 # the table (tests/lib/trace_accuracy.py); the figures are counts, not
 # timings, but how requests interleave depends on the machine's load.
@@ -19,7 +20,7 @@ source tests/lib/caller.sh
 source tests/lib/trace_stack.sh
 
 N=${1:-300}
-VARIANTS=${2:-thread pool spawn asyncio nginx}
+VARIANTS=${2:-thread pool spawn handoff asyncio nginx}
 CONCS=${3:-1 8 32}
 [ -x "$KMOND" ] || fail "no $KMOND: run make first"
 trace_stack_start

@@ -15,7 +15,7 @@
 #
 #   back   --port P --log F
 #   middle --port P --log F --svc NAME --mode thread|pool|asyncio
-#          --redis P --pg P --back P [--workers N] [--via PROXY]
+#          --redis P --pg P --back P [--workers N] [--handoff] [--via PROXY]
 #          [--fanout inline|spawn]
 #   front  --port P --log F --target SVC=[HOST:]PORT ...
 #   load   --port P --log F --run LABEL --variant V --to SVC [--host H]
@@ -27,7 +27,8 @@
 # requests; the front holds one connection per request in flight),
 # pool (a selector thread waits for readable connections and hands each
 # to one of --workers threads, which reads the request from the socket
-# itself and serves it), asyncio (one event loop). A parallel fan-out is
+# itself and serves it; with --handoff the selector thread reads it and
+# a worker serves it), asyncio (one event loop). A parallel fan-out is
 # done by the serving thread (send all, then read all: --fanout inline) or
 # by one spawned thread per call (--fanout spawn). GET /warm opens the
 # PostgreSQL connections (its handshakes are before the measured run).
@@ -303,9 +304,10 @@ def run_middle_pool(a, handle):
 
     def worker():
         while True:
-            conn = ready.get()
+            conn, msg = ready.get()
             try:
-                msg = conn.read_msg()  # the worker reads its own socket
+                if msg is None:
+                    msg = conn.read_msg()  # the worker reads its own socket
                 if msg is None:
                     conn.close()
                     continue
@@ -331,12 +333,18 @@ def run_middle_pool(a, handle):
                 while not returned.empty():
                     c = returned.get()
                     if c.buf:  # a request already read: hand it on again
-                        ready.put(c)
+                        ready.put((c, None))
                     else:
                         sel.register(c.sock, selectors.EVENT_READ, c)
             else:
                 sel.unregister(key.fileobj)
-                ready.put(key.data)
+                msg = None
+                if a.handoff:  # this thread reads, a worker serves
+                    msg = key.data.read_msg()
+                    if msg is None:
+                        key.data.close()
+                        continue
+                ready.put((key.data, msg))
 
 
 # --- middle, asyncio mode ---
@@ -523,6 +531,8 @@ def main():
     p.add_argument("--svc", default="middle")
     p.add_argument("--mode", choices=["thread", "pool", "asyncio"], default="thread")
     p.add_argument("--workers", type=int, default=4)
+    p.add_argument("--handoff", action="store_true",
+                   help="pool: the selector thread reads each request")
     p.add_argument("--fanout", choices=["inline", "spawn"], default="inline")
     p.add_argument("--via")
     p.add_argument("--redis", type=int)

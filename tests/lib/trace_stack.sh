@@ -11,13 +11,15 @@
 #   trace_stack_run VARIANT CONC N [SEED]
 #                            N front requests from CONC connections
 #                            through VARIANT (thread, pool, asyncio, nginx,
-#                            spawn), labelled VARIANT-cCONC
+#                            spawn, handoff: a pool whose selector thread
+#                            reads the requests), labelled VARIANT-cCONC
 #   trace_stack_stop         stops our tiers (their connections close, so
 #                            kmond writes their last requests)
 # Ground truth: $WORK/truth/*.json, one file per process.
 # Variants: the middle service each one calls (names are kmond services).
 declare -A TRACE_VIA=([thread]=middle-thread [pool]=middle-pool
-	[asyncio]=middle-asyncio [nginx]=nginx [spawn]=middle-spawn)
+	[asyncio]=middle-asyncio [nginx]=nginx [spawn]=middle-spawn
+	[handoff]=middle-handoff)
 TRACE_APP="/usr/bin/python3 $(dirname "${BASH_SOURCE[0]}")/trace_app.py"
 TRACE_SCORE="/usr/bin/python3 $(dirname "${BASH_SOURCE[0]}")/trace_accuracy.py"
 TRACE_POOL_WORKERS=4 # smaller than the concurrency of 8 and 32
@@ -43,11 +45,12 @@ trace_bg() { # NAME CMD...: runs a tier, its pid in TRACE_PID[NAME]
 
 trace_stack_start() {
 	local p
-	p=$(test_port 9)
+	p=$(test_port 11)
 	T_REDIS=$p T_PG=$((p + 1)) T_BACK=$((p + 2)) T_FRONT=$((p + 3))
 	T_NGINX=$((p + 4)) T_BEHIND=$((p + 5))
 	declare -gA T_MID=([middle-thread]=$((p + 6)) [middle-pool]=$((p + 7))
-		[middle-asyncio]=$((p + 8)) [middle-spawn]=$((p + 9)))
+		[middle-asyncio]=$((p + 8)) [middle-spawn]=$((p + 9))
+		[middle-handoff]=$((p + 10)))
 	mkdir -p "$WORK/truth" "$WORK/pg" "$WORK/ngx/logs"
 	chmod 755 "$WORK" # postgres runs as its own user under it
 	trace_bg redis redis-server --port $T_REDIS --bind 127.0.0.1 --save '' \
@@ -70,6 +73,9 @@ trace_stack_start() {
 	trace_bg middle-pool $TRACE_APP middle --mode pool --workers $TRACE_POOL_WORKERS \
 		--svc middle-pool --port ${T_MID[middle-pool]} \
 		--log "$WORK/truth/middle-pool.json" $down
+	trace_bg middle-handoff $TRACE_APP middle --mode pool --handoff \
+		--workers $TRACE_POOL_WORKERS --svc middle-handoff \
+		--port ${T_MID[middle-handoff]} --log "$WORK/truth/middle-handoff.json" $down
 	trace_bg middle-asyncio $TRACE_APP middle --mode asyncio --svc middle-asyncio \
 		--port ${T_MID[middle-asyncio]} --log "$WORK/truth/middle-asyncio.json" $down
 	trace_bg behind-nginx $TRACE_APP middle --mode thread --svc behind-nginx \
