@@ -33,7 +33,7 @@ sleep 0.6 # two intervals: the pids are selected
 trace_stack_warm
 for variant in thread pool spawn handoff asyncio nginx; do
 	for conc in 1 8 32; do
-		trace_stack_run $variant $conc $((N + N * conc / 8))
+		trace_stack_run $variant $conc $((N + N * conc / 16))
 	done
 done
 trace_stack_stop
