@@ -13,8 +13,8 @@
 # records count them as unlinked. Ids are well-formed and unique.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
+source "$(dirname "$0")/../lib/link_svc.sh"
 
-LINK="python3 $(dirname "$0")/../lib/link_svc.py"
 CHECK="python3 $(dirname "$0")/../lib/link_check.py"
 BASE=$(test_port 6)
 MID_T=$BASE BACK_T=$((BASE + 1)) MID_A=$((BASE + 2)) BACK_A=$((BASE + 3))
@@ -49,7 +49,8 @@ expect_eq "requests answered by the service that starts threads" "$got" 24
 # 4 connections, one request each in every round of 4 in flight.
 got=$($LINK front --port $MID_A --conns 4 --per-conn 5 --shapes 1:0)
 expect_eq "requests answered by the event loop" "$got" 20
-sleep 1.2 # the last records go out when their connections close
+wait_served $MID_T $BACK_T $MID_S $BACK_S $MID_A $BACK_A
+sleep 0.3 # the last closes of those, in softirq
 stop_kmond
 
 out=$WORK/out.json

@@ -10,10 +10,10 @@
 # numbers); every line is valid OTLP by OpenTelemetry's definitions.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
+source "$(dirname "$0")/../lib/link_svc.sh"
 source "$(dirname "$0")/../lib/otlp.sh"
 
 otlp_setup
-LINK="python3 $(dirname "$0")/../lib/link_svc.py"
 BASE=$(test_port 2)
 MID=$BASE BACK=$((BASE + 1))
 
@@ -31,7 +31,8 @@ YAML
 start_kmond "$WORK/kmond.yaml"
 got=$($LINK front --port $MID --conns 3 --per-conn 4 --shapes 0:0,1:0,2:1,3:0)
 expect_eq "front requests answered" "$got" 12
-sleep 1.2 # the last records go out when their connections close
+wait_served $MID $BACK
+sleep 0.3 # the last closes of those, in softirq
 stop_kmond
 
 "$KMON_TRACE" -i "$WORK/out.json" -o "$WORK/traces.otlp" 2>"$WORK/trace.err" ||
