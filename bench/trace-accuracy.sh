@@ -14,6 +14,7 @@
 # "1 8 32"). Run from the repository root after make, as root. Prints
 # the table (tests/lib/trace_accuracy.py); the figures are counts, not
 # timings, but how requests interleave depends on the machine's load.
+# TRACE_KEEP=DIR keeps the records, ground truth and logs in DIR.
 cd "$(dirname "$0")/.."
 source tests/lib/kmond.sh
 source tests/lib/caller.sh
@@ -38,3 +39,5 @@ sleep 0.8 # the last requests, written at the close, are out
 stop_kmond
 echo "kmond $(git describe --always --dirty 2>/dev/null), $N requests per run at concurrency 1"
 $TRACE_SCORE score "$WORK/truth" "$WORK/out.json"
+# TRACE_KEEP=DIR: the records, the ground truth and the logs are kept there
+[ -z "${TRACE_KEEP:-}" ] || cp -r "$WORK" "$TRACE_KEEP"

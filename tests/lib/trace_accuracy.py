@@ -179,7 +179,11 @@ def cmd_score(a):
     truth = Truth(a.truth)
     recs, stats = tcp_records(a.records)
     rows = score(truth, recs)
-    unl = collections.Counter()
+    unl, lost = collections.Counter(), {}
+    if stats:  # counts since kmond started
+        lost = dict(stats[-1].get("lost") or {})
+        lost["tcp"] = stats[-1].get("collectors", {}).get("tcp", {}).get("lost", 0)
+        lost["provider"] = stats[-1].get("provider", {}).get("lost", 0)
     for s in stats:
         tcp = s.get("collectors", {}).get("tcp", {})
         for svc, c in (tcp.get("calls") or {}).items():
@@ -217,6 +221,9 @@ def cmd_score(a):
     if unl:  # kmond's own count, set-up included
         print("unlinked calls in kmond's stats: " +
               ", ".join(f"{s} {n}" for s, n in sorted(unl.items()) if n))
+    if any(lost.values()):  # records kmond lost: the links they held are missing
+        print("lost in kmond's stats (kernel = tcp + provider + ...): " +
+              ", ".join(f"{k} {n}" for k, n in sorted(lost.items())))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"rows": out, "stats_unlinked": unl}, f)

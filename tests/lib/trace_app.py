@@ -186,13 +186,12 @@ class SyncCalls:
         self.warm_lock = threading.Lock()
 
     def warm(self):
-        import psycopg2  # noqa: F401  (Debian python3-psycopg2)
         with self.warm_lock:
             while self.pg.qsize() < PG_CONNS:
                 self.pg.put(self.pg_connect())
 
     def pg_connect(self):
-        import psycopg2
+        import psycopg2  # Debian python3-psycopg2
         c = psycopg2.connect(host="127.0.0.1", port=self.a.pg, user="postgres",
                              dbname="postgres", async_=1)
         pg_wait(c)

@@ -144,6 +144,7 @@ trace_stack_warm() {
 trace_stack_run() { # VARIANT CONC N [SEED]
 	local via=${TRACE_VIA[$1]:-}
 	[ -n "$via" ] || fail "no variant $1"
+	[ ! -e "$WORK/load-$1-$2.rc" ] || fail "run $1-c$2 twice: its ground truth would mix"
 	in_caller "load-$1-$2" $TRACE_APP load --port $T_FRONT --log "$WORK/truth/load.json" \
 		--run "$1-c$2" --variant "$1" --to $via --conc "$2" --requests "$3" \
 		--seed "${4:-$RANDOM}"
