@@ -253,6 +253,49 @@ int proto_egress(struct __sk_buff *skb)
 	return 1;
 }
 
+/* Where a send's first iovecs are joined (a program runs on one CPU at a
+ * time): twice a sample, so that a piece of up to a sample's size fits
+ * at any offset below one, which is what the verifier checks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[2 * PROTO_SAMPLE_BYTES]);
+} proto_scratch SEC(".maps");
+
+/* iovecs looked at per send */
+#define PROTO_IOVS 4
+
+/* Joins the bytes of the first iovecs of a send into buf, up to a
+ * sample: a writev of a header and a body (Erlang's sends, whose first
+ * iovec is even empty) reads as the one message it is. Returns how many
+ * bytes. */
+static __always_inline __u32 gather_iovs(const struct iovec *iov, __u32 nr,
+					 __u8 *buf)
+{
+	__u32 got = 0, n, off;
+	const void *base;
+
+	for (int i = 0; i < PROTO_IOVS; i++) {
+		if (i >= nr || got >= PROTO_SAMPLE_BYTES)
+			break;
+		base = BPF_CORE_READ(iov + i, iov_base);
+		n = BPF_CORE_READ(iov + i, iov_len);
+		if (!n)
+			continue;
+		if (n > PROTO_SAMPLE_BYTES - got)
+			n = PROTO_SAMPLE_BYTES - got;
+		n -= 1;
+		off = got;
+		asm volatile("%[n] &= 63" : [n] "+r"(n));
+		asm volatile("%[off] &= 63" : [off] "+r"(off));
+		if (bpf_probe_read_user(buf + off, n + 1, base))
+			break;
+		got += n + 1;
+	}
+	return got;
+}
+
 /* What the owner sends, from its own buffer: once per send call (the
  * tracepoint fires per segment-sized chunk; a chunk after the first
  * starts inside the buffer). A send from the kernel's pages (sendfile,
@@ -261,8 +304,11 @@ static __always_inline void capture_send(const struct sock *sk,
 					 const struct msghdr *msg)
 {
 	const struct iov_iter *it = &msg->msg_iter;
+	const struct iovec *iov = NULL;
 	struct proto_sample *s;
 	const void *base = NULL;
+	__u32 zero = 0;
+	__u8 *buf;
 	struct tcp_conn *c;
 	__u32 len, cap, avail = 0;
 	__u8 seg, type, head[6];
@@ -293,8 +339,7 @@ static __always_inline void capture_send(const struct sock *sk,
 		base = BPF_CORE_READ(it, ubuf);
 		avail = len;
 	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
-		const struct iovec *iov = BPF_CORE_READ(it, __iov);
-
+		iov = BPF_CORE_READ(it, __iov);
 		base = BPF_CORE_READ(iov, iov_base);
 		avail = BPF_CORE_READ(iov, iov_len);
 	}
@@ -321,6 +366,15 @@ static __always_inline void capture_send(const struct sock *sk,
 	s->len = len;
 	s->dir = PROTO_DIR_OUT;
 	s->seg = seg;
+	/* the first iovec holds less than a sample of a longer send */
+	if (iov && !hello && avail < len && avail < PROTO_SAMPLE_BYTES &&
+	    (buf = bpf_map_lookup_elem(&proto_scratch, &zero))) {
+		cap = gather_iovs(iov, BPF_CORE_READ(it, nr_segs), buf);
+		__builtin_memcpy(s->data, buf, PROTO_SAMPLE_BYTES);
+		s->caplen = cap;
+		bpf_ringbuf_submit(s, wakeup_flags());
+		return;
+	}
 	cap = cap_of(avail, hello);
 	if (!base || !avail || bpf_probe_read_user(s->data, cap, base))
 		cap = 0;

@@ -10,8 +10,8 @@
 # (tests/lib/proto_custom.py) that must stay unknown. Prints the
 # confusion matrices per connection and per endpoint; fails below a macro
 # F1 of 0.995, below 99% unknown for our protocol, or on any endpoint
-# named wrongly. AMQP and ZooKeeper have no small Debian server here
-# (rabbitmq-server, zookeeper): their rules are unit-tested only.
+# named wrongly. AMQP and ZooKeeper, whose servers start slowly, are in
+# proto_servers_slow.sh.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
