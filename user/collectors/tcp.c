@@ -340,6 +340,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct tcp_collector *c = ctx;
 	const struct tcp_event *e = data;
 	struct proc_name who;
+	const char *sni;
+	int proto;
 
 	/* a hello is a sample with more bytes (caplen says how many) */
 	if (len == sizeof(struct proto_sample) ||
@@ -366,7 +368,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	record__u64(&c->rec, "req_bytes", e->req_bytes);
 	record__u64(&c->rec, "resp_bytes", e->resp_bytes);
 	add_side(c, e);
-	record__str(&c->rec, "protocol", protocol__name(conn_proto(c, e)));
+	proto = conn_proto(c, e);
+	record__str(&c->rec, "protocol", protocol__name(proto));
+	if (proto == PROTO_TLS && (sni = proto_track__sni(c->proto, e->cookie)))
+		record__str(&c->rec, "tls_sni", sni);
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 	return 0;
