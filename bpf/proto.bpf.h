@@ -146,6 +146,15 @@ static __always_inline bool tls_hello(const __u8 *h)
 	return h[0] == 0x16 && h[1] == 3 && h[5] == 1;
 }
 
+/* Whether what c carries in direction dir goes from the client to the
+ * server: only that can be a ClientHello, and only that is worth the
+ * read that tells (an accepted socket not yet read is a server's). */
+static __always_inline bool client_to_server(const struct tcp_conn *c,
+					     __u8 dir)
+{
+	return (c->role == TCP_ROLE_CLIENT) == (dir == PROTO_DIR_OUT);
+}
+
 /* A sample of PROTO_SAMPLE_BYTES, or of PROTO_HELLO_BYTES for a hello. */
 static __always_inline struct proto_sample *reserve_sample(bool hello)
 {
@@ -219,7 +228,7 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
 	    c->proto_segs[1] >= PROTO_MAX_SEGS)
 		c->proto_state = PROTO_WAITING;
-	hello = len > PROTO_SAMPLE_BYTES &&
+	hello = len > PROTO_SAMPLE_BYTES && client_to_server(c, dir) &&
 		!bpf_skb_load_bytes(skb, off, head, sizeof(head)) &&
 		tls_hello(head);
 	s = reserve_sample(hello);
@@ -346,6 +355,7 @@ static __always_inline void capture_send(const struct sock *sk,
 	if (avail > len)
 		avail = len;
 	hello = base && avail > PROTO_SAMPLE_BYTES &&
+		client_to_server(c, PROTO_DIR_OUT) &&
 		!bpf_probe_read_user(head, sizeof(head), base) &&
 		tls_hello(head);
 	s = reserve_sample(hello);
