@@ -56,7 +56,8 @@ clientPort=$ZK
 clientPortAddress=127.0.0.1
 admin.enableServer=false
 CFG
-java -cp /usr/share/java/zookeeper.jar -Dzookeeper.log.dir="$WORK/zk" \
+# -XX:-UsePerfData: nothing in /tmp/hsperfdata_$USER
+java -XX:-UsePerfData -cp /usr/share/java/zookeeper.jar -Dzookeeper.log.dir="$WORK/zk" \
 	org.apache.zookeeper.server.ZooKeeperServerMain "$WORK/zk/zoo.cfg" \
 	>"$WORK/zookeeper.log" 2>&1 &
 STARTED_PIDS+=($!)
@@ -98,7 +99,7 @@ for i in range(n):
     z.stop()
     z.close()
 PY
-/usr/share/zookeeper/bin/zkCli.sh -server 127.0.0.1:$ZK get /kmond \
+CLIENT_JVMFLAGS=-XX:-UsePerfData /usr/share/zookeeper/bin/zkCli.sh -server 127.0.0.1:$ZK get /kmond \
 	>"$WORK/zkcli.out" 2>&1 || fail "zkCli: $(tail -3 "$WORK/zkcli.out")"
 sleep 2.2 # two intervals
 stop_kmond
