@@ -285,6 +285,8 @@ static __always_inline __u32 gather_iovs(const struct iovec *iov, __u32 nr,
 	__u32 got = 0, n, off;
 	const void *base;
 
+	/* no bytes of an earlier send behind this one's */
+	__builtin_memset(buf, 0, PROTO_SAMPLE_BYTES);
 	for (int i = 0; i < PROTO_IOVS; i++) {
 		if (i >= nr || got >= PROTO_SAMPLE_BYTES)
 			break;
