@@ -146,6 +146,15 @@ static __always_inline bool tls_hello(const __u8 *h)
 	return h[0] == 0x16 && h[1] == 3 && h[5] == 1;
 }
 
+/* Whether what c carries in direction dir goes from the client to the
+ * server: only that can be a ClientHello, and only that is worth the
+ * read that tells (an accepted socket not yet read is a server's). */
+static __always_inline bool client_to_server(const struct tcp_conn *c,
+					     __u8 dir)
+{
+	return (c->role == TCP_ROLE_CLIENT) == (dir == PROTO_DIR_OUT);
+}
+
 /* A sample of PROTO_SAMPLE_BYTES, or of PROTO_HELLO_BYTES for a hello. */
 static __always_inline struct proto_sample *reserve_sample(bool hello)
 {
@@ -219,7 +228,7 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
 	    c->proto_segs[1] >= PROTO_MAX_SEGS)
 		c->proto_state = PROTO_WAITING;
-	hello = len > PROTO_SAMPLE_BYTES &&
+	hello = len > PROTO_SAMPLE_BYTES && client_to_server(c, dir) &&
 		!bpf_skb_load_bytes(skb, off, head, sizeof(head)) &&
 		tls_hello(head);
 	s = reserve_sample(hello);
@@ -253,6 +262,51 @@ int proto_egress(struct __sk_buff *skb)
 	return 1;
 }
 
+/* Where a send's first iovecs are joined (a program runs on one CPU at a
+ * time): twice a sample, so that a piece of up to a sample's size fits
+ * at any offset below one, which is what the verifier checks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[2 * PROTO_SAMPLE_BYTES]);
+} proto_scratch SEC(".maps");
+
+/* iovecs looked at per send */
+#define PROTO_IOVS 4
+
+/* Joins the bytes of the first iovecs of a send into buf, up to a
+ * sample: a writev of a header and a body (Erlang's sends, whose first
+ * iovec is even empty) reads as the one message it is. Returns how many
+ * bytes. */
+static __always_inline __u32 gather_iovs(const struct iovec *iov, __u32 nr,
+					 __u8 *buf)
+{
+	__u32 got = 0, n, off;
+	const void *base;
+
+	/* no bytes of an earlier send behind this one's */
+	__builtin_memset(buf, 0, PROTO_SAMPLE_BYTES);
+	for (int i = 0; i < PROTO_IOVS; i++) {
+		if (i >= nr || got >= PROTO_SAMPLE_BYTES)
+			break;
+		base = BPF_CORE_READ(iov + i, iov_base);
+		n = BPF_CORE_READ(iov + i, iov_len);
+		if (!n)
+			continue;
+		if (n > PROTO_SAMPLE_BYTES - got)
+			n = PROTO_SAMPLE_BYTES - got;
+		n -= 1;
+		off = got;
+		asm volatile("%[n] &= 63" : [n] "+r"(n));
+		asm volatile("%[off] &= 63" : [off] "+r"(off));
+		if (bpf_probe_read_user(buf + off, n + 1, base))
+			break;
+		got += n + 1;
+	}
+	return got;
+}
+
 /* What the owner sends, from its own buffer: once per send call (the
  * tracepoint fires per segment-sized chunk; a chunk after the first
  * starts inside the buffer). A send from the kernel's pages (sendfile,
@@ -261,8 +315,11 @@ static __always_inline void capture_send(const struct sock *sk,
 					 const struct msghdr *msg)
 {
 	const struct iov_iter *it = &msg->msg_iter;
+	const struct iovec *iov = NULL;
 	struct proto_sample *s;
 	const void *base = NULL;
+	__u32 zero = 0;
+	__u8 *buf;
 	struct tcp_conn *c;
 	__u32 len, cap, avail = 0;
 	__u8 seg, type, head[6];
@@ -293,14 +350,14 @@ static __always_inline void capture_send(const struct sock *sk,
 		base = BPF_CORE_READ(it, ubuf);
 		avail = len;
 	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
-		const struct iovec *iov = BPF_CORE_READ(it, __iov);
-
+		iov = BPF_CORE_READ(it, __iov);
 		base = BPF_CORE_READ(iov, iov_base);
 		avail = BPF_CORE_READ(iov, iov_len);
 	}
 	if (avail > len)
 		avail = len;
 	hello = base && avail > PROTO_SAMPLE_BYTES &&
+		client_to_server(c, PROTO_DIR_OUT) &&
 		!bpf_probe_read_user(head, sizeof(head), base) &&
 		tls_hello(head);
 	s = reserve_sample(hello);
@@ -321,6 +378,15 @@ static __always_inline void capture_send(const struct sock *sk,
 	s->len = len;
 	s->dir = PROTO_DIR_OUT;
 	s->seg = seg;
+	/* the first iovec holds less than a sample of a longer send */
+	if (iov && !hello && avail < len && avail < PROTO_SAMPLE_BYTES &&
+	    (buf = bpf_map_lookup_elem(&proto_scratch, &zero))) {
+		cap = gather_iovs(iov, BPF_CORE_READ(it, nr_segs), buf);
+		__builtin_memcpy(s->data, buf, PROTO_SAMPLE_BYTES);
+		s->caplen = cap;
+		bpf_ringbuf_submit(s, wakeup_flags());
+		return;
+	}
 	cap = cap_of(avail, hello);
 	if (!base || !avail || bpf_probe_read_user(s->data, cap, base))
 		cap = 0;

@@ -26,6 +26,7 @@ test_packages=(
 	memcached libmemcached-tools mosquitto mosquitto-clients dnsmasq-base
 	bind9-dnsutils openssh-server openssh-client
 	python3-redis python3-psycopg2 python3-asyncpg
+	rabbitmq-server amqp-tools zookeeper python3-kazoo
 )
 # kmon-trace's tests install OpenTelemetry's OTLP definitions with npm.
 # A nodejs from NodeSource brings its own npm and conflicts with Debian's.
@@ -75,6 +76,11 @@ have_test() {
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || return 1
 	# the trace accuracy harness's application (Debian's python3)
 	/usr/bin/python3 -c 'import redis, psycopg2, asyncpg' 2>/dev/null || return 1
+	# the slow ones (proto_servers_slow): RabbitMQ, ZooKeeper, their clients
+	have_tools epmd java amqp-publish amqp-consume || return 1
+	[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] &&
+		[ -e /usr/share/java/zookeeper.jar ] &&
+		/usr/bin/python3 -c 'import kazoo' 2>/dev/null || return 1
 	# in /usr/sbin, which a user's PATH may lack
 	[ -x /usr/sbin/nginx ] && [ -x /usr/sbin/nft ] || return 1
 	have_headers librdkafka/rdkafka_mock.h || return 1

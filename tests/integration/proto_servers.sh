@@ -10,8 +10,8 @@
 # (tests/lib/proto_custom.py) that must stay unknown. Prints the
 # confusion matrices per connection and per endpoint; fails below a macro
 # F1 of 0.995, below 99% unknown for our protocol, or on any endpoint
-# named wrongly. AMQP and ZooKeeper have no small Debian server here
-# (rabbitmq-server, zookeeper): their rules are unit-tested only.
+# named wrongly. AMQP and ZooKeeper, whose servers start slowly, are in
+# proto_servers_slow.sh.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
@@ -176,5 +176,10 @@ sni=$(python3 -c 'import json, sys
 print(",".join(sorted({r.get("tls_sni", "-") for r in map(json.loads, open(sys.argv[1]))
       if r["kind"] == "endpoint" and r["port"] == int(sys.argv[2])})))' "$WORK/out.json" $TLS)
 expect_eq "tls_sni of the TLS endpoint" "$sni" "api.test"
+# and on every tcp record of its connections
+sni=$(python3 -c 'import json, sys
+print(",".join(sorted({r.get("tls_sni", "-") for r in map(json.loads, open(sys.argv[1]))
+      if r["kind"] == "tcp" and r["lport"] == int(sys.argv[2])})))' "$WORK/out.json" $TLS)
+expect_eq "tls_sni of the TLS connections' tcp records" "$sni" "api.test"
 lost=$($RECORDS "$WORK/out.json" --kind stats --values lost 2>/dev/null | sort -n | tail -1)
 echo "kmond lost: ${lost:-0}"

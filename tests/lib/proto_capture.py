@@ -27,7 +27,10 @@ def relay(cli, up, msgs, lock):
         if not r:
             return
         for s in r:
-            data = s.recv(65536)
+            try:
+                data = s.recv(65536)
+            except ConnectionResetError:  # a client that resets (amqp-tools)
+                data = b""
             dst, tag = socks[s]
             if not data:
                 try:

@@ -33,6 +33,9 @@
 #define RECENTLY_CLOSED 1024
 /* Endpoints are reported this often while they have connections. */
 #define ENDPOINT_EVERY_NS (60ULL * 1000000000)
+/* TLS connections whose server name is kept for their tcp records (see
+ * struct sni_slot) */
+#define SNI_SLOTS 2048
 
 struct msg {
 	uint64_t ts;
@@ -72,6 +75,15 @@ struct endpoint {
 	char sni[PROTOCOL_SNI_MAX];
 };
 
+/* The server name of a TLS connection, kept after the connection is
+ * forgotten here (its requests go on). Direct-mapped by cookie: with more
+ * TLS connections at once, an older one's name is overwritten and its
+ * records go without. */
+struct sni_slot {
+	uint64_t cookie;
+	char sni[PROTOCOL_SNI_MAX];
+};
+
 struct proto_track {
 	struct kmond *k;
 	int verdict_fd;
@@ -97,6 +109,7 @@ struct proto_track {
 		uint64_t cookie;
 		int proto;
 	} closed[RECENTLY_CLOSED];
+	struct sni_slot *snis; /* allocated at the first name */
 	/* verdicts for the kernel, written once per interval in one call */
 	uint64_t *pending;
 	struct proto_verdict *pending_v;
@@ -135,6 +148,7 @@ void proto_track__free(struct proto_track *t)
 	hashmap__free(t->conns);
 	free(t->eps);
 	free(t->svcs);
+	free(t->snis);
 	free(t->pending);
 	free(t->pending_v);
 	record__free(&t->rec);
@@ -365,6 +379,25 @@ static void classify(struct proto_track *t, struct conn *c)
 	c->proto = r.proto;
 	snprintf(c->sni, sizeof(c->sni), "%s", r.sni);
 	t->decided++;
+	if (r.proto == PROTO_TLS && r.sni[0]) {
+		struct sni_slot *slot;
+
+		if (!t->snis && !(t->snis = calloc(SNI_SLOTS, sizeof(*slot))))
+			abort();
+		slot = &t->snis[c->cookie % SNI_SLOTS];
+		slot->cookie = c->cookie;
+		snprintf(slot->sni, sizeof(slot->sni), "%s", r.sni);
+	}
+}
+
+const char *proto_track__sni(const struct proto_track *t, uint64_t cookie)
+{
+	const struct sni_slot *slot;
+
+	if (!t || !t->snis || !cookie)
+		return NULL;
+	slot = &t->snis[cookie % SNI_SLOTS];
+	return slot->cookie == cookie ? slot->sni : NULL;
 }
 
 static struct conn *conn_get(struct proto_track *t, uint64_t cookie)

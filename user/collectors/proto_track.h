@@ -31,6 +31,10 @@ int proto_track__closed_proto(const struct proto_track *t);
  * request finished (PROTO_UNKNOWN when not decided). */
 int proto_track__conn(struct proto_track *t, uint64_t cookie);
 
+/* The server name of a TLS connection's ClientHello, NULL when none is
+ * known (none sent, or forgotten: see SNI_SLOTS). */
+const char *proto_track__sni(const struct proto_track *t, uint64_t cookie);
+
 /* The protocol most connections of a server (its service, else its pid)
  * were given, PROTO_UNKNOWN when none. */
 int proto_track__server(struct proto_track *t, uint32_t pid, uint32_t svc);

@@ -349,6 +349,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct tcp_collector *c = ctx;
 	const struct tcp_event *e = data;
 	struct proc_name who;
+	const char *sni;
+	int proto;
 
 	/* a hello is a sample with more bytes (caplen says how many) */
 	if (len == sizeof(struct proto_sample) ||
@@ -376,7 +378,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	record__u64(&c->rec, "resp_bytes", e->resp_bytes);
 	add_side(c, e);
 	tcp_links__fields(&c->rec, e->id, e->parent, e->link);
-	record__str(&c->rec, "protocol", protocol__name(conn_proto(c, e)));
+	proto = conn_proto(c, e);
+	record__str(&c->rec, "protocol", protocol__name(proto));
+	if (proto == PROTO_TLS && (sni = proto_track__sni(c->proto, e->cookie)))
+		record__str(&c->rec, "tls_sni", sni);
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 	return 0;
