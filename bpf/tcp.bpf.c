@@ -688,6 +688,13 @@ static __always_inline void on_call_bytes(struct tcp_conn *c,
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
 	if (c->phase == TCP_IDLE) {
+		/* As a server's next request: a reload may have removed or
+		 * moved the owner's service. A dropped client names no one. */
+		if (!still_monitored(c)) {
+			bpf_map_delete_elem(&peers, &c->t);
+			bpf_map_delete_elem(&server_of, &c->t);
+			return;
+		}
 		if (!client_on(c))
 			goto out;
 		/* From the send's entry when the hook saw it. */
