@@ -695,6 +695,13 @@ static __always_inline void on_call_bytes(struct tcp_conn *c,
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
 	if (c->phase == TCP_IDLE) {
+		/* As a server's next request: a reload may have removed or
+		 * moved the owner's service. A dropped client names no one. */
+		if (!still_monitored(c)) {
+			bpf_map_delete_elem(&peers, &c->t);
+			bpf_map_delete_elem(&server_of, &c->t);
+			return;
+		}
 		if (!client_on(c))
 			goto out;
 		/* From the send's entry when the hook saw it. */
@@ -1015,4 +1022,44 @@ SEC("tracepoint/sock/inet_sock_set_state")
 int tcp_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
 {
 	return handle_state(ctx->skaddr, ctx->oldstate, ctx->newstate, false);
+}
+
+/* --- quiet connections --- */
+
+/* A request is finished by the next one or by the close: a connection
+ * kept open and quiet after an answer (a pooled connection after its
+ * last request, a client waiting for its user) would hold its last
+ * request back, from the records and the topology, and lose it when
+ * kmond stops. User space runs one of these iterators before each
+ * report and at exit: every request answered before flush_before_ns is
+ * finished. (Its connection's next request, arriving on another CPU
+ * within the same microsecond, could count it twice: it takes a
+ * connection quiet for an interval first.) */
+__u64 flush_before_ns;
+
+static __always_inline void flush_quiet(struct tcp_conn *c)
+{
+	if (c->phase == TCP_RESPONSE && c->last_send_ns < flush_before_ns &&
+	    (c->role == TCP_ROLE_SERVER || c->role == TCP_ROLE_CLIENT))
+		finish(c);
+}
+
+SEC("iter/bpf_sk_storage_map")
+int tcp_flush_sockets(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct tcp_conn *c = ctx->value;
+
+	if (c)
+		flush_quiet(c);
+	return 0;
+}
+
+SEC("iter/bpf_map_elem")
+int tcp_flush_conns(struct bpf_iter__bpf_map_elem *ctx)
+{
+	struct tcp_conn *c = ctx->value;
+
+	if (c)
+		flush_quiet(c);
+	return 0;
 }

@@ -36,6 +36,7 @@
 #include "loader/prealloc.h"
 #include "loader/rings.h"
 #include "provider/listen.h"
+#include "collectors/tcp_flush.h"
 #include "lib/log.h"
 #include "lib/maps.h"
 #include "provider/provider.h"
@@ -88,6 +89,7 @@ struct tcp_collector {
 	struct proto_track *proto; /* NULL: protocols not identified */
 	struct tcp_edge close_edge; /* the edge on_close() found last */
 	struct edge_state *close_state; /* its state; NULL once freed */
+	struct bpf_link *flush; /* finishes quiet connections' requests */
 };
 
 static const struct hook tcp_hooks[] = {
@@ -699,8 +701,11 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 {
 	struct tcp_collector *c = state;
 
-	(void)k; /* the daemon drained every ring before collecting */
 	c->realtime_offset = realtime_offset();
+	/* Requests answered an interval ago on connections quiet since:
+	 * finished now, so they are in this report. */
+	tcp_flush__run(c->flush, c->skel, k->cfg.interval_ns);
+	rings__consume(k->rings);
 	report_topology(c, ts);
 	report_loads(c, ts);
 	occupancy__report(c->occ, c->k, &c->rec, ts);
@@ -746,6 +751,7 @@ static void tcp_stop(void *state)
 
 	if (!c)
 		return;
+	bpf_link__destroy(c->flush);
 	tcp_bpf__destroy(c->skel);
 	proto_track__free(c->proto);
 	if (c->edges)
@@ -883,6 +889,7 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	if (!c->skel->rodata->conn_in_socket)
 		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
 	proto_open(c, chosen[HOOK_PROTO_SEND] >= 0);
+	tcp_flush__select(c->skel);
 	return err ?: provider__share_maps(k->provider, c->skel->obj);
 }
 
@@ -922,6 +929,7 @@ static int tcp_start(struct kmond *k, void **state)
 		goto cleanup;
 	}
 	proto_attach(c);
+	c->flush = tcp_flush__attach(c->skel);
 	*state = c;
 	return 0;
 cleanup:

@@ -220,6 +220,28 @@ static bool is_ancestor_or_self(struct provider *p, uint32_t pid,
 	return false;
 }
 
+/* Whether pid or a process up its tree holds a listener on port. A
+ * child forked while kmond runs inherits its parent's service in the
+ * kernel; one forked before kmond started (a PostgreSQL backend serving
+ * a connection older than kmond: it closed the postmaster's listener)
+ * is selected the same way here, and stays selected when the listen list
+ * changes. */
+static bool listens_or_descends(struct provider *p, uint32_t pid,
+				uint16_t port)
+{
+	for (int depth = 0; pid && depth < MAX_ANCESTRY; depth++) {
+		struct proc *proc;
+
+		if (hashmap__find(p->port_pids, (uint64_t)pid << 16 | port))
+			return true;
+		proc = provider__proc(p, pid);
+		if (!proc)
+			return false;
+		pid = proc->ppid;
+	}
+	return false;
+}
+
 /* What /proc says of one process, read only when a selector asks. */
 struct facts {
 	uint32_t pid;
@@ -265,8 +287,7 @@ static bool selector_matches(struct provider *p,
 		text = facts__cgroups(f);
 		return text && cgroups_in_container(text, s->path);
 	case SELECTOR_PORT:
-		return hashmap__find(p->port_pids,
-				     (uint64_t)pid << 16 | s->port) != NULL;
+		return listens_or_descends(p, pid, s->port);
 	case SELECTOR_K8S:
 		return container__k8s_matches(proc->ctr, s->k8s_ns, s->path);
 	}
