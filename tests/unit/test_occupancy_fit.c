@@ -385,7 +385,7 @@ int main(void)
 	     0.08, 0.12);
 	/* The same windows with each request's number in progress at its
 	 * arrival (occupancy_given_n.h): what kmond reports. 10 windows a
-	 * pair by default, as the fit takes 8 ms a window (30, seed 17:
+	 * pair by default, as the fit takes 4 ms a window (30, seed 17:
 	 * higher 0.0286, lower 0.0460, distance 0.0584 +- 0.0566, worst
 	 * range 0.090, against 0.0305, 0.0555, 0.0677 and 0.105 above; 10:
 	 * 0.0296, 0.0491, 0.0618, 0.109). Bounds a little above what is

@@ -17,16 +17,17 @@ struct moments {
 	double m[N + 1][N + 1], s[N + 1][N + 1];
 };
 
-static void moments(struct moments *t, double mu1, double mu2)
+/* The table up to a + b <= top. */
+static void moments(struct moments *t, double mu1, double mu2, int top)
 {
 	int a, b;
 
-	for (b = 0; b <= N; b++) { /* at tier 2: Erlang b of rate mu2 */
+	for (b = 0; b <= top; b++) { /* at tier 2: Erlang b of rate mu2 */
 		t->m[0][b] = b / mu2;
 		t->s[0][b] = b * (b + 1.0) / (mu2 * mu2);
 	}
-	for (a = 1; a <= N; a++)
-		for (b = 0; a + b <= N; b++) {
+	for (a = 1; a <= top; a++)
+		for (b = 0; a + b <= top; b++) {
 			/* the first step takes an exponential time of rate q */
 			double q = mu1 + (b ? mu2 : 0), p = mu1 / q;
 			double m = p * t->m[a - 1][b + 1], s = p * t->s[a - 1][b + 1];
@@ -45,7 +46,7 @@ void occ__given_split(double mu1, double mu2, int n1, int n2, double *mean,
 {
 	static struct moments t;
 
-	moments(&t, mu1, mu2);
+	moments(&t, mu1, mu2, N);
 	*mean = t.m[n1 + 1][n2];
 	*second = t.s[n1 + 1][n2];
 }
@@ -53,6 +54,7 @@ void occ__given_split(double mu1, double mu2, int n1, int n2, double *mean,
 struct data {
 	const struct occ_given_n *g;
 	double lambda;
+	int top; /* the largest n with requests, plus 1 */
 	struct moments t;
 };
 
@@ -81,7 +83,7 @@ static double cost(struct data *d, const double *x)
 		    occ__survival(mu, 2, (hist__bucket_high(b) + 1) * 1e-9);
 		f -= (double)g->empty[b] * log(p > 1e-300 ? p : 1e-300);
 	}
-	moments(&d->t, mu[0], mu[1]);
+	moments(&d->t, mu[0], mu[1], d->top);
 	/* rho1 / rho2; the weights rho1^n1 rho2^(n - n1), scaled by the
 	 * larger rho^n, are powers of a ratio at most 1 */
 	ratio = mu[1] / mu[0];
@@ -132,10 +134,11 @@ static double minimise(struct data *d, double *x, double step)
 		if (best == worst)
 			worst = (best + 1) % 3;
 		mid = 3 - best - worst;
-		/* converged: costs within 1e-9, points within 1e-6 in log-rate */
-		if (f[worst] - f[best] <= 1e-9 * (1 + fabs(f[best])) &&
-		    fabs(p[worst][0] - p[best][0]) < 1e-6 &&
-		    fabs(p[worst][1] - p[best][1]) < 1e-6)
+		/* converged: costs within 1e-8, points within 1e-5 in log-rate
+		 * (rates to 1e-5, far below the sampling error) */
+		if (f[worst] - f[best] <= 1e-8 * (1 + fabs(f[best])) &&
+		    fabs(p[worst][0] - p[best][0]) < 1e-5 &&
+		    fabs(p[worst][1] - p[best][1]) < 1e-5)
 			break;
 		for (j = 0; j < 2; j++) {
 			c[j] = (p[best][j] + p[mid][j]) / 2;
@@ -187,8 +190,12 @@ int occ__refine_given_n(const struct occ_given_n *g, struct occ_fit *f)
 
 	if (f->tiers != 2 || !f->ok)
 		return -1;
-	for (i = 0; i < N; i++)
+	d.top = 1;
+	for (i = 0; i < N; i++) {
 		total += g->count[i];
+		if (g->count[i])
+			d.top = i + 1;
+	}
 	if (total < OCC_MIN_SAMPLES)
 		return -1;
 	d.g = g;
