@@ -167,7 +167,8 @@ struct tcp_conn {
 	__u32 proto_pad;
 	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
 	__u8 load_state;     /* enum tcp_load_state (tcp_load.h) */
-	__u8 load_pad[7];
+	__u8 load_pad[3];
+	__u32 load_n;	     /* in progress when the request arrived */
 	__u64 load_end_ns;   /* when the request last stopped being in progress */
 	/* Request paths (bpf/tcp_link.bpf.h). */
 	__u64 id;	     /* the request in progress or last finished */

@@ -30,6 +30,15 @@ struct {
 	__type(value, __u64);
 } load_max SEC(".maps");
 
+/* The occupancy targets' response times by the number in progress at
+ * arrival; user space makes the entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCP_MAX_GIVEN_N);
+	__type(key, struct tcp_load_key);
+	__type(value, struct tcp_load_given_n);
+} load_given_n SEC(".maps");
+
 /* The interval number, written by user space as each interval closes. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -102,7 +111,27 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	__sync_fetch_and_add(&v->arrivals, 1);
 	__sync_fetch_and_add(&v->ended, 1);
 	c->load_state = TCP_LOAD_OPEN;
+	/* a count gone below zero by a reload's lost ends reads huge */
+	c->load_n = old < TCP_LOAD_GIVEN_N ? (__u32)old : TCP_LOAD_GIVEN_N;
 	load_raise_max(&k, old + 1);
+}
+
+/* A target's request completed after `lat` ns (occupancy_given_n.h). */
+static __always_inline void load_given(const struct tcp_load_key *k,
+				       const struct tcp_conn *c, __u64 lat)
+{
+	struct tcp_load_given_n *g = bpf_map_lookup_elem(&load_given_n, k);
+	__u32 n = c->load_n, b;
+	__u64 sq = lat >> TCP_LOAD_SQ_SHIFT;
+
+	if (!g || n >= TCP_LOAD_GIVEN_N)
+		return;
+	__sync_fetch_and_add(&g->count[n], 1);
+	__sync_fetch_and_add(&g->sum_ns[n], lat);
+	__sync_fetch_and_add(&g->sum_sq[n], sq * sq);
+	b = hist_bucket(lat);
+	if (n == 0 && b < HIST_BUCKETS)
+		__sync_fetch_and_add(&g->empty[b], 1);
 }
 
 /* The request stops being in progress at now; completed: it was
@@ -126,6 +155,8 @@ static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 		__sync_fetch_and_add(&v->latency_sum, now - c->start_ns);
 	}
 	__sync_fetch_and_add(&v->ended, 1);
+	if (completed)
+		load_given(&k, c, now - c->start_ns);
 	c->load_state = completed ? TCP_LOAD_SENT : TCP_LOAD_CLOSED;
 	c->load_end_ns = now;
 }

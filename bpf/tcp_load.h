@@ -13,6 +13,8 @@
 #ifndef KMON_TCP_LOAD_H
 #define KMON_TCP_LOAD_H
 
+#include "histogram.h"
+
 #define TCP_MAX_LOADS 1024
 
 /* A server: its service, or its pid when it has none. */
@@ -42,6 +44,21 @@ struct tcp_load_max_key {
 	struct tcp_load_key k;
 	__u32 parity;
 	__u32 pad;
+};
+
+/* Response times by the number of requests in progress at arrival, for
+ * the occupancy fit (user/collectors/occupancy_given_n.h): kept only for
+ * the servers whose key user space puts in load_given_n (the occupancy
+ * targets), cumulative like tcp_load. */
+#define TCP_LOAD_GIVEN_N 64
+#define TCP_MAX_GIVEN_N 64
+#define TCP_LOAD_SQ_SHIFT 10 /* squares of (ns >> 10): 73 min per request */
+
+struct tcp_load_given_n {
+	__u64 count[TCP_LOAD_GIVEN_N];	/* completed, found n in progress */
+	__u64 sum_ns[TCP_LOAD_GIVEN_N];	/* their latencies */
+	__u64 sum_sq[TCP_LOAD_GIVEN_N]; /* (latency >> TCP_LOAD_SQ_SHIFT)^2 */
+	__u64 empty[HIST_BUCKETS];	/* histogram.h buckets of n = 0 */
 };
 
 /* tcp_conn.load_state: where a server request is in the load. */

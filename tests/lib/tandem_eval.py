@@ -8,7 +8,7 @@ tandem_eval.py --kmond K --tandem T --work DIR --port BASE
                (--combos "R1,R2 R1,R2 ..." | --grid) [--batch 9]
                [--rate 100] [--interval 10] [--samples 2] [--seed 1]
                [--max-mae X] [--max-dist X] [--max-busy-err X]
-               [--max-refused FRACTION]
+               [--max-refused FRACTION] [--require-given-n]
 
 Each combination runs as tier 1 (port BASE+2i, service front-i) and tier
 2 (BASE+2i+1, back-i) with mean service times rho/rate, fed by a Poisson
@@ -189,11 +189,14 @@ def table(results, a):
     uerr = [abs(x["busy"] - x["util"]) for x in busy]
     cerr = [abs(x["busy"] - x["combo"][1]) for x in busy]
     cpu = [x["rec"]["fit"]["cpu_ns"] for x in est]
+    # fits refined by the number in progress at arrival (a kmond without
+    # that has no such field)
+    given = [x for x in ok if x["rec"]["fit"].get("given_n")]
     print(f"real tandems, {len(set(x['combo'] for x in est))} pairs, "
           f"{len(est)} samples (rate {a.rate}/s, interval {a.interval} s):")
     print(f"  MAE high {mae0:.4f}, low {mae1:.4f}; euclidean {mean:.4f} "
           f"+- {sd:.4f}; refused {len(refused)} of {len(est)}; "
-          f"fit cpu {sum(cpu) / max(1, len(cpu)) / 1e6:.2f} ms per sample")
+          f"given n {len(given)} of {len(ok)}; fit cpu {sum(cpu) / max(1, len(cpu)) / 1e6:.2f} ms per sample")
     if berr:
         print(f"  measured busy of tier 2 over {len(berr)} intervals, "
               f"max (mean) difference from: the time tier 2 held "
@@ -221,6 +224,10 @@ def table(results, a):
         print(f"FAIL: measured busy off by more than {a.max_busy_err}",
               file=sys.stderr)
         bad = 1
+    if a.require_given_n and len(given) < len(ok):
+        print(f"FAIL: {len(ok) - len(given)} fits not refined by the "
+              f"number in progress at arrival", file=sys.stderr)
+        bad = 1
     if len(refused) > a.max_refused * len(est):
         print(f"FAIL: {len(refused)} of {len(est)} samples refused",
               file=sys.stderr)
@@ -244,6 +251,8 @@ def main():
     ap.add_argument("--max-mae", type=float)
     ap.add_argument("--max-dist", type=float)
     ap.add_argument("--max-busy-err", type=float)
+    ap.add_argument("--require-given-n", action="store_true",
+                    help="every fit refined by the number in progress")
     ap.add_argument("--max-refused", type=float, default=0.1,
                     help="largest fraction of samples refused")
     a = ap.parse_args()

@@ -4,17 +4,23 @@
  * target service add up to its response times, whatever the client. The
  * throughput is the requests of the span over its length. */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <bpf/bpf.h>
+
+#include "bpf/tcp_load.h"
 #include "config/config.h"
 #include "exporters/exporter.h"
 #include "collectors/collector.h"
 #include "collectors/occupancy.h"
 #include "collectors/occupancy_fit.h"
+#include "collectors/occupancy_given_n.h"
+#include "provider/provider.h"
 #include "lib/record.h"
 
 struct target {
@@ -24,6 +30,11 @@ struct target {
 	struct hist interval; /* 8 KiB each */
 	struct hist window;
 	uint64_t window_start; /* monotonic ns */
+	/* By the number in progress at arrival (occupancy_given_n.h): the
+	 * kernel's cumulative sums at the last read, of service id svc. */
+	uint32_t svc;
+	struct tcp_load_given_n was;
+	struct occ_given_n interval_n, window_n;
 };
 
 struct occupancy {
@@ -103,15 +114,80 @@ void occupancy__add(struct occupancy *o, const char *service,
 			hist__merge(&o->targets[i].interval, h);
 }
 
+/* The increase of the kernel's sums since t->was, added to the
+ * interval's; t->was becomes now. */
+static void add_given_n(struct target *t, const struct tcp_load_given_n *now)
+{
+	/* (ns >> shift)^2 in s^2 */
+	const double sq = ldexp(1e-9, TCP_LOAD_SQ_SHIFT) *
+			  ldexp(1e-9, TCP_LOAD_SQ_SHIFT);
+	struct occ_given_n *g = &t->interval_n;
+
+	for (int n = 0; n < TCP_LOAD_GIVEN_N && n < OCC_GIVEN_N; n++) {
+		g->count[n] += (double)(now->count[n] - t->was.count[n]);
+		g->sum[n] += (double)(now->sum_ns[n] - t->was.sum_ns[n]) / 1e9;
+		g->sum_sq[n] += (double)(now->sum_sq[n] - t->was.sum_sq[n]) * sq;
+	}
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++)
+		g->empty[b] += now->empty[b] - t->was.empty[b];
+	t->was = *now;
+}
+
+void occupancy__read_given_n(struct occupancy *o, int fd,
+			     struct provider *p)
+{
+	static struct tcp_load_given_n now; /* 9 KiB: not on the stack */
+
+	for (int i = 0; i < o->n; i++) {
+		struct target *t = &o->targets[i];
+		struct tcp_load_key key = {
+			.svc = provider__service_id(p, t->service),
+		};
+
+		if (!key.svc)
+			continue;
+		if (key.svc != t->svc) {
+			/* a new target (or a service renumbered by a
+			 * reload): its sums start from what is there now */
+			memset(&now, 0, sizeof(now));
+			bpf_map_update_elem(fd, &key, &now, BPF_NOEXIST);
+			if (bpf_map_lookup_elem(fd, &key, &now))
+				continue; /* full: the histogram fit alone */
+			t->svc = key.svc;
+			t->was = now;
+			continue;
+		}
+		if (bpf_map_lookup_elem(fd, &key, &now)) {
+			t->svc = 0; /* gone: made again at the next read */
+			continue;
+		}
+		add_given_n(t, &now);
+	}
+}
+
+static void merge_given_n(struct occ_given_n *to, const struct occ_given_n *g)
+{
+	for (int n = 0; n < OCC_GIVEN_N; n++) {
+		to->count[n] += g->count[n];
+		to->sum[n] += g->sum[n];
+		to->sum_sq[n] += g->sum_sq[n];
+	}
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++)
+		to->empty[b] += g->empty[b];
+}
+
 static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 		 const struct target *t, const char *scope,
-		 const struct hist *h, uint64_t span_ns)
+		 const struct hist *h, const struct occ_given_n *g,
+		 uint64_t span_ns)
 {
 	double lambda = (double)hist__count(h) / ((double)span_ns / 1e9);
 	uint64_t cpu = thread_cpu_ns();
 	struct occ_fit f;
+	bool given_n;
 
 	occ__fit(h->buckets, lambda, (int)t->tiers, &f);
+	given_n = occ__refine_given_n(g, &f) == 0;
 	cpu = thread_cpu_ns() - cpu;
 	record__begin(rec, "occupancy", ts, k->cfg.node);
 	record__str(rec, "service", t->service);
@@ -139,6 +215,7 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 	record__double(rec, "ks", f.ks);
 	record__double(rec, "ks_limit", f.ks_limit);
 	record__double(rec, "cv", f.cv);
+	record__bool(rec, "given_n", given_n);
 	record__u64(rec, "cpu_ns", cpu);
 	record__object_end(rec);
 	record__end(rec);
@@ -155,18 +232,23 @@ void occupancy__report(struct occupancy *o, struct kmond *k,
 		struct target *t = &o->targets[i];
 
 		if (hist__count(&t->interval))
-			emit(k, rec, ts, t, "interval", &t->interval, span);
+			emit(k, rec, ts, t, "interval", &t->interval,
+			     &t->interval_n, span);
 		if (t->window_ns) {
 			hist__merge(&t->window, &t->interval);
+			merge_given_n(&t->window_n, &t->interval_n);
 			/* the window closes at the report nearest its end */
 			if (now - t->window_start + span / 2 >= t->window_ns) {
 				if (hist__count(&t->window))
 					emit(k, rec, ts, t, "window",
-					     &t->window, now - t->window_start);
+					     &t->window, &t->window_n,
+					     now - t->window_start);
 				hist__reset(&t->window);
+				memset(&t->window_n, 0, sizeof(t->window_n));
 				t->window_start = now;
 			}
 		}
 		hist__reset(&t->interval);
+		memset(&t->interval_n, 0, sizeof(t->interval_n));
 	}
 }

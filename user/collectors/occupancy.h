@@ -13,6 +13,7 @@ struct kmond;
 struct record;
 struct tcp_cfg;
 struct occupancy;
+struct provider;
 
 struct occupancy *occupancy__new(void);
 void occupancy__free(struct occupancy *o); /* NULL-safe */
@@ -21,6 +22,11 @@ int occupancy__configure(struct occupancy *o, const struct tcp_cfg *tc);
 /* Response times of service this interval (one call per topology edge). */
 void occupancy__add(struct occupancy *o, const char *service,
 		    const struct hist *h);
+/* Adds this interval's response times by the number in progress at
+ * arrival from the kernel's load_given_n map (fd), making the targets'
+ * entries there. */
+void occupancy__read_given_n(struct occupancy *o, int fd,
+			     struct provider *p);
 /* Emits this interval's records (and the windows that close now). */
 void occupancy__report(struct occupancy *o, struct kmond *k,
 		       struct record *rec, uint64_t ts);

@@ -708,6 +708,8 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	rings__consume(k->rings);
 	report_topology(c, ts);
 	report_loads(c, ts);
+	occupancy__read_given_n(c->occ, bpf_map__fd(c->skel->maps.load_given_n),
+				c->k->provider);
 	occupancy__report(c->occ, c->k, &c->rec, ts);
 	if (c->proto)
 		proto_track__collect(c->proto, ts);
