@@ -90,46 +90,62 @@ kmond_yaml() {
 }
 start_kmond() {
 	kmond_yaml "$1"
-	kmond_start "$WORK/kmond.yaml"
-	TOOL_PID=$KMOND_PID
-	KMOND_PID= # stopped here, not by kmond_stop
+	start_peer build/kmond -c "$WORK/kmond.yaml"
 }
-# A peer in the background; attached once it has run 2 s (bpftrace: once it
-# says "Attaching"), unless it exited.
+# A tool in the background, in a subshell that prints the CPU its children
+# used once the tool has exited and been reaped there (bash reaps its
+# children at once: no zombie to read /proc from). Attached once it says so
+# (kmond: "running on", bpftrace: "Attaching"), the others after 2 s,
+# unless it exited.
 start_peer() {
 	local i
-	"$@" >"$WORK/peer.out" 2>&1 &
-	TOOL_PID=$!
-	for ((i = 0; i < 100; i++)); do
-		if ! kill -0 "$TOOL_PID" 2>/dev/null || [ "$(awk '{ print $3 }' "/proc/$TOOL_PID/stat")" = Z ]; then
-			wait "$TOOL_PID" 2>/dev/null || true
+	rm -f "$WORK/tool.pid" "$WORK/times"
+	(
+		"$@" >"$WORK/peer.out" 2>&1 &
+		echo $! >"$WORK/tool.pid"
+		wait $! || true
+		times >"$WORK/times"
+	) &
+	WRAP_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		[ -s "$WORK/tool.pid" ] && break
+		sleep 0.01
+	done
+	TOOL_PID=$(cat "$WORK/tool.pid")
+	for ((i = 0; i < 300; i++)); do
+		if [ -e "$WORK/times" ]; then
+			wait "$WRAP_PID" 2>/dev/null || true
 			grep -m1 -iE 'fail|error|not|invalid|invaild' "$WORK/peer.out" >"$WORK/why" ||
 				tail -1 "$WORK/peer.out" >"$WORK/why"
 			TOOL_PID=
 			return 1
 		fi
-		[ "$1" = bpftrace ] && grep -q Attaching "$WORK/peer.out" && sleep 0.5 && return 0
-		[ "$1" != bpftrace ] && [ "$i" -ge 20 ] && return 0
+		case $1 in
+		build/kmond) grep -q "running on" "$WORK/peer.out" && return 0 ;;
+		bpftrace) grep -q Attaching "$WORK/peer.out" && sleep 0.5 && return 0 ;;
+		*) [ "$i" -ge 20 ] && return 0 ;;
+		esac
 		sleep 0.1
 	done
-	echo "no attach in 10 s" >"$WORK/why"
+	echo "no attach in 30 s" >"$WORK/why"
 	kill -INT "$TOOL_PID"
+	wait "$WRAP_PID" 2>/dev/null || true
+	TOOL_PID=
 	return 1
 }
-# SIGINT (the peers print their report on it; kmond on SIGTERM), then its
-# ticks read from the zombie, before it is reaped: the report counts.
+# SIGINT (the peers print their report on it; kmond on SIGTERM); its
+# ticks from the subshell's `times` (children's user and system time),
+# its final report included, minus those it had used when attached:
+# in TICKS (not a $(...): only this shell can wait for the tool).
 stop_tool() {
-	local sig=INT t i
+	local sig=INT
 	[ "$1" = kmond ] && sig=TERM
 	kill -"$sig" "$TOOL_PID"
-	for ((i = 0; i < 300; i++)); do
-		[ "$(awk '{ print $3 }' "/proc/$TOOL_PID/stat" 2>/dev/null)" = Z ] && break
-		sleep 0.1
-	done
-	t=$(ticks "$TOOL_PID")
-	wait "$TOOL_PID" 2>/dev/null || true
+	wait "$WRAP_PID" 2>/dev/null || true
 	TOOL_PID=
-	echo $((t - T0))
+	TICKS=$(tail -1 "$WORK/times" | awk -v k="$tck" -v t0="$T0" '
+		function s(x) { split(x, a, "m"); return a[1] * 60 + a[2] }
+		{ gsub("s", "", $1); gsub("s", "", $2); printf "%.0f\n", (s($1) + s($2)) * k - t0 }')
 }
 
 BT_LATENCY='
@@ -176,6 +192,7 @@ for row in $ROWS; do
 	esac
 	if [ "$row" = bio ]; then
 		dd if=/dev/urandom of="$WORK/file" bs=1M count=$((IOS / 256)) oflag=direct status=none
+		w_bio >/dev/null # warm up (the first pass ran slower)
 	fi
 	if [ "$row" = tcp ] || [ "$row" = latency ]; then
 		if [ -z "${NGINX_STARTED:-}" ]; then
@@ -196,7 +213,8 @@ for row in $ROWS; do
 			fi
 			T0=$(ticks "$TOOL_PID")
 			read -r ns events < <("w_$row")
-			t=$(stop_tool "$tool")
+			stop_tool "$tool"
+			t=$TICKS
 			cost[$row/$tool]+=" $ns"
 			slow[$row/$tool]+=" $(awk -v a="$base" -v b="$ns" 'BEGIN { printf "%.2f", (b - a) * 100 / a }')"
 			cpu[$row/$tool]+=" $(awk -v t="$t" -v k="$tck" -v n="$events" 'BEGIN { printf "%.1f", t * 1e9 / k / n }')"
