@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The floor of the tcp collector's hottest hooks: empty programs on the
- * same BTF tracepoints (named like the tcp programs, for bpf_cost), so bench/tcp-nginx.sh can tell what the hooks
- * cost from what kmond's programs add. Built and loaded by that script
+ * same BTF tracepoints, so bench/tcp-nginx.sh can tell what the hooks cost
+ * from what kmond's programs add. Named like the tcp programs (the
+ * script's bpf_cost sums by prefix). Built and loaded by that script
  * (bench/floor_load.c). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
