@@ -9,7 +9,8 @@
 # process from /proc, from attach until it has exited, its final report
 # included). Medians over the rounds, with [min .. max]: the machine is
 # shared, single runs are noise.
-#   bench/peers.sh [ROUNDS] [ROWS...]   (as root, after make)
+#   bench/peers.sh [ROUNDS] [ROWS...]   (as root, after make; 10 rounds by default)
+# SECS (default 3), CALLS (10000000), IOS (16384) size the runs.
 # ROWS: offcpu syscall bio tcp latency (default: all). Every tool traces
 # every process, as kmond does here (no services: all are monitored),
 # except the tcp rows, where kmond and bpftrace follow nginx only.
@@ -17,7 +18,7 @@
 # printed as "n/a (reason)".
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-ROUNDS=${1:-5}
+ROUNDS=${1:-10}
 shift || true
 ROWS=${*:-offcpu syscall bio tcp latency}
 SECS=${SECS:-3}
