@@ -10,6 +10,9 @@
 # event and per request (kernel.bpf_stats_enabled, in one more run per
 # mode): per request over every tcp program, minus idle's, is what
 # following one side costs (server: mode all, client: mode client).
+# Mode floor: no kmond but empty programs on the same tp_btf hooks
+# (bench/floor.bpf.c); kmond's cost per request is also given as a
+# multiple of the floor's, over the runs without anything.
 #   bench/tcp-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root, after make)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -20,6 +23,8 @@ SECS=${2:-5}
 CONNS=${3:-64}
 PORT=18631
 bench_init
+clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -c bench/floor.bpf.c -o "$WORK/floor.bpf.o"
+gcc -O2 bench/floor_load.c -o "$WORK/floor_load" -lbpf
 source tests/lib/nginx.sh
 start_nginx $PORT 1
 tck=$(getconf CLK_TCK)
@@ -30,7 +35,16 @@ load() {
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
 
-start() { # all | none | every | client | idle
+start() { # all | none | every | client | idle | floor
+	if [ "$1" = floor ]; then # stopped by kmond_stop, measured the same way
+		"$WORK/floor_load" "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>&1 &
+		KMOND_PID=$!
+		until grep -q attached "$WORK/floor.out"; do
+			kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
+			sleep 0.1
+		done
+		return
+	fi
 	local collectors="  tcp: { requests: $1 }" comm=nginx
 	case $1 in
 	client) comm=wrk collectors="  tcp: { requests: all }" ;;
@@ -57,7 +71,7 @@ YAML
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
 declare -A rps_sum reqs_sum cpu_sum hwm
 declare -A bpf_ns bpf_cnt bpf_reqs bpf_all_ns
-MODES="all none every client idle"
+MODES="all none every client idle floor"
 for mode in off $MODES; do
 	rps_sum[$mode]=0 reqs_sum[$mode]=0 cpu_sum[$mode]=0 hwm[$mode]=0
 done
@@ -109,3 +123,11 @@ echo "BPF per request over idle's: server side (nginx monitored) $(per_req all) 
 	"client side (wrk monitored) $(per_req client) ns"
 kcpu() { calc "${cpu_sum[$1]} * 1000000 / $tck / ${reqs_sum[$1]}"; }
 echo "kmond CPU per request: server side $(kcpu all) us, client side $(kcpu client) us"
+# Over the runs without anything: wall time per request (1 / throughput).
+over() { calc "1000000000 * ${ROUNDS} / ${rps_sum[$1]} - 1000000000 * ${ROUNDS} / ${rps_sum[off]}" 0; }
+for mode in all none; do
+	echo "mode $mode over the floor: ns per request added $(over $mode) (floor $(over floor)," \
+		"$(calc "($(over $mode)) / ($(over floor) + 0.000001)" 1)x; noisy), BPF ns per request" \
+		"$(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]}" 0) (floor $(calc "${bpf_all_ns[floor]} / ${bpf_reqs[floor]}" 0)," \
+		"$(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]} / (${bpf_all_ns[floor]} / ${bpf_reqs[floor]} + 0.000001)" 1)x)"
+done

@@ -6,6 +6,7 @@
 #     test   that and what `make test` needs (servers, clients, tools)
 #     vm     what `make vmtest` needs to boot Debian's kernels under qemu
 #            (tests/vm/), and nothing plain make needs
+#     bench  that and what bench/peers.sh compares kmond with
 #   --if-missing   do nothing when every tool and header is already there
 set -euo pipefail
 
@@ -36,6 +37,8 @@ command -v npm >/dev/null 2>&1 || test_packages+=(npm)
 # modprobe, mkfs.ext4 for the guest's scratch disk, xz and zstd for vmlinux,
 # readelf to check busybox is static.
 vm_packages=(qemu-system-x86 busybox-static kmod e2fsprogs xz-utils zstd binutils)
+# bench/peers.sh: the tools an operator would use instead of kmond.
+bench_packages=(libbpf-tools bpftrace nginx wrk)
 
 have_tools() {
 	local tool
@@ -96,11 +99,17 @@ have_vm() {
 	[ -x /bin/busybox ] && ! readelf -l /bin/busybox | grep -q INTERP
 }
 
+have_bench() {
+	have_build && have_tools wrk bpftrace && [ -x /usr/sbin/nginx ] &&
+		[ -x /usr/sbin/offcputime ]
+}
+
 case "$set_name" in
 build) packages=("${build_packages[@]}") ;;
 test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
 vm) packages=("${vm_packages[@]}") ;;
-*) echo "install-deps: unknown set '$set_name' (build, test or vm)" >&2; exit 2 ;;
+bench) packages=("${build_packages[@]}" "${bench_packages[@]}") ;;
+*) echo "install-deps: unknown set '$set_name' (build, test, vm or bench)" >&2; exit 2 ;;
 esac
 
 if [ $if_missing -eq 1 ] && "have_$set_name"; then

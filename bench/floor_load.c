@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Loads a BPF object, attaches every program in it, says "attached" on
+ * stdout and holds them until SIGTERM or SIGINT (bench/tcp-nginx.sh's
+ * floor: empty programs on the tcp collector's hooks).
+ *   floor_load OBJECT.o */
+#include <bpf/libbpf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: floor_load OBJECT.o\n");
+		return 2;
+	}
+	obj = bpf_object__open_file(argv[1], NULL);
+	if (!obj || bpf_object__load(obj)) {
+		fprintf(stderr, "floor_load: cannot load %s\n", argv[1]);
+		return 1;
+	}
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__attach(prog)) {
+			fprintf(stderr, "floor_load: cannot attach %s\n",
+				bpf_program__name(prog));
+			return 1;
+		}
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	printf("attached\n");
+	fflush(stdout);
+	while (!stop)
+		pause();
+	bpf_object__close(obj);
+	return 0;
+}

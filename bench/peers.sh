@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# kmond side by side with the tools an operator would otherwise run, on
+# the same workloads, alternating within each round (without any tool,
+# kmond, each peer), several rounds. Per row and tool: the workload's cost
+# per event (ns; lower is better) and its slowdown over the same round's
+# run without a tool (the BPF programs run inside the workload, so their
+# cost shows here), and the tool's own CPU per event (utime + stime of its
+# process from /proc, from attach until it has exited, its final report
+# included). Medians over the rounds, with [min .. max]: the machine is
+# shared, single runs are noise.
+#   bench/peers.sh [ROUNDS] [ROWS...]   (as root, after make; 10 rounds by default)
+# SECS (default 3), CALLS (10000000), IOS (16384) size the runs.
+# ROWS: offcpu syscall bio tcp latency (default: all). Every tool traces
+# every process, as kmond does here (no services: all are monitored),
+# except the tcp rows, where kmond and bpftrace follow nginx only.
+# A peer that cannot run on this kernel (kprobes or fentry refused) is
+# printed as "n/a (reason)".
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+ROUNDS=${1:-10}
+shift || true
+ROWS=${*:-offcpu syscall bio tcp latency}
+SECS=${SECS:-3}
+CALLS=${CALLS:-10000000}
+IOS=${IOS:-16384}
+PORT=18632
+scripts/install-deps.sh --if-missing bench
+[ -x build/tests/kmt_getppid ] && [ -x build/tests/kmt_pingpong ] ||
+	fail "build/tests/kmt_* missing: run make test first"
+# On the disk that holds the build (O_DIRECT: not a tmpfs).
+bench_init "$PWD/build/peers-bench.XXXXXX"
+cp build/tests/kmt_getppid "$WORK/kmt_bench"
+cp build/tests/kmt_pingpong "$WORK/kmt_pingpong"
+tck=$(getconf CLK_TCK)
+# A tool still running when the script stops: ended, then bench_cleanup.
+peers_cleanup() {
+	[ -n "${TOOL_PID:-}" ] && kill -TERM "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
+	bench_cleanup
+}
+trap peers_cleanup EXIT
+
+# --- workloads: each prints "NS_PER_EVENT EVENTS" ---
+w_offcpu() { # pinned pipe ping-pong: 2 switches per round trip
+	local rate
+	rate=$("$WORK/kmt_pingpong" "$SECS" --cpu 0 --work 0 | awk '{ print $6 }')
+	awk -v r="$rate" -v s="$SECS" 'BEGIN { printf "%.1f %d\n", 1e9 / (2 * r), 2 * r * s }'
+}
+w_syscall() { # getppid storm
+	local t0 t1
+	t0=$(date +%s%N)
+	"$WORK/kmt_bench" "$CALLS"
+	t1=$(date +%s%N)
+	awk -v d=$((t1 - t0)) -v n="$CALLS" 'BEGIN { printf "%.1f %d\n", d / n, n }'
+}
+w_bio() { # 4 KiB O_DIRECT reads of a file written once
+	local t0 t1
+	t0=$(date +%s%N)
+	dd if="$WORK/file" of=/dev/null bs=4k count="$IOS" iflag=direct 2>/dev/null
+	t1=$(date +%s%N)
+	awk -v d=$((t1 - t0)) -v n="$IOS" 'BEGIN { printf "%.1f %d\n", d / n, n }'
+}
+wrk_run() { # wrk's ns per request (1 / throughput) and request count
+	wrk -t1 -c64 -d"${SECS}s" "$@" "http://127.0.0.1:$PORT/" |
+		awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { printf "%.1f %d\n", 1e9 / r, n }'
+}
+w_tcp() { wrk_run -H "Connection: close"; } # a connection per request
+w_latency() { wrk_run; }                    # keep-alive requests
+
+# --- tools: start_TOOL ROW starts it and sets TOOL_PID (or returns 1
+# with the reason in $WORK/why); stop_tool prints its ticks since start.
+TOOL_PID=
+T0=0
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+kmond_yaml() {
+	{
+		echo "interval: 1s"
+		case $1 in
+		tcp | latency) printf 'services:\n  - { name: web, match: { comm: nginx } }\n' ;;
+		esac
+		echo "collectors:"
+		case $1 in
+		offcpu) echo "  offcpu: { enabled: true, state: sleep, min_block: 1ms }" ;;
+		syscall) echo "  syscall: { enabled: true }" ;;
+		bio) echo "  bio: { enabled: true }" ;;
+		tcp | latency) echo "  tcp: { requests: all }" ;;
+		esac
+		echo "exporters:"
+		echo "  - { type: file, path: \"$WORK/out.json\" }"
+	} >"$WORK/kmond.yaml"
+}
+start_kmond() {
+	kmond_yaml "$1"
+	start_peer build/kmond -c "$WORK/kmond.yaml"
+}
+# A tool in the background, in a subshell that prints the CPU its children
+# used once the tool has exited and been reaped there (bash reaps its
+# children at once: no zombie to read /proc from). Attached once it says so
+# (kmond: "running on", bpftrace: "Attaching"), the others after 2 s,
+# unless it exited.
+start_peer() {
+	local i
+	rm -f "$WORK/tool.pid" "$WORK/times"
+	(
+		"$@" >"$WORK/peer.out" 2>&1 &
+		echo $! >"$WORK/tool.pid"
+		wait $! || true
+		times >"$WORK/times"
+	) &
+	WRAP_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		[ -s "$WORK/tool.pid" ] && break
+		sleep 0.01
+	done
+	TOOL_PID=$(cat "$WORK/tool.pid")
+	for ((i = 0; i < 300; i++)); do
+		if [ -e "$WORK/times" ]; then
+			wait "$WRAP_PID" 2>/dev/null || true
+			grep -m1 -iE 'fail|error|not|invalid|invaild' "$WORK/peer.out" >"$WORK/why" ||
+				tail -1 "$WORK/peer.out" >"$WORK/why"
+			TOOL_PID=
+			return 1
+		fi
+		case $1 in
+		build/kmond) grep -q "running on" "$WORK/peer.out" && return 0 ;;
+		bpftrace) grep -q Attaching "$WORK/peer.out" && sleep 0.5 && return 0 ;;
+		*) [ "$i" -ge 20 ] && return 0 ;;
+		esac
+		sleep 0.1
+	done
+	echo "no attach in 30 s" >"$WORK/why"
+	kill -INT "$TOOL_PID"
+	wait "$WRAP_PID" 2>/dev/null || true
+	TOOL_PID=
+	return 1
+}
+# SIGINT (the peers print their report on it; kmond on SIGTERM); its
+# ticks from the subshell's `times` (children's user and system time),
+# its final report included, minus those it had used when attached:
+# in TICKS (not a $(...): only this shell can wait for the tool).
+stop_tool() {
+	local sig=INT
+	[ "$1" = kmond ] && sig=TERM
+	kill -"$sig" "$TOOL_PID"
+	wait "$WRAP_PID" 2>/dev/null || true
+	TOOL_PID=
+	TICKS=$(tail -1 "$WORK/times" | awk -v k="$tck" -v t0="$T0" '
+		function s(x) { split(x, a, "m"); return a[1] * 60 + a[2] }
+		{ gsub("s", "", $1); gsub("s", "", $2); printf "%.0f\n", (s($1) + s($2)) * k - t0 }')
+}
+
+BT_LATENCY='
+tracepoint:sock:sock_recv_length /comm == "nginx" && args->ret > 0/ {
+	@start[args->sk] = nsecs;
+}
+tracepoint:sock:sock_send_length /comm == "nginx" && @start[args->sk]/ {
+	@us = hist((nsecs - @start[args->sk]) / 1000);
+	delete(@start[args->sk]);
+}'
+# The peers of each row
+peers() {
+	case $1 in
+	offcpu) echo "offcputime" ;;
+	syscall) echo "syscount" ;;
+	bio) echo "biolatency biosnoop" ;;
+	tcp) echo "tcplife tcptop" ;;
+	latency) echo "bpftrace" ;;
+	esac
+}
+start_tool() { # ROW TOOL
+	case $2 in
+	kmond) start_kmond "$1" ;;
+	offcputime) start_peer /usr/sbin/offcputime ;;
+	syscount) start_peer /usr/sbin/syscount ;;
+	biolatency) start_peer /usr/sbin/biolatency ;;
+	biosnoop) start_peer /usr/sbin/biosnoop ;;
+	tcplife) start_peer /usr/sbin/tcplife ;;
+	tcptop) start_peer /usr/sbin/tcptop -C 1 ;;
+	bpftrace) start_peer bpftrace -e "$BT_LATENCY" ;;
+	esac
+}
+
+declare -A cost slow cpu na
+median_spread() { # VALUES... -> "median [min .. max]"
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { if (!NR) { print "-"; exit } printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+for row in $ROWS; do
+	case $row in
+	offcpu | syscall | bio | tcp | latency) ;;
+	*) fail "unknown row '$row' (offcpu syscall bio tcp latency)" ;;
+	esac
+	if [ "$row" = bio ]; then
+		dd if=/dev/urandom of="$WORK/file" bs=1M count=$((IOS / 256)) oflag=direct status=none
+		w_bio >/dev/null # warm up (the first pass ran slower)
+	fi
+	if [ "$row" = tcp ] || [ "$row" = latency ]; then
+		if [ -z "${NGINX_STARTED:-}" ]; then
+			source tests/lib/nginx.sh
+			start_nginx $PORT 1
+			NGINX_STARTED=1
+		fi
+		wrk_run >/dev/null # warm up
+	fi
+	for ((r = 1; r <= ROUNDS; r++)); do
+		read -r base _ < <("w_$row")
+		line="round $r $row: none $base"
+		for tool in kmond $(peers "$row"); do
+			[ -n "${na[$row/$tool]:-}" ] && continue
+			if ! start_tool "$row" "$tool"; then
+				na[$row/$tool]="n/a ($(head -c 100 "$WORK/why"))"
+				continue
+			fi
+			T0=$(ticks "$TOOL_PID")
+			read -r ns events < <("w_$row")
+			stop_tool "$tool"
+			t=$TICKS
+			cost[$row/$tool]+=" $ns"
+			slow[$row/$tool]+=" $(awk -v a="$base" -v b="$ns" 'BEGIN { printf "%.2f", (b - a) * 100 / a }')"
+			cpu[$row/$tool]+=" $(awk -v t="$t" -v k="$tck" -v n="$events" 'BEGIN { printf "%.1f", t * 1e9 / k / n }')"
+			line+=", $tool $ns"
+		done
+		cost[$row/none]+=" $base"
+		echo "$line (ns per event)"
+	done
+done
+
+echo
+echo "$ROUNDS rounds, modes alternating within each round; median [min .. max] over rounds."
+echo "ns/event: the workload's wall time per event; slowdown: over the same round's run without a tool;"
+echo "tool CPU/event: the tool's utime + stime (attach to exit) / the workload's events."
+printf '%-8s %-11s %-28s %-26s %s\n' row tool "ns/event" "slowdown %" "tool CPU ns/event"
+for row in $ROWS; do
+	# shellcheck disable=SC2086
+	printf '%-8s %-11s %-28s\n' "$row" none "$(median_spread ${cost[$row/none]})"
+	for tool in kmond $(peers "$row"); do
+		if [ -n "${na[$row/$tool]:-}" ]; then
+			printf '%-8s %-11s %s\n' "$row" "$tool" "${na[$row/$tool]}"
+			continue
+		fi
+		# shellcheck disable=SC2086
+		printf '%-8s %-11s %-28s %-26s %s\n' "$row" "$tool" "$(median_spread ${cost[$row/$tool]})" \
+			"$(median_spread ${slow[$row/$tool]})" "$(median_spread ${cpu[$row/$tool]})"
+	done
+done
+echo "events: offcpu = context switches (ping-pong pinned to CPU 0), syscall = getppid calls,"
+echo "bio = 4 KiB O_DIRECT reads, tcp = requests with Connection: close (a connection each),"
+echo "latency = keep-alive requests (bpftrace: recv->send per socket on sock_recv/send_length)."
