@@ -4,7 +4,7 @@
 # imported from a directory (no registry is reachable), each container in
 # a network namespace the test made. Sourced after kmond.sh; everything
 # made here is removed at exit.
-#   container_ready                 skips the test (exit 0, says why) when
+#   container_ready                 skips the test (exit 77, says why) when
 #                                   podman cannot run a container here
 #   rootfs_add DIR FILE [AS]        copies FILE (and the libraries it
 #                                   loads) into DIR, at AS (default FILE)
@@ -64,10 +64,7 @@ container_ready() {
 	[ -z "$why" ] && [ "$CONTAINER_CGROUP" = v1 ] &&
 		! mountpoint -q /sys/fs/cgroup/unified &&
 		why="not a hybrid host (no /sys/fs/cgroup/unified)"
-	if [ -n "$why" ]; then
-		echo "SKIP: $why"
-		exit 0
-	fi
+	[ -z "$why" ] || skip "$why"
 }
 
 rootfs_add() {
