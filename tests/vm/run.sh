@@ -21,6 +21,7 @@ cat >"$share/job.env" <<ENV
 VMTEST_BOOT='$kdir/root/boot'
 VMTEST_MODULES='$kdir/root/lib/modules'
 VMTEST_CWD='$PWD'
+VMTEST_NOFILE='$(ulimit -n)'
 ENV
 {
 	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb'
