@@ -719,16 +719,18 @@ out:
 /* A send begins (tp_btf only, with the state in the socket: one load for
  * a socket nobody follows). It fires per chunk queued: the first one of
  * a send that may start a call stamps it. */
-static __always_inline int handle_send_entry(struct sock *sk)
+static __always_inline void stamp_call(struct tcp_conn *c)
 {
-	struct tcp_conn *c;
-
-	if (!conn_in_socket)
-		return 0;
-	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
 	if (c && c->role == TCP_ROLE_CLIENT && c->phase != TCP_REQUEST &&
 	    !c->call_ns)
 		c->call_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline int handle_send_entry(struct sock *sk)
+{
+	if (!conn_in_socket)
+		return 0;
+	stamp_call(bpf_sk_storage_get(&sock_conns, sk, 0, 0));
 	return 0;
 }
 
@@ -1010,6 +1012,25 @@ SEC("tracepoint/sched/sched_process_fork")
 int tcp_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 {
 	return handle_fork(ctx->parent_pid, ctx->child_pid);
+}
+
+/* The send's entry where tcp_sendmsg_locked is missing (the hash, before
+ * 6.3): a send syscall on a client's socket. Stamped at the return, the
+ * call would start after the server may have read it (the loopback or a
+ * veth delivers within the sender's syscall), and the client would wait
+ * less than the server worked. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(tcp_send_entry_sys, struct pt_regs *regs, long nr)
+{
+	struct sock *sk;
+
+	if (nr != NR_WRITE && nr != NR_WRITEV && nr != NR_SENDTO &&
+	    nr != NR_SENDMSG && nr != NR_SENDFILE)
+		return 0;
+	sk = sock_of_fd(PT_REGS_PARM1_CORE_SYSCALL(regs));
+	if (sk)
+		stamp_call(conn_find(sk, false));
+	return 0;
 }
 
 SEC("tp_btf/inet_sock_set_state")

@@ -19,10 +19,15 @@ source "$(dirname "$0")/../lib/kmond.sh"
 
 PORT=$(test_port 18)
 combos="0.2,0.2 0.2,0.5 0.2,0.8 0.5,0.2 0.5,0.5 0.5,0.8 0.8,0.2 0.8,0.5 0.8,0.8"
+# A tier that holds requests without serving them (0.0032 of the time
+# at most here, 0.026 in a qemu guest without KVM) is not the queue the
+# estimator models: skipped past 0.01, once kmond's busy is checked.
 python3 "$(dirname "$0")/../lib/tandem_eval.py" --kmond "$KMOND" \
 	--tandem "$BUILD/tests/tandem" --work "$WORK" --port "$PORT" \
 	--combos "$combos" --rate 50 --interval 10 --samples 1 --seed 17 \
 	--max-busy-err 0.02 --max-mae 0.15 --max-dist 0.2 --max-refused 0.23 \
-	--require-given-n ||
-	fail "occupancy estimates or measured load out of bounds"
+	--require-given-n --max-overhead 0.01
+rc=$?
+[ $rc -eq 77 ] && exit 77
+[ $rc -eq 0 ] || fail "occupancy estimates or measured load out of bounds"
 echo PASS

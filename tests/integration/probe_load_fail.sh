@@ -10,12 +10,19 @@ source "$(dirname "$0")/../lib/kmond.sh"
 export KMOND_PROBE_FAIL_LOAD=tp_btf:sched_switch,tp_btf:block_rq_issue,tp_btf:sock_recv_length
 "$KMOND" --probe >"$WORK/probe" 2>"$WORK/probe.err"
 expect_eq "exit code of --probe" $? 0
+tcp_wants=(
+	"^tcp +sock_recv +tracepoint sock/sock_recv_length; tp_btf: [a-z_]+ failed to load: "
+	"^tcp +sock_send +tp_btf sock_send_length")
+# Before 6.3 there is no sock_recv_length to refuse: tcp is on its
+# syscall fallback anyway.
+[ -d /sys/kernel/tracing/events/sock/sock_recv_length ] || tcp_wants=(
+	"^tcp +sock_recv +raw_tp sys_exit"
+	"^tcp +sock_send +raw_tp sys_exit")
 for want in \
 	"^offcpu +sched_switch +raw_tp sched_switch; tp_btf: offcpu_switch_btf failed to load: " \
 	"^bio +rq_issue +raw_tp block_rq_issue; tp_btf: [a-z_]+ failed to load: " \
 	"^bio +rq_complete +tp_btf block_rq_complete" \
-	"^tcp +sock_recv +tracepoint sock/sock_recv_length; tp_btf: [a-z_]+ failed to load: " \
-	"^tcp +sock_send +tp_btf sock_send_length"; do
+	"${tcp_wants[@]}"; do
 	grep -Eq "$want" "$WORK/probe" ||
 		fail "--probe has no line /$want/: $(cat "$WORK/probe" "$WORK/probe.err")"
 done

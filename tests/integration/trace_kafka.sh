@@ -39,8 +39,10 @@ start_broker -p 0
 broker_cmd "topic kmon.tcp 3"
 # --quiet 3: longer than the spread between a call's record and its
 # server's across partitions and nodes (a server end written before its
-# call came cannot join it: README), with room for a slow (ASan) build.
-"$KMON_TRACE" -b "$BROKERS" -g trace-test-$$ $FAST_GROUP --quiet 3 --stats 0.5 \
+# call came cannot join it: README), with room for a slow (ASan) build;
+# times TEST_TIME_SCALE (a qemu guest takes seconds to start each kcat).
+QUIET=$((3 * ${TEST_TIME_SCALE:-1}))
+"$KMON_TRACE" -b "$BROKERS" -g trace-test-$$ $FAST_GROUP --quiet $QUIET --stats 0.5 \
 	-o "$WORK/out.otlp" -u "http://127.0.0.1:$(cat "$WORK/rx.port")" \
 	2>"$WORK/kt.err" &
 kt=$!
@@ -54,7 +56,7 @@ for ((i = 0; i < 400; i++)); do
 	[ "$(wc -l <"$WORK/out.otlp" 2>/dev/null || echo 0)" -ge "$TRACES" ] && break
 	sleep 0.1
 done
-sleep 3.5 # nothing more may come: no trace in pieces
+sleep "$QUIET.5" # nothing more may come: no trace in pieces
 kill -TERM $kt
 wait $kt
 expect_eq "kmon-trace exit code after SIGTERM" $? 0

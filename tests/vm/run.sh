@@ -21,6 +21,7 @@ cat >"$share/job.env" <<ENV
 VMTEST_BOOT='$kdir/root/boot'
 VMTEST_MODULES='$kdir/root/lib/modules'
 VMTEST_CWD='$PWD'
+VMTEST_NOFILE='$(ulimit -n)'
 ENV
 {
 	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb'
@@ -30,9 +31,11 @@ ENV
 
 # mitigations=off: no speculation barriers, which cost a lot under TCG.
 # loglevel=5: warnings reach the console, with the stack of a soft lockup.
+# debug-threads: the host names the vCPU threads ("CPU 1/TCG").
 timeout --kill-after=10 "${VMTEST_TIMEOUT:-3600}" \
 	qemu-system-x86_64 -accel tcg -cpu max -smp "${VMTEST_CPUS:-2}" -m "${VMTEST_MEM:-2G}" \
 	-nodefaults -display none -serial stdio -no-reboot \
+	-name vmtest,debug-threads=on \
 	-kernel "$kdir/vmlinux" -initrd "$kdir/initrd.gz" \
 	-append "console=ttyS0 rdinit=/init panic=-1 loglevel=5 mitigations=off" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \

@@ -4,7 +4,8 @@
 # per kernel: per collector, the attach kmond --probe chose (hooks on
 # another attach than the collector's first named in brackets) and its
 # tests passed/failed/skipped (a test belongs to the collector its name
-# starts with; the rest count as "other"), then the skip reasons and the
+# starts with, after container_; proto_ and occupancy_ to tcp; the rest
+# count as "other"), then the skip reasons and the
 # failures.
 #   tests/vm/summary.py RESULTS_DIR KERNEL...
 import os
@@ -51,6 +52,10 @@ def results(tests):
             continue
         name = m.group(2).split("/")[-1]
         group = name.split("_")[0]
+        # container_tcp is tcp's; proto_ and occupancy_ read tcp records
+        if group == "container":
+            group = name.split("_")[1]
+        group = {"proto": "tcp", "occupancy": "tcp"}.get(group, group)
         if group not in COLLECTORS:
             group = "other"
         c = counts.setdefault(group, [0, 0, 0])

@@ -110,12 +110,13 @@ static const struct hook tcp_hooks[] = {
 	    { ATTACH_TRACEPOINT, "tcp_state_tp",
 	      "sock/inet_sock_set_state" } },
 	  2 },
-	/* A client's call starts when it enters the send (kernels with
-	 * this tracepoint); without it, when the send returns. Used only
-	 * with the state in sockets. */
+	/* A client's call starts when it enters the send: the tracepoint
+	 * with the state in sockets, else (before 6.3) the send syscall's
+	 * entry with the state in the hash; else when the send returns. */
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
-	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" } },
-	  1, .optional = true },
+	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" },
+	    { ATTACH_RAW_TP, "tcp_send_entry_sys", "sys_enter" } },
+	  2, .optional = true },
 	/* protocol identification's sends; without it, the root cgroup's
 	 * egress (see bpf/proto.bpf.h) */
 	[HOOK_PROTO_SEND] = { "proto_send",
@@ -878,12 +879,16 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	c->skel->rodata->id_prefix = tcp_links__prefix(k->cfg.node);
 	c->skel->rodata->id_cpu_bits = tcp_links__cpu_bits(c->ncpus);
-	/* The send-entry hook reads the socket storage only, and runs on
-	 * every TCP send of the host: not loaded when nothing needs it (a
-	 * reload that turns the client side on then stamps calls when their
-	 * send returns). */
+	/* The send-entry hooks run on every TCP send (the syscall one on
+	 * every syscall) of the host: each is loaded only with the state it
+	 * reads (tp_btf: the sockets, syscall: the hash), and not when
+	 * nothing needs it (a reload that turns the client side on then
+	 * stamps calls when their send returns). */
 	if (!c->skel->rodata->conn_in_socket || k->cfg.tcp.no_client)
 		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_btf,
+					  false);
+	if (c->skel->rodata->conn_in_socket || k->cfg.tcp.no_client)
+		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_sys,
 					  false);
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
