@@ -50,7 +50,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c) $(wildcard tests/*.c)
 HELPER_BINS := $(patsubst %.c,$(OUT)/tests/%,$(notdir $(HELPER_SRCS)))
-BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/*.c))
+BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 
 CFLAGS ?= -O2 -g
 # Partial initialisers are idiomatic here (tables of hooks, opts). Includes
