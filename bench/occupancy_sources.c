@@ -29,7 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
 #include "lib/histogram.h"
+#include "lib/simplex.h"
 #include "collectors/occupancy_fit.h"
 
 #define LAMBDA 100.0 /* per second; times below are in seconds */
@@ -42,13 +44,9 @@ static const char *way_name[NWAYS] = { "shipped", "true-rate", "exact",
 
 static uint64_t rng_state;
 
-static uint64_t rng_next(void) /* splitmix64 */
+static uint64_t rng_next(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64_next(&rng_state);
 }
 
 static double rng_exp(double rate)
@@ -179,66 +177,10 @@ static double cost(const struct ctx *c, const double *x)
 	return f;
 }
 
-/* Nelder-Mead in two dimensions from x; x becomes the best point. */
-static double minimise(const struct ctx *c, double *x, double step)
+/* The cost at x for simplex2_minimise. */
+static double ctx_cost(const void *c, const double *x)
 {
-	double p[3][2], f[3], m[2], r[2], q[2], fr, fq;
-	int i, j, best, worst, mid;
-
-	for (i = 0; i < 3; i++) {
-		p[i][0] = x[0] + (i == 1) * step;
-		p[i][1] = x[1] + (i == 2) * step;
-		f[i] = cost(c, p[i]);
-	}
-	for (int it = 0; it < 1000; it++) {
-		best = worst = 0;
-		for (i = 1; i < 3; i++) {
-			best = f[i] < f[best] ? i : best;
-			worst = f[i] > f[worst] ? i : worst;
-		}
-		mid = 3 - best - worst;
-		if (best == worst)
-			mid = (best + 1) % 3;
-		if (f[worst] - f[best] <= 1e-10 * (1 + fabs(f[best])) &&
-		    fabs(p[worst][0] - p[best][0]) + fabs(p[worst][1] - p[best][1]) < 1e-7)
-			break;
-		for (j = 0; j < 2; j++) {
-			m[j] = (p[best][j] + p[mid][j]) / 2;
-			r[j] = 2 * m[j] - p[worst][j];
-		}
-		fr = cost(c, r);
-		if (fr < f[best]) {
-			for (j = 0; j < 2; j++)
-				q[j] = 3 * m[j] - 2 * p[worst][j];
-			fq = cost(c, q);
-			memcpy(p[worst], fq < fr ? q : r, sizeof(r));
-			f[worst] = fmin(fq, fr);
-			continue;
-		}
-		if (fr < f[mid]) {
-			memcpy(p[worst], r, sizeof(r));
-			f[worst] = fr;
-			continue;
-		}
-		for (j = 0; j < 2; j++)
-			q[j] = (m[j] + (fr < f[worst] ? r[j] : p[worst][j])) / 2;
-		fq = cost(c, q);
-		if (fq < fmin(fr, f[worst])) {
-			memcpy(p[worst], q, sizeof(q));
-			f[worst] = fq;
-			continue;
-		}
-		for (i = 0; i < 3; i++)
-			if (i != best) {
-				for (j = 0; j < 2; j++)
-					p[i][j] = (p[i][j] + p[best][j]) / 2;
-				f[i] = cost(c, p[i]);
-			}
-	}
-	best = f[1] < f[0];
-	best = f[2] < f[best] ? 2 : best;
-	memcpy(x, p[best], sizeof(p[best]));
-	return f[best];
+	return cost(c, x);
 }
 
 /* rho, highest first, by one way; from the shipped fit's rates in both
@@ -255,8 +197,8 @@ static void estimate(const struct window *w, const struct occ_fit *f,
 
 	x[2][0] = x[2][1] = (x[0][0] + x[0][1]) / 2;
 	for (int i = 0; i < 3; i++) {
-		minimise(&c, x[i], 0.3);
-		fx = minimise(&c, x[i], 0.05);
+		simplex2_minimise(ctx_cost, &c, x[i], 0.3);
+		fx = simplex2_minimise(ctx_cost, &c, x[i], 0.05);
 		if (fx < best) {
 			best = fx;
 			rho[0] = lam / (exp(x[i][0]) + lam - add);

@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/hash.h"
+
 struct msg {
 	uint64_t id;
 	uint64_t back; /* tier 1: the client's fd the answer goes to */
@@ -48,11 +50,8 @@ static uint64_t rng_state;
 
 static double rng_exp(double mean)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = splitmix64_next(&rng_state);
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
 	return -log(((z >> 11) + 1) * 0x1.0p-53) * mean;
 }
 

@@ -14,20 +14,16 @@
 #include <time.h>
 
 #include "unit.h"
+#include "lib/hash.h"
 #include "lib/histogram.h"
 #include "collectors/occupancy_fit.h"
 #include "collectors/occupancy_given_n.h"
 
 static uint64_t rng_state;
 
-/* splitmix64: fixed seeds give the same numbers on every machine */
 static uint64_t rng_next(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64_next(&rng_state);
 }
 
 static double rng_exp(double rate)

@@ -57,16 +57,6 @@ uint32_t tcp_links__cpu_bits(int ncpus)
 	return bits;
 }
 
-/* splitmix64's finalizer: the trace's high half looks random. */
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ x >> 31;
-}
-
 static void hex64(uint64_t v, char *out)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -77,7 +67,7 @@ static void hex64(uint64_t v, char *out)
 
 void tcp_links__trace(uint64_t root, char out[33])
 {
-	hex64(mix(root), out);
+	hex64(mix64(root), out); /* the high half looks random */
 	hex64(root, out + 16);
 	out[32] = '\0';
 }

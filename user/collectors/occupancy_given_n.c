@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collectors/occupancy_given_n.h"
+#include "lib/simplex.h"
 
 #define N OCC_GIVEN_N
 
@@ -111,74 +112,10 @@ static double cost(struct data *d, const double *x)
 	return f;
 }
 
-/* Nelder-Mead in the two log-rates from x (steps of `step`); x becomes
- * the best point. Returns its cost. */
-static double minimise(struct data *d, double *x, double step)
+/* The cost at x for simplex2_minimise. */
+static double data_cost(const void *d, const double *x)
 {
-	double p[3][2], f[3], c[2], r[2], q[2], fr, fq;
-	int i, j, best, worst, mid, iter;
-
-	for (i = 0; i < 3; i++) {
-		p[i][0] = x[0] + (i == 1) * step;
-		p[i][1] = x[1] + (i == 2) * step;
-		f[i] = cost(d, p[i]);
-	}
-	for (iter = 0; iter < 400; iter++) {
-		best = worst = 0;
-		for (i = 1; i < 3; i++) {
-			if (f[i] < f[best])
-				best = i;
-			if (f[i] >= f[worst])
-				worst = i;
-		}
-		if (best == worst)
-			worst = (best + 1) % 3;
-		mid = 3 - best - worst;
-		/* converged: costs within 1e-8, points within 1e-5 in log-rate
-		 * (rates to 1e-5, far below the sampling error) */
-		if (f[worst] - f[best] <= 1e-8 * (1 + fabs(f[best])) &&
-		    fabs(p[worst][0] - p[best][0]) < 1e-5 &&
-		    fabs(p[worst][1] - p[best][1]) < 1e-5)
-			break;
-		for (j = 0; j < 2; j++) {
-			c[j] = (p[best][j] + p[mid][j]) / 2;
-			r[j] = 2 * c[j] - p[worst][j];
-		}
-		fr = cost(d, r);
-		if (fr < f[best]) { /* expand */
-			for (j = 0; j < 2; j++)
-				q[j] = 3 * c[j] - 2 * p[worst][j];
-			fq = cost(d, q);
-			memcpy(p[worst], fq < fr ? q : r, sizeof(q));
-			f[worst] = fmin(fq, fr);
-			continue;
-		}
-		if (fr < f[mid]) {
-			memcpy(p[worst], r, sizeof(r));
-			f[worst] = fr;
-			continue;
-		}
-		/* contract, toward the better of worst and its reflection */
-		for (j = 0; j < 2; j++)
-			q[j] = (c[j] + (fr < f[worst] ? r[j] : p[worst][j])) / 2;
-		fq = cost(d, q);
-		if (fq < fmin(fr, f[worst])) {
-			memcpy(p[worst], q, sizeof(q));
-			f[worst] = fq;
-			continue;
-		}
-		for (i = 0; i < 3; i++) /* shrink toward the best */
-			if (i != best) {
-				for (j = 0; j < 2; j++)
-					p[i][j] = (p[i][j] + p[best][j]) / 2;
-				f[i] = cost(d, p[i]);
-			}
-	}
-	best = f[1] < f[0];
-	if (f[2] < f[best])
-		best = 2;
-	memcpy(x, p[best], sizeof(p[best]));
-	return f[best];
+	return cost((struct data *)d, x);
 }
 
 int occ__refine_given_n(const struct occ_given_n *g, struct occ_fit *f)
@@ -206,8 +143,8 @@ int occ__refine_given_n(const struct occ_given_n *g, struct occ_fit *f)
 	x[0][1] = x[1][0] = log(f->rate[1] + lam);
 	x[2][0] = x[2][1] = (x[0][0] + x[0][1]) / 2;
 	for (i = 0; i < 3; i++) {
-		minimise(&d, x[i], 0.3);
-		fx = minimise(&d, x[i], 0.05);
+		simplex2_minimise(data_cost, &d, x[i], 0.3);
+		fx = simplex2_minimise(data_cost, &d, x[i], 0.05);
 		if (fx < best) {
 			best = fx;
 			mu[0] = exp(x[i][0]);

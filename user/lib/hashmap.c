@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lib/hash.h"
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
 
@@ -21,13 +22,7 @@ struct hashmap {
 
 static size_t hash(uint64_t key)
 {
-	/* splitmix64 finaliser: pids are small and dense. */
-	key ^= key >> 30;
-	key *= 0xbf58476d1ce4e5b9ULL;
-	key ^= key >> 27;
-	key *= 0x94d049bb133111ebULL;
-	key ^= key >> 31;
-	return (size_t)key;
+	return (size_t)mix64(key); /* pids are small and dense */
 }
 
 struct hashmap *hashmap__new(void)
