@@ -12,36 +12,17 @@
 # frontend and 10.250.0.2 as api: one graph, client -> frontend -> api,
 # every request counted once (the server side wins).
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/netns.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 
 N=40
 tag=$$
 NS_SW=kmt-sw-$tag NS_C=kmt-c-$tag NS_1=kmt-1-$tag NS_2=kmt-2-$tag
-netns_cleanup() {
-	local ns
-	for ns in $NS_C $NS_1 $NS_2 $NS_SW; do ip netns del "$ns" 2>/dev/null; done
-}
-trap 'cleanup; netns_cleanup' EXIT
-
-# host NETNS ADDR: a namespace with one port on the bridge.
-host() {
-	local i=${#HOSTS[@]}
-	ip netns add "$1" || fail "cannot create netns $1"
-	ip -n $NS_SW link add p$i type veth peer name eth0 netns "$1" &&
-		ip -n $NS_SW link set p$i master br0 up &&
-		ip -n "$1" addr add "$2/24" dev eth0 &&
-		ip -n "$1" link set eth0 up && ip -n "$1" link set lo up ||
-		fail "cannot wire $1"
-	HOSTS+=("$1")
-}
-HOSTS=()
-ip netns add $NS_SW || fail "cannot create netns $NS_SW"
-ip -n $NS_SW link add br0 type bridge && ip -n $NS_SW link set br0 up ||
-	fail "cannot make the bridge"
-host $NS_1 10.250.0.1
-host $NS_2 10.250.0.2
-host $NS_C 10.250.0.3
+netns_bridge $NS_SW
+netns_host $NS_1 10.250.0.1
+netns_host $NS_2 10.250.0.2
+netns_host $NS_C 10.250.0.3
 
 # server NAME NETNS ADDR [DOWNSTREAM]: sets pid_NAME.
 server() {

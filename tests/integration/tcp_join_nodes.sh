@@ -16,6 +16,7 @@
 # B:8080; the records of the two ends name different server addresses and
 # ports, and still join.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/netns.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/caller.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
@@ -25,28 +26,9 @@ command -v nft >/dev/null || fail "nft is not installed (scripts/install-deps.sh
 JOIN="python3 $(dirname "$0")/../lib/tcp_join.py"
 tag=$$
 NS_SW=kmt-sw-$tag NS_A=kmt-a-$tag NS_B=kmt-b-$tag
-netns_cleanup() {
-	local ns
-	for ns in $NS_A $NS_B $NS_SW; do ip netns del "$ns" 2>/dev/null; done
-}
-trap 'cleanup; netns_cleanup' EXIT
-
-# host NETNS ADDR: a namespace with one port on the bridge.
-nhosts=0
-host() {
-	ip netns add "$1" || fail "cannot create netns $1"
-	ip -n $NS_SW link add p$nhosts type veth peer name eth0 netns "$1" &&
-		ip -n $NS_SW link set p$nhosts master br0 up &&
-		ip -n "$1" addr add "$2/24" dev eth0 &&
-		ip -n "$1" link set eth0 up && ip -n "$1" link set lo up ||
-		fail "cannot wire $1"
-	nhosts=$((nhosts + 1))
-}
-ip netns add $NS_SW || fail "cannot create netns $NS_SW"
-ip -n $NS_SW link add br0 type bridge && ip -n $NS_SW link set br0 up ||
-	fail "cannot make the bridge"
-host $NS_A 10.251.0.1
-host $NS_B 10.251.0.2
+netns_bridge $NS_SW
+netns_host $NS_A 10.251.0.1
+netns_host $NS_B 10.251.0.2
 
 start_svc api ip netns exec $NS_B $SVC server --bind 10.251.0.2 --port 8080
 api=$SVC_PID

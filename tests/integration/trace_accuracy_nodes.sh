@@ -13,6 +13,7 @@
 # each call to the back service the back's request from the other node
 # (joined across nodes by sequence numbers). Every line is valid OTLP.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/netns.sh"
 source "$(dirname "$0")/../lib/caller.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 source "$(dirname "$0")/../lib/otlp.sh"
@@ -22,27 +23,9 @@ N=${TRACE_REQUESTS:-60}
 otlp_setup
 tag=$$
 NS_SW=kta-sw-$tag NS_A=kta-a-$tag NS_B=kta-b-$tag
-netns_cleanup() {
-	local ns
-	for ns in $NS_A $NS_B $NS_SW; do ip netns del "$ns" 2>/dev/null; done
-}
-trap 'cleanup; netns_cleanup' EXIT
-
-nhosts=0
-host() { # NETNS ADDR: a namespace with one port on the bridge
-	ip netns add "$1" || fail "cannot create netns $1"
-	ip -n $NS_SW link add p$nhosts type veth peer name eth0 netns "$1" &&
-		ip -n $NS_SW link set p$nhosts master br0 up &&
-		ip -n "$1" addr add "$2/24" dev eth0 &&
-		ip -n "$1" link set eth0 up && ip -n "$1" link set lo up ||
-		fail "cannot wire $1"
-	nhosts=$((nhosts + 1))
-}
-ip netns add $NS_SW || fail "cannot create netns $NS_SW"
-ip -n $NS_SW link add br0 type bridge && ip -n $NS_SW link set br0 up ||
-	fail "cannot make the bridge"
-host $NS_A 10.252.0.1
-host $NS_B 10.252.0.2
+netns_bridge $NS_SW
+netns_host $NS_A 10.252.0.1
+netns_host $NS_B 10.252.0.2
 A="ip netns exec $NS_A" B="ip netns exec $NS_B"
 
 wait_in() { # NETNS_PREFIX... PORT HOST: until HOST:PORT accepts
