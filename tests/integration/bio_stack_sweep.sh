@@ -44,7 +44,10 @@ late = [r for r in reads if r["pid"] in readers[len(readers) // 2:]]
 with_stack = [r for r in late if r["stack"]]
 print(f"ok: {len(reads)} slow reads, {sum(1 for r in reads if not r['stack'])} "
       f"without a stack; of the last {len(late)}, {len(with_stack)} with one")
-if not late or len(with_stack) < len(late) * 3 // 4:
+# A read's stack differs with where its plug was flushed (at the read's
+# end or when it slept), and a map of one entry holds one of them per
+# sweep: half, not all. Without the sweep no read has a stack at all.
+if not late or len(with_stack) < len(late) // 2:
     sys.exit("the later reads have no stacks: the full map was never swept")
 stackless = sum(1 for r in slow if not r["stack"])
 lost = max(r["collectors"]["bio"]["lost"] for r in recs if r["kind"] == "stats")
