@@ -43,6 +43,7 @@ static __always_inline void proto_resolve(struct tcp_conn *c)
 {
 	struct proto_verdict *v;
 	__u32 gen = proto_verdict_gen;
+	__u64 cookie;
 
 	if (c->proto_state != PROTO_CAPTURING &&
 	    c->proto_state != PROTO_WAITING)
@@ -50,12 +51,15 @@ static __always_inline void proto_resolve(struct tcp_conn *c)
 	if (!c->proto_cookie || c->proto_gen == gen)
 		return;
 	c->proto_gen = gen;
-	v = bpf_map_lookup_elem(&proto_verdicts, &c->proto_cookie);
+	/* a key on the stack: before 6.2 the verifier refuses a map value's
+	 * field as a key when c is a map iterator's value (tcp_flush) */
+	cookie = c->proto_cookie;
+	v = bpf_map_lookup_elem(&proto_verdicts, &cookie);
 	if (!v)
 		return;
 	c->proto = v->proto < PROTO_NR ? v->proto : PROTO_UNKNOWN;
 	c->proto_state = PROTO_DECIDED;
-	bpf_map_delete_elem(&proto_verdicts, &c->proto_cookie);
+	bpf_map_delete_elem(&proto_verdicts, &cookie);
 	if (c->role == TCP_ROLE_SERVER)
 		edge_reattribute(c);
 }

@@ -516,10 +516,11 @@ static __always_inline void send_event(const struct tcp_conn *c,
  * answer, so it is there by the first response. */
 static __always_inline void find_dst(struct tcp_conn *c)
 {
+	struct tcp_tuple t = c->t; /* on the stack, as proto_resolve's key */
 	struct tcp_peer *p;
 
 	c->dst_checked = 1;
-	p = bpf_map_lookup_elem(&server_of, &c->t);
+	p = bpf_map_lookup_elem(&server_of, &t);
 	if (!p)
 		return;
 	c->dst = *p;
