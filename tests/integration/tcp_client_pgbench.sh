@@ -9,23 +9,13 @@
 # joins exactly one server record by (client port, req_seq, resp_seq),
 # the client's latency at least the server's; dst names the server.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/servers.sh"
 source "$(dirname "$0")/../lib/caller.sh"
 
 JOIN="python3 $(dirname "$0")/../lib/tcp_join.py"
 CLIENTS=2 TX=20 STATEMENTS=7
-chmod 755 "$WORK" # postgres runs as its own user under it
 PG=$(test_port)
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
-su postgres -s /bin/sh -c "$PGBIN/initdb -D $WORK/pg/data -A trust -U postgres" \
-	>"$WORK/initdb.log" 2>&1 || fail "initdb: $(tail -3 "$WORK/initdb.log")"
-su postgres -s /bin/sh -c "exec $PGBIN/postgres -D $WORK/pg/data -p $PG -k $WORK/pg -c listen_addresses=127.0.0.1" \
-	>"$WORK/postgres.log" 2>&1 &
-STARTED_PIDS+=($!)
-for ((i = 0; i < 150; i++)); do
-	pg_isready -q -h 127.0.0.1 -p $PG && break
-	sleep 0.2
-done
+start_postgres $PG
 pgbench -h 127.0.0.1 -p $PG -U postgres -i -s 1 postgres >"$WORK/init.log" 2>&1 ||
 	fail "pgbench -i: $(tail -3 "$WORK/init.log") $(tail -3 "$WORK/postgres.log")"
 start_caller

@@ -6,17 +6,12 @@
 # own time for them (commandstats usec: it cannot answer before it has
 # worked).
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/servers.sh"
 source "$(dirname "$0")/../lib/caller.sh"
 
 PORT=$(test_port)
 N=2000
-redis-server --port $PORT --bind 127.0.0.1 --save '' --appendonly no \
-	--daemonize no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
-STARTED_PIDS+=($!)
-for ((i = 0; i < 50; i++)); do
-	redis-cli -p $PORT ping >/dev/null 2>&1 && break
-	sleep 0.1
-done
+start_redis $PORT
 stat() { # COMMAND FIELD: Redis's own count of calls or usec
 	redis-cli -p $PORT info commandstats | tr -d '\r' |
 		awk -v cmd="cmdstat_$1" -v key="$2" -F '[:,=]' \

@@ -7,18 +7,11 @@
 # quiet for an interval, is finished by the sweep (it waited for the
 # close, and was lost when kmond stopped first: 19 of 20).
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/servers.sh"
 
 N=20
 PORT=$(test_port)
-redis-server --port $PORT --bind 127.0.0.1 --save '' --appendonly no \
-	--daemonize no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
-STARTED_PIDS+=($!)
-for ((i = 0; i < 50; i++)); do
-	redis-cli -p $PORT ping >/dev/null 2>&1 && break
-	sleep 0.1
-done
-redis-cli -p $PORT ping >/dev/null 2>&1 ||
-	fail "redis did not start: $(tail -3 "$WORK/redis.log")"
+start_redis $PORT
 
 # redis-cli connects now and reads its commands from a fifo.
 mkfifo "$WORK/commands"

@@ -7,24 +7,13 @@
 # kmond runs is, in the kernel), so psql's 20 queries on that connection
 # are 20 tcp records under the service.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/servers.sh"
 
 N=20
 PORT=$(test_port)
-chmod 755 "$WORK" # postgres runs as its own user under it
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -x "$PGBIN/initdb" ] || fail "no PostgreSQL server (scripts/install-deps.sh)"
-mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
-su postgres -s /bin/sh -c "$PGBIN/initdb -D $WORK/pg/data -A trust -U postgres" \
-	>"$WORK/initdb.log" 2>&1 || fail "initdb: $(tail -3 "$WORK/initdb.log")"
-su postgres -s /bin/sh -c "exec $PGBIN/postgres -D $WORK/pg/data -p $PORT -k $WORK/pg -c listen_addresses=127.0.0.1" \
-	>"$WORK/pg.log" 2>&1 &
-STARTED_PIDS+=($!)
+start_postgres $PORT
 sql() { psql -h 127.0.0.1 -p $PORT -U postgres -Atc "$1" 2>/dev/null; }
-for ((i = 0; i < 150; i++)); do
-	sql 'select 1' >/dev/null && break
-	sleep 0.2
-done
-[ "$(sql 'select 1')" = 1 ] || fail "postgres did not start: $(tail -3 "$WORK/pg.log")"
+[ "$(sql 'select 1')" = 1 ] || fail "postgres does not answer: $(tail -3 "$WORK/postgres.log")"
 
 # psql connects now and reads its queries from a fifo once kmond runs.
 mkfifo "$WORK/queries"

@@ -5,17 +5,12 @@
 # itself says it processed (INFO's total_commands_processed), each
 # response at least as large as the RESP reply the command gets.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/servers.sh"
 
 PORT=$(test_port)
 N=3000
-redis-server --port $PORT --bind 127.0.0.1 --save '' --appendonly no \
-	--daemonize no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
-redis=$!
-STARTED_PIDS+=($redis)
-for ((i = 0; i < 50; i++)); do
-	redis-cli -p $PORT ping >/dev/null 2>&1 && break
-	sleep 0.1
-done
+start_redis $PORT
+redis=$REDIS_PID
 calls() { # COMMAND: how many Redis processed, by its own count
 	redis-cli -p $PORT info commandstats | tr -d '\r' |
 		sed -n "s/^cmdstat_$1:calls=\([0-9]*\),.*/\1/p"
