@@ -23,8 +23,21 @@ PORT=$(test_port)
 start_nginx $PORT 2
 start_broker -p 0
 broker_cmd "down all"
+# Both storms start now and wait for the go. The services are the
+# processes this test started (by pid: they and their children), so
+# another nginx on the host, a concurrent test's, counts for nothing.
+"$WORK/kmt_fork" $FORKS --wait "$WORK/go" &
+forker=$!
+STARTED_PIDS+=($forker)
+"$WORK/kmt_getppid" $CALLS --wait "$WORK/go" &
+caller=$!
+STARTED_PIDS+=($caller)
 cat >"$WORK/kmond.yaml" <<YAML
 interval: 500ms
+services:
+  - { name: web, match: { pid: $NGINX_PID } }
+  - { name: storm, match: { pid: $forker } }
+  - { name: storm, match: { pid: $caller } }
 collectors:
   syscall: { enabled: true }
   drop: { enabled: true }
@@ -40,13 +53,6 @@ YAML
 start_kmond "$WORK/kmond.yaml"
 log_before=$(wc -l <"$WORK/nginx/logs/access.log") # start_nginx's probe
 
-# Both storms start now and wait for the go: kmond sees their exec first.
-"$WORK/kmt_fork" $FORKS --wait "$WORK/go" &
-forker=$!
-STARTED_PIDS+=($forker)
-"$WORK/kmt_getppid" $CALLS --wait "$WORK/go" &
-caller=$!
-STARTED_PIDS+=($caller)
 sleep 1.2
 
 kill -STOP "$KMOND_PID"
@@ -74,8 +80,8 @@ expect_eq "forks counted in the kernel" "$forks" $FORKS
 # Every answered request is in the topology (counted in the kernel), and
 # is either a tcp record or counted as lost.
 answered=$(tail -n +$((log_before + 1)) "$WORK/nginx/logs/access.log" | awk '$2 > 0' | wc -l)
-expect_eq "topology requests to nginx (= its access log)" \
-	"$($RECORDS "$out" --kind topology --where dst=nginx --sum requests)" "$answered"
+expect_eq "topology requests to web (= its access log)" \
+	"$($RECORDS "$out" --kind topology --where dst=web --sum requests)" "$answered"
 records=$($RECORDS "$out" --kind tcp --where comm=nginx --count)
 tcp_lost=$($RECORDS "$out" --kind stats --values collectors | tail -1 |
 	python3 -c 'import ast, sys; print(ast.literal_eval(sys.stdin.read())["tcp"]["lost"])')
