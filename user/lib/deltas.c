@@ -24,6 +24,7 @@ struct delta_totals {
 		bool held; /* has counts in front of the map */
 	} *t;
 	size_t n, cap;
+	bool hold_all;
 };
 
 static struct total *entry(struct delta_totals *t, const void *key)
@@ -120,6 +121,11 @@ void deltas__add(struct delta_totals *t, const void *key, uint64_t count)
 	e->held = true;
 }
 
+void deltas__hold_all(struct delta_totals *t)
+{
+	t->hold_all = true;
+}
+
 /* Emits what count has over what was reported for key (never less: a
  * lower total is one the kernel is moving) and remembers it. */
 static uint64_t report(struct hashmap *reported, const struct delta_walk *w,
@@ -172,7 +178,7 @@ uint64_t deltas__walk(struct hashmap *reported, const struct delta_walk *w)
 		sum += report(reported, w, key, t.t[i].count, &grew);
 		/* Deleting while walking would restart the walk: later. */
 		if (w->finished(w->ctx, key, grew) && !t.t[i].held &&
-		    t.t[i].in_map)
+		    t.t[i].in_map && !t.hold_all)
 			memcpy(gone + ngone++ * w->key_size, key, w->key_size);
 	}
 	for (size_t i = 0; i < ngone; i++)

@@ -38,5 +38,8 @@ uint64_t deltas__walk(struct hashmap *reported, const struct delta_walk *w);
 /* For cached(): count more for key, which stays in the map (it is not
  * deleted, finished or not) while it has counts in front of it. */
 void deltas__add(struct delta_totals *t, const void *key, uint64_t count);
+/* For cached(): some of those counts could not be read (they were on the
+ * move): no key is deleted this walk. */
+void deltas__hold_all(struct delta_totals *t);
 
 #endif
