@@ -9,6 +9,9 @@
 #                              on stdout: $WORK/stdout) until "running on"
 #   kmond_stop                 SIGTERM, waits; fails unless it exits 0
 #   kmond_ticks                its utime + stime, in clock ticks
+#   proc_cpu_ns PID            the CPU a running process used so far, in ns
+#                              (its threads' schedstat: clock ticks are
+#                              10 ms, as much as a whole run of some tools)
 #   kmond_hwm_kib              its peak RSS (VmHWM), KiB
 #   bpf_progs PREFIX...        "name run_time_ns run_cnt" of each program
 #                              the running kmond (else anyone) loaded whose
@@ -53,6 +56,10 @@ kmond_stop() {
 }
 
 kmond_ticks() { awk '{ print $14 + $15 }' "/proc/$KMOND_PID/stat"; }
+
+proc_cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ ns += $1 } END { print ns + 0 }'
+}
 
 kmond_hwm_kib() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$KMOND_PID/status"; }
 

@@ -6,9 +6,12 @@
 # per event (ns; lower is better) and its slowdown over the same round's
 # run without a tool (the BPF programs run inside the workload, so their
 # cost shows here), and the tool's own CPU per event (utime + stime of its
-# process from /proc, from attach until it has exited, its final report
-# included). Medians over the rounds, with [min .. max]: the machine is
-# shared, single runs are noise.
+# process, wait4's rusage, from attach until it has exited, its final
+# report included), also net of what the tool uses attached as long without the
+# workload (its intervals and its exit: a peer that only reports at exit
+# spends nothing per second). Medians over the rounds, with [min .. max]:
+# the machine is shared, single runs are noise. At the end, per row,
+# kmond beside each peer.
 #   bench/peers.sh [ROUNDS] [ROWS...]   (as root, after make; 10 rounds by default)
 # SECS (default 3), CALLS (10000000), IOS (16384) size the runs.
 # ROWS: offcpu syscall bio tcp latency (default: all). Every tool traces
@@ -26,13 +29,12 @@ CALLS=${CALLS:-10000000}
 IOS=${IOS:-16384}
 PORT=18632
 scripts/install-deps.sh --if-missing bench
-[ -x build/tests/kmt_getppid ] && [ -x build/tests/kmt_pingpong ] ||
-	fail "build/tests/kmt_* missing: run make test first"
+make -s build/tests/kmt_getppid build/tests/kmt_pingpong build/bench/cpu_of ||
+	fail "cannot build the workloads"
 # On the disk that holds the build (O_DIRECT: not a tmpfs).
 bench_init "$PWD/build/peers-bench.XXXXXX"
 cp build/tests/kmt_getppid "$WORK/kmt_bench"
 cp build/tests/kmt_pingpong "$WORK/kmt_pingpong"
-tck=$(getconf CLK_TCK)
 # A tool still running when the script stops: ended, then bench_cleanup.
 peers_cleanup() {
 	[ -n "${TOOL_PID:-}" ] && kill -TERM "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
@@ -68,10 +70,10 @@ w_tcp() { wrk_run -H "Connection: close"; } # a connection per request
 w_latency() { wrk_run; }                    # keep-alive requests
 
 # --- tools: start_TOOL ROW starts it and sets TOOL_PID (or returns 1
-# with the reason in $WORK/why); stop_tool prints its ticks since start.
+# with the reason in $WORK/why); stop_tool sets TOOL_NS, its CPU since it
+# attached.
 TOOL_PID=
 T0=0
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 kmond_yaml() {
 	{
 		echo "interval: 1s"
@@ -93,28 +95,23 @@ start_kmond() {
 	kmond_yaml "$1"
 	start_peer build/kmond -c "$WORK/kmond.yaml"
 }
-# A tool in the background, in a subshell that prints the CPU its children
-# used once the tool has exited and been reaped there (bash reaps its
-# children at once: no zombie to read /proc from). Attached once it says so
-# (kmond: "running on", bpftrace: "Attaching"), the others after 2 s,
-# unless it exited.
+# A tool in the background under build/bench/cpu_of, which writes the CPU
+# it used once it has exited (wait4's rusage, in ns: `times` and
+# /proc/PID/stat count 10 ms ticks, as much as some tools use in a whole
+# run). Attached once it says so (kmond: "running on", bpftrace:
+# "Attaching"), the others after 2 s, unless it exited.
 start_peer() {
 	local i
-	rm -f "$WORK/tool.pid" "$WORK/times"
-	(
-		"$@" >"$WORK/peer.out" 2>&1 &
-		echo $! >"$WORK/tool.pid"
-		wait $! || true
-		times >"$WORK/times"
-	) &
+	rm -f "$WORK/cpu" "$WORK/cpu.pid"
+	build/bench/cpu_of "$WORK/cpu" "$@" >"$WORK/peer.out" 2>&1 &
 	WRAP_PID=$!
 	for ((i = 0; i < 300; i++)); do
-		[ -s "$WORK/tool.pid" ] && break
+		[ -s "$WORK/cpu.pid" ] && break
 		sleep 0.01
 	done
-	TOOL_PID=$(cat "$WORK/tool.pid")
+	TOOL_PID=$(cat "$WORK/cpu.pid")
 	for ((i = 0; i < 300; i++)); do
-		if [ -e "$WORK/times" ]; then
+		if [ -e "$WORK/cpu" ]; then
 			wait "$WRAP_PID" 2>/dev/null || true
 			grep -m1 -iE 'fail|error|not|invalid|invaild' "$WORK/peer.out" >"$WORK/why" ||
 				tail -1 "$WORK/peer.out" >"$WORK/why"
@@ -134,19 +131,16 @@ start_peer() {
 	TOOL_PID=
 	return 1
 }
-# SIGINT (the peers print their report on it; kmond on SIGTERM); its
-# ticks from the subshell's `times` (children's user and system time),
-# its final report included, minus those it had used when attached:
-# in TICKS (not a $(...): only this shell can wait for the tool).
+# SIGINT (the peers print their report on it; kmond on SIGTERM); its CPU
+# from cpu_of, its final report included, minus what it had used when it
+# attached (T0): in TOOL_NS (not a $(...): only this shell can wait).
 stop_tool() {
 	local sig=INT
 	[ "$1" = kmond ] && sig=TERM
 	kill -"$sig" "$TOOL_PID"
 	wait "$WRAP_PID" 2>/dev/null || true
 	TOOL_PID=
-	TICKS=$(tail -1 "$WORK/times" | awk -v k="$tck" -v t0="$T0" '
-		function s(x) { split(x, a, "m"); return a[1] * 60 + a[2] }
-		{ gsub("s", "", $1); gsub("s", "", $2); printf "%.0f\n", (s($1) + s($2)) * k - t0 }')
+	TOOL_NS=$(($(cat "$WORK/cpu") - T0))
 }
 
 BT_LATENCY='
@@ -180,7 +174,7 @@ start_tool() { # ROW TOOL
 	esac
 }
 
-declare -A cost slow cpu na
+declare -A cost added slow cpu net idle na
 median_spread() { # VALUES... -> "median [min .. max]"
 	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
 		END { if (!NR) { print "-"; exit } printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
@@ -212,13 +206,24 @@ for row in $ROWS; do
 				na[$row/$tool]="n/a ($(head -c 100 "$WORK/why"))"
 				continue
 			fi
-			T0=$(ticks "$TOOL_PID")
+			T0=$(proc_cpu_ns "$TOOL_PID")
+			t0=$(date +%s%N)
 			read -r ns events < <("w_$row")
+			wall=$(($(date +%s%N) - t0))
 			stop_tool "$tool"
-			t=$TICKS
+			loaded=$TOOL_NS
+			# The same tool attached as long without the workload: what
+			# it costs without events (intervals, its exit).
+			start_tool "$row" "$tool" || fail "$tool: $(cat "$WORK/why")"
+			T0=$(proc_cpu_ns "$TOOL_PID")
+			sleep "$(awk -v w="$wall" 'BEGIN { printf "%.3f", w / 1e9 }')"
+			stop_tool "$tool"
 			cost[$row/$tool]+=" $ns"
+			added[$row/$tool]+=" $(awk -v a="$base" -v b="$ns" 'BEGIN { printf "%.1f", b - a }')"
 			slow[$row/$tool]+=" $(awk -v a="$base" -v b="$ns" 'BEGIN { printf "%.2f", (b - a) * 100 / a }')"
-			cpu[$row/$tool]+=" $(awk -v t="$t" -v k="$tck" -v n="$events" 'BEGIN { printf "%.1f", t * 1e9 / k / n }')"
+			cpu[$row/$tool]+=" $(awk -v t="$loaded" -v n="$events" 'BEGIN { printf "%.1f", t / n }')"
+			net[$row/$tool]+=" $(awk -v t="$loaded" -v i="$TOOL_NS" -v n="$events" 'BEGIN { printf "%.1f", (t - i) / n }')"
+			idle[$row/$tool]+=" $(awk -v i="$TOOL_NS" -v w="$wall" 'BEGIN { printf "%.0f", i / w * 1e6 }')"
 			line+=", $tool $ns"
 		done
 		cost[$row/none]+=" $base"
@@ -228,20 +233,41 @@ done
 
 echo
 echo "$ROUNDS rounds, modes alternating within each round; median [min .. max] over rounds."
-echo "ns/event: the workload's wall time per event; slowdown: over the same round's run without a tool;"
-echo "tool CPU/event: the tool's utime + stime (attach to exit) / the workload's events."
-printf '%-8s %-11s %-28s %-26s %s\n' row tool "ns/event" "slowdown %" "tool CPU ns/event"
+echo "ns/event: the workload's wall time per event; added: over the same round's run without a tool"
+echo "(the BPF programs run inside the workload: their cost shows here), also as a slowdown in %."
+echo "tool CPU/event: the tool's utime + stime from attach to exit (wait4's rusage) / the workload's"
+echo "events; net: minus what the same tool used attached as long without the workload (its"
+echo "intervals, its exit), which is also given per second (idle us/s)."
+printf '%-8s %-11s %-27s %-24s %-24s %-22s %-22s %s\n' row tool "ns/event" "added ns/event" \
+	"slowdown %" "tool CPU ns/event" "net CPU ns/event" "idle us/s"
 for row in $ROWS; do
 	# shellcheck disable=SC2086
-	printf '%-8s %-11s %-28s\n' "$row" none "$(median_spread ${cost[$row/none]})"
+	printf '%-8s %-11s %-27s\n' "$row" none "$(median_spread ${cost[$row/none]})"
 	for tool in kmond $(peers "$row"); do
 		if [ -n "${na[$row/$tool]:-}" ]; then
 			printf '%-8s %-11s %s\n' "$row" "$tool" "${na[$row/$tool]}"
 			continue
 		fi
 		# shellcheck disable=SC2086
-		printf '%-8s %-11s %-28s %-26s %s\n' "$row" "$tool" "$(median_spread ${cost[$row/$tool]})" \
-			"$(median_spread ${slow[$row/$tool]})" "$(median_spread ${cpu[$row/$tool]})"
+		printf '%-8s %-11s %-27s %-24s %-24s %-22s %-22s %s\n' "$row" "$tool" \
+			"$(median_spread ${cost[$row/$tool]})" "$(median_spread ${added[$row/$tool]})" \
+			"$(median_spread ${slow[$row/$tool]})" "$(median_spread ${cpu[$row/$tool]})" \
+			"$(median_spread ${net[$row/$tool]})" "$(median_spread ${idle[$row/$tool]})"
+	done
+done
+echo
+echo "kmond beside each peer (medians): the peer's added ns/event over kmond's (> 1: kmond is"
+echo "cheaper on the workload), and net tool CPU per event, peer minus kmond (> 0: kmond cheaper)."
+median() { median_spread "$@" | awk '{ print $1 }'; }
+for row in $ROWS; do
+	for tool in $(peers "$row"); do
+		[ -n "${na[$row/$tool]:-}" ] || [ -n "${na[$row/kmond]:-}" ] && continue
+		# shellcheck disable=SC2086
+		printf '%-8s %-11s added x%-8s net CPU %+.1f ns/event\n' "$row" "$tool" \
+			"$(awk -v p="$(median ${added[$row/$tool]})" -v k="$(median ${added[$row/kmond]})" \
+				'BEGIN { if (k > 0) printf "%.2f", p / k; else print "inf" }')" \
+			"$(awk -v p="$(median ${net[$row/$tool]})" -v k="$(median ${net[$row/kmond]})" \
+				'BEGIN { print p - k }')"
 	done
 done
 echo "events: offcpu = context switches (ping-pong pinned to CPU 0), syscall = getppid calls,"
