@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/log.h"
 #include "lib/xalloc.h"
 #include "sym/ksyms.h"
 
@@ -493,6 +494,19 @@ const struct ksyms *ksyms__get(void)
 	if (shared)
 		shared_refs++;
 	return shared;
+}
+
+const struct ksyms *ksyms__need(const struct ksyms **ks, bool *tried,
+				const char *who)
+{
+	if (*tried)
+		return *ks;
+	*tried = true;
+	*ks = ksyms__get();
+	if (!*ks || !ksyms__count(*ks))
+		log_warn("%s: no kernel symbols (/proc/kallsyms): stacks will "
+			 "hold bare addresses", who);
+	return *ks;
 }
 
 void ksyms__put(const struct ksyms *ks)

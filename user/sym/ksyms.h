@@ -5,6 +5,7 @@
 #ifndef KMON_KSYMS_H
 #define KMON_KSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,13 @@ void ksyms__free(struct ksyms *ks);
  * ksyms__put(); the last put frees the table. */
 const struct ksyms *ksyms__get(void);
 void ksyms__put(const struct ksyms *ks);
+/* A collector's table, got when it first needs one (first stack to name):
+ * by then kmond's programs are loaded, so they are in it, and the kernel
+ * BTF each load parses (~11 MiB) is not held beside the table (~8 MiB),
+ * which made kmond's peak RSS. *ks stays NULL when there is none (logged
+ * once, naming who); pair with ksyms__put(*ks). */
+const struct ksyms *ksyms__need(const struct ksyms **ks, bool *tried,
+				const char *who);
 
 size_t ksyms__count(const struct ksyms *ks);
 size_t ksyms__bad_lines(const struct ksyms *ks);
