@@ -780,9 +780,13 @@ void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 		    struct proc_name *out)
 {
 	struct proc *proc = provider__proc(p, pid);
-	struct proc *grave = provider__grave(p, pid, svc);
+	/* The live process, when it has that service: the common case
+	 * (a record per request) needs no look at the graves. */
+	struct proc *grave = proc && proc->service == svc ?
+				     NULL :
+				     provider__grave(p, pid, svc);
 
-	if (grave && (!proc || proc->service != svc))
+	if (grave)
 		proc = grave;
 	out->comm = proc ? proc->comm : "";
 	out->service = provider__service_name(p, svc);
