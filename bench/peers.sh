@@ -74,7 +74,7 @@ w_latency() { wrk_run; }                    # keep-alive requests
 # attached.
 TOOL_PID=
 T0=0
-kmond_yaml() {
+kmond_yaml() { # ROW [REQUESTS]
 	{
 		echo "interval: 1s"
 		case $1 in
@@ -85,14 +85,14 @@ kmond_yaml() {
 		offcpu) echo "  offcpu: { enabled: true, state: sleep, min_block: 1ms }" ;;
 		syscall) echo "  syscall: { enabled: true }" ;;
 		bio) echo "  bio: { enabled: true }" ;;
-		tcp | latency) echo "  tcp: { requests: all }" ;;
+		tcp | latency) echo "  tcp: { requests: ${2:-all} }" ;;
 		esac
 		echo "exporters:"
 		echo "  - { type: file, path: \"$WORK/out.json\" }"
 	} >"$WORK/kmond.yaml"
 }
-start_kmond() {
-	kmond_yaml "$1"
+start_kmond() { # ROW [REQUESTS]
+	kmond_yaml "$@"
 	start_peer build/kmond -c "$WORK/kmond.yaml"
 }
 # A tool in the background under build/bench/cpu_of, which writes the CPU
@@ -120,7 +120,8 @@ start_peer() {
 		fi
 		case $1 in
 		build/kmond) grep -q "running on" "$WORK/peer.out" && return 0 ;;
-		bpftrace) grep -q Attaching "$WORK/peer.out" && sleep 0.5 && return 0 ;;
+		bpftrace) grep -q Attaching "$WORK/peer.out" "$WORK/lines.out" 2>/dev/null &&
+			sleep 0.5 && return 0 ;;
 		*) [ "$i" -ge 20 ] && return 0 ;;
 		esac
 		sleep 0.1
@@ -143,6 +144,9 @@ stop_tool() {
 	TOOL_NS=$(($(cat "$WORK/cpu") - T0))
 }
 
+# Per-request latency on the same tracepoints, as a histogram (beside
+# kmond with requests: none, which keeps per-edge histograms) and as a
+# line per request (beside requests: all, a record per request).
 BT_LATENCY='
 tracepoint:sock:sock_recv_length /comm == "nginx" && args->ret > 0/ {
 	@start[args->sk] = nsecs;
@@ -151,19 +155,37 @@ tracepoint:sock:sock_send_length /comm == "nginx" && @start[args->sk]/ {
 	@us = hist((nsecs - @start[args->sk]) / 1000);
 	delete(@start[args->sk]);
 }'
-# The peers of each row
+BT_LINES='
+tracepoint:sock:sock_recv_length /comm == "nginx" && args->ret > 0/ {
+	@start[args->sk] = nsecs;
+}
+tracepoint:sock:sock_send_length /comm == "nginx" && @start[args->sk]/ {
+	printf("%d %d %llu\n", pid, tid, nsecs - @start[args->sk]);
+	delete(@start[args->sk]);
+}'
+# kmond's modes and the peers of each row, and which mode a peer is
+# beside (a histogram beside a histogram, a line per request beside a
+# record per request).
+kmonds() {
+	case $1 in
+	latency) echo "kmond kmond-hist" ;;
+	*) echo "kmond" ;;
+	esac
+}
 peers() {
 	case $1 in
 	offcpu) echo "offcputime" ;;
 	syscall) echo "syscount" ;;
 	bio) echo "biolatency biosnoop" ;;
 	tcp) echo "tcplife tcptop" ;;
-	latency) echo "bpftrace" ;;
+	latency) echo "bpftrace bpftrace-lines" ;;
 	esac
 }
+beside() { [ "$1" = bpftrace ] && echo kmond-hist || echo kmond; }
 start_tool() { # ROW TOOL
 	case $2 in
 	kmond) start_kmond "$1" ;;
+	kmond-hist) start_kmond "$1" none ;;
 	offcputime) start_peer /usr/sbin/offcputime ;;
 	syscount) start_peer /usr/sbin/syscount ;;
 	biolatency) start_peer /usr/sbin/biolatency ;;
@@ -171,6 +193,10 @@ start_tool() { # ROW TOOL
 	tcplife) start_peer /usr/sbin/tcplife ;;
 	tcptop) start_peer /usr/sbin/tcptop -C 1 ;;
 	bpftrace) start_peer bpftrace -e "$BT_LATENCY" ;;
+	bpftrace-lines)
+		rm -f "$WORK/lines.out"
+		start_peer bpftrace -o "$WORK/lines.out" -e "$BT_LINES"
+		;;
 	esac
 }
 
@@ -200,7 +226,7 @@ for row in $ROWS; do
 	for ((r = 1; r <= ROUNDS; r++)); do
 		read -r base _ < <("w_$row")
 		line="round $r $row: none $base"
-		for tool in kmond $(peers "$row"); do
+		for tool in $(kmonds "$row") $(peers "$row"); do
 			[ -n "${na[$row/$tool]:-}" ] && continue
 			if ! start_tool "$row" "$tool"; then
 				na[$row/$tool]="n/a ($(head -c 100 "$WORK/why"))"
@@ -238,18 +264,18 @@ echo "(the BPF programs run inside the workload: their cost shows here), also as
 echo "tool CPU/event: the tool's utime + stime from attach to exit (wait4's rusage) / the workload's"
 echo "events; net: minus what the same tool used attached as long without the workload (its"
 echo "intervals, its exit), which is also given per second (idle us/s)."
-printf '%-8s %-11s %-27s %-24s %-24s %-22s %-22s %s\n' row tool "ns/event" "added ns/event" \
+printf '%-8s %-14s %-27s %-24s %-24s %-22s %-22s %s\n' row tool "ns/event" "added ns/event" \
 	"slowdown %" "tool CPU ns/event" "net CPU ns/event" "idle us/s"
 for row in $ROWS; do
 	# shellcheck disable=SC2086
-	printf '%-8s %-11s %-27s\n' "$row" none "$(median_spread ${cost[$row/none]})"
-	for tool in kmond $(peers "$row"); do
+	printf '%-8s %-14s %-27s\n' "$row" none "$(median_spread ${cost[$row/none]})"
+	for tool in $(kmonds "$row") $(peers "$row"); do
 		if [ -n "${na[$row/$tool]:-}" ]; then
-			printf '%-8s %-11s %s\n' "$row" "$tool" "${na[$row/$tool]}"
+			printf '%-8s %-14s %s\n' "$row" "$tool" "${na[$row/$tool]}"
 			continue
 		fi
 		# shellcheck disable=SC2086
-		printf '%-8s %-11s %-27s %-24s %-24s %-22s %-22s %s\n' "$row" "$tool" \
+		printf '%-8s %-14s %-27s %-24s %-24s %-22s %-22s %s\n' "$row" "$tool" \
 			"$(median_spread ${cost[$row/$tool]})" "$(median_spread ${added[$row/$tool]})" \
 			"$(median_spread ${slow[$row/$tool]})" "$(median_spread ${cpu[$row/$tool]})" \
 			"$(median_spread ${net[$row/$tool]})" "$(median_spread ${idle[$row/$tool]})"
@@ -261,15 +287,17 @@ echo "cheaper on the workload), and net tool CPU per event, peer minus kmond (> 
 median() { median_spread "$@" | awk '{ print $1 }'; }
 for row in $ROWS; do
 	for tool in $(peers "$row"); do
-		[ -n "${na[$row/$tool]:-}" ] || [ -n "${na[$row/kmond]:-}" ] && continue
+		k=$(beside "$tool")
+		[ -n "${na[$row/$tool]:-}" ] || [ -n "${na[$row/$k]:-}" ] && continue
 		# shellcheck disable=SC2086
-		printf '%-8s %-11s added x%-8s net CPU %+.1f ns/event\n' "$row" "$tool" \
-			"$(awk -v p="$(median ${added[$row/$tool]})" -v k="$(median ${added[$row/kmond]})" \
+		printf '%-8s %-14s beside %-10s added x%-8s net CPU %+.1f ns/event\n' "$row" "$tool" "$k" \
+			"$(awk -v p="$(median ${added[$row/$tool]})" -v k="$(median ${added[$row/$k]})" \
 				'BEGIN { if (k > 0) printf "%.2f", p / k; else print "inf" }')" \
-			"$(awk -v p="$(median ${net[$row/$tool]})" -v k="$(median ${net[$row/kmond]})" \
+			"$(awk -v p="$(median ${net[$row/$tool]})" -v k="$(median ${net[$row/$k]})" \
 				'BEGIN { print p - k }')"
 	done
 done
 echo "events: offcpu = context switches (ping-pong pinned to CPU 0), syscall = getppid calls,"
 echo "bio = 4 KiB O_DIRECT reads, tcp = requests with Connection: close (a connection each),"
-echo "latency = keep-alive requests (bpftrace: recv->send per socket on sock_recv/send_length)."
+echo "latency = keep-alive requests (bpftrace: recv->send per socket on sock_recv/send_length, as a"
+echo "histogram beside kmond with requests: none, as a line per request beside requests: all)."
