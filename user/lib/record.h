@@ -99,6 +99,16 @@ static inline void record__plain_end(struct record *r, char *end)
 	strbuf__done(&r->json, end + 1);
 }
 
+/* Fields as record__ calls encoded them for another record at the same
+ * place (after the same kind of field, or first alike): their text, as it
+ * is (the caller keeps r->key in step). */
+static inline void record__encoded(struct record *r, const char *json,
+				   size_t len)
+{
+	strbuf__add(&r->json, json, len);
+	r->need_comma = true;
+}
+
 static inline void record__u64(struct record *r, const char *name,
 			       uint64_t val)
 {
