@@ -17,6 +17,11 @@
 #                              the running kmond (else anyone) loaded whose
 #                              name starts with a PREFIX
 #   bpf_cost PREFIX...         "run_time_ns run_cnt" summed over them
+#   floor_start SRC            compiles bench/SRC (empty programs on kmond's
+#                              hooks) and holds them attached with
+#                              build/bench/floor_load, as KMOND_PID (so
+#                              kmond_stop stops it, kmond_* measure it)
+#   median_spread VALUES...    "median [min .. max]"
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/kmond_proc.sh"
@@ -80,3 +85,20 @@ for p in json.load(sys.stdin):
 }
 
 bpf_cost() { bpf_progs "$@" | awk '{ ns += $2; n += $3 } END { print ns + 0, n + 0 }'; }
+
+floor_start() {
+	local obj=$WORK/${1%.c}.o
+	[ -e "$obj" ] || clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 \
+		-c "bench/$1" -o "$obj" || fail "cannot build bench/$1"
+	build/bench/floor_load "$obj" >"$WORK/floor.out" 2>&1 &
+	KMOND_PID=$!
+	until grep -q attached "$WORK/floor.out"; do
+		kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
+		sleep 0.1
+	done
+}
+
+median_spread() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { if (!NR) { print "-"; exit } printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}

@@ -201,10 +201,6 @@ start_tool() { # ROW TOOL
 }
 
 declare -A cost added slow cpu net idle na
-median_spread() { # VALUES... -> "median [min .. max]"
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { if (!NR) { print "-"; exit } printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
-}
 
 for row in $ROWS; do
 	case $row in

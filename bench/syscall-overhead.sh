@@ -16,8 +16,6 @@ N=${2:-10000000}
 make -s build/kmond build/bench/floor_load build/tests/kmt_getppid ||
 	fail "cannot build kmond"
 bench_init
-clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 \
-	-c bench/floor_syscall.bpf.c -o "$WORK/floor.bpf.o"
 cp build/tests/kmt_getppid "$WORK/kmt_bench"
 cat >"$WORK/kmond.yaml" <<YAML
 interval: 1s
@@ -38,20 +36,11 @@ storm() { # ns per call
 	awk -v d=$((end - start)) -v n="$N" 'BEGIN { printf "%.1f\n", d / n }'
 }
 start() { # floor | kmond
-	if [ "$1" = floor ]; then # stopped by kmond_stop
-		build/bench/floor_load "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>&1 &
-		KMOND_PID=$!
-		until grep -q attached "$WORK/floor.out"; do
-			kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
-			sleep 0.1
-		done
+	if [ "$1" = floor ]; then
+		floor_start floor_syscall.bpf.c
 	else
 		kmond_start "$WORK/kmond.yaml"
 	fi
-}
-median_spread() {
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
 declare -A per added over_floor
 for ((r = 1; r <= ROUNDS; r++)); do

@@ -27,7 +27,6 @@ CONNS=${3:-64}
 PORT=18631
 make -s build/kmond build/bench/floor_load || fail "cannot build kmond"
 bench_init
-clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -c bench/floor.bpf.c -o "$WORK/floor.bpf.o"
 source tests/lib/nginx.sh
 start_nginx $PORT 1
 
@@ -39,12 +38,7 @@ load() {
 
 start() { # all | none | every | client | idle | floor
 	if [ "$1" = floor ]; then # stopped by kmond_stop, measured the same way
-		build/bench/floor_load "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>&1 &
-		KMOND_PID=$!
-		until grep -q attached "$WORK/floor.out"; do
-			kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
-			sleep 0.1
-		done
+		floor_start floor.bpf.c
 		return
 	fi
 	local collectors="  tcp: { requests: $1 }" comm=nginx
@@ -71,10 +65,6 @@ YAML
 }
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
-median_spread() { # VALUES... -> "median [min .. max]"
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { if (!NR) { print "-"; exit } printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
-}
 median() { median_spread "$@" | awk '{ print $1 }'; }
 declare -A ratio added cpu hwm
 declare -A bpf_ns bpf_cnt bpf_reqs bpf_all_ns
