@@ -379,6 +379,7 @@ static int drop_start(struct kmond *k, void **state)
 	if (err)
 		log_warn("drop: cannot list the sockets that predate kmond "
 			 "(%s): drops on them have no owner", strerror(-err));
+	ksyms__want(); /* loaded once every collector has started */
 	*state = c;
 	return 0;
 cleanup:

@@ -547,6 +547,7 @@ static int offcpu_start(struct kmond *k, void **state)
 		log_error("failed to attach offcpu: %s", strerror(-err));
 		goto cleanup;
 	}
+	ksyms__want(); /* loaded once every collector has started */
 	*state = c;
 	return 0;
 cleanup:

@@ -496,6 +496,27 @@ const struct ksyms *ksyms__get(void)
 	return shared;
 }
 
+static bool wanted;
+static const struct ksyms *preloaded;
+
+void ksyms__want(void)
+{
+	wanted = true;
+}
+
+void ksyms__preload(void)
+{
+	if (wanted && !preloaded)
+		preloaded = ksyms__get();
+}
+
+void ksyms__unload(void)
+{
+	ksyms__put(preloaded);
+	preloaded = NULL;
+	wanted = false;
+}
+
 const struct ksyms *ksyms__need(const struct ksyms **ks, bool *tried,
 				const char *who)
 {

@@ -35,11 +35,17 @@ void ksyms__free(struct ksyms *ks);
  * ksyms__put(); the last put frees the table. */
 const struct ksyms *ksyms__get(void);
 void ksyms__put(const struct ksyms *ks);
-/* A collector's table, got when it first needs one (first stack to name):
- * by then kmond's programs are loaded, so they are in it, and the kernel
- * BTF each load parses (~11 MiB) is not held beside the table (~8 MiB),
- * which made kmond's peak RSS. *ks stays NULL when there is none (logged
- * once, naming who); pair with ksyms__put(*ks). */
+/* A collector that names kernel stacks asks for the table at its start
+ * (ksyms__want); ksyms__preload(), once every collector has started and
+ * before any event is read, loads it: by then kmond's programs are loaded
+ * (so they are in it) and the kernel BTF each load parses (~11 MiB) is
+ * freed, where loading it in a start held both (kmond's peak RSS). The
+ * table stays until ksyms__unload(). */
+void ksyms__want(void);
+void ksyms__preload(void);
+void ksyms__unload(void);
+/* The shared table the first time a collector needs it (*ks stays NULL
+ * when there is none: logged once, naming who); pair with ksyms__put(*ks). */
 const struct ksyms *ksyms__need(const struct ksyms **ks, bool *tried,
 				const char *who);
 
