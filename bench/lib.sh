@@ -9,11 +9,19 @@
 #                              on stdout: $WORK/stdout) until "running on"
 #   kmond_stop                 SIGTERM, waits; fails unless it exits 0
 #   kmond_ticks                its utime + stime, in clock ticks
+#   proc_cpu_ns PID            the CPU a running process used so far, in ns
+#                              (its threads' schedstat: clock ticks are
+#                              10 ms, as much as a whole run of some tools)
 #   kmond_hwm_kib              its peak RSS (VmHWM), KiB
 #   bpf_progs PREFIX...        "name run_time_ns run_cnt" of each program
 #                              the running kmond (else anyone) loaded whose
 #                              name starts with a PREFIX
 #   bpf_cost PREFIX...         "run_time_ns run_cnt" summed over them
+#   floor_start SRC            compiles bench/SRC (empty programs on kmond's
+#                              hooks) and holds them attached with
+#                              build/bench/floor_load, as KMOND_PID (so
+#                              kmond_stop stops it, kmond_* measure it)
+#   median_spread VALUES...    "median [min .. max]"
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/kmond_proc.sh"
@@ -54,6 +62,10 @@ kmond_stop() {
 
 kmond_ticks() { awk '{ print $14 + $15 }' "/proc/$KMOND_PID/stat"; }
 
+proc_cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ ns += $1 } END { print ns + 0 }'
+}
+
 kmond_hwm_kib() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$KMOND_PID/status"; }
 
 bpf_progs() {
@@ -73,3 +85,20 @@ for p in json.load(sys.stdin):
 }
 
 bpf_cost() { bpf_progs "$@" | awk '{ ns += $2; n += $3 } END { print ns + 0, n + 0 }'; }
+
+floor_start() {
+	local obj=$WORK/${1%.c}.o
+	[ -e "$obj" ] || clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 \
+		-c "bench/$1" -o "$obj" || fail "cannot build bench/$1"
+	build/bench/floor_load "$obj" >"$WORK/floor.out" 2>&1 &
+	KMOND_PID=$!
+	until grep -q attached "$WORK/floor.out"; do
+		kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
+		sleep 0.1
+	done
+}
+
+median_spread() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { if (!NR) { print "-"; exit } printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}

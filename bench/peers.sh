@@ -6,9 +6,12 @@
 # per event (ns; lower is better) and its slowdown over the same round's
 # run without a tool (the BPF programs run inside the workload, so their
 # cost shows here), and the tool's own CPU per event (utime + stime of its
-# process from /proc, from attach until it has exited, its final report
-# included). Medians over the rounds, with [min .. max]: the machine is
-# shared, single runs are noise.
+# process, wait4's rusage, from attach until it has exited, its final
+# report included), also net of what the tool uses attached as long without the
+# workload (its intervals and its exit: a peer that only reports at exit
+# spends nothing per second). Medians over the rounds, with [min .. max]:
+# the machine is shared, single runs are noise. At the end, per row,
+# kmond beside each peer.
 #   bench/peers.sh [ROUNDS] [ROWS...]   (as root, after make; 10 rounds by default)
 # SECS (default 3), CALLS (10000000), IOS (16384) size the runs.
 # ROWS: offcpu syscall bio tcp latency (default: all). Every tool traces
@@ -26,13 +29,12 @@ CALLS=${CALLS:-10000000}
 IOS=${IOS:-16384}
 PORT=18632
 scripts/install-deps.sh --if-missing bench
-[ -x build/tests/kmt_getppid ] && [ -x build/tests/kmt_pingpong ] ||
-	fail "build/tests/kmt_* missing: run make test first"
+make -s build/tests/kmt_getppid build/tests/kmt_pingpong build/bench/cpu_of ||
+	fail "cannot build the workloads"
 # On the disk that holds the build (O_DIRECT: not a tmpfs).
 bench_init "$PWD/build/peers-bench.XXXXXX"
 cp build/tests/kmt_getppid "$WORK/kmt_bench"
 cp build/tests/kmt_pingpong "$WORK/kmt_pingpong"
-tck=$(getconf CLK_TCK)
 # A tool still running when the script stops: ended, then bench_cleanup.
 peers_cleanup() {
 	[ -n "${TOOL_PID:-}" ] && kill -TERM "$TOOL_PID" 2>/dev/null && wait "$TOOL_PID" 2>/dev/null
@@ -68,11 +70,11 @@ w_tcp() { wrk_run -H "Connection: close"; } # a connection per request
 w_latency() { wrk_run; }                    # keep-alive requests
 
 # --- tools: start_TOOL ROW starts it and sets TOOL_PID (or returns 1
-# with the reason in $WORK/why); stop_tool prints its ticks since start.
+# with the reason in $WORK/why); stop_tool sets TOOL_NS, its CPU since it
+# attached.
 TOOL_PID=
 T0=0
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-kmond_yaml() {
+kmond_yaml() { # ROW [REQUESTS]
 	{
 		echo "interval: 1s"
 		case $1 in
@@ -83,38 +85,33 @@ kmond_yaml() {
 		offcpu) echo "  offcpu: { enabled: true, state: sleep, min_block: 1ms }" ;;
 		syscall) echo "  syscall: { enabled: true }" ;;
 		bio) echo "  bio: { enabled: true }" ;;
-		tcp | latency) echo "  tcp: { requests: all }" ;;
+		tcp | latency) echo "  tcp: { requests: ${2:-all} }" ;;
 		esac
 		echo "exporters:"
 		echo "  - { type: file, path: \"$WORK/out.json\" }"
 	} >"$WORK/kmond.yaml"
 }
-start_kmond() {
-	kmond_yaml "$1"
+start_kmond() { # ROW [REQUESTS]
+	kmond_yaml "$@"
 	start_peer build/kmond -c "$WORK/kmond.yaml"
 }
-# A tool in the background, in a subshell that prints the CPU its children
-# used once the tool has exited and been reaped there (bash reaps its
-# children at once: no zombie to read /proc from). Attached once it says so
-# (kmond: "running on", bpftrace: "Attaching"), the others after 2 s,
-# unless it exited.
+# A tool in the background under build/bench/cpu_of, which writes the CPU
+# it used once it has exited (wait4's rusage, in ns: `times` and
+# /proc/PID/stat count 10 ms ticks, as much as some tools use in a whole
+# run). Attached once it says so (kmond: "running on", bpftrace:
+# "Attaching"), the others after 2 s, unless it exited.
 start_peer() {
 	local i
-	rm -f "$WORK/tool.pid" "$WORK/times"
-	(
-		"$@" >"$WORK/peer.out" 2>&1 &
-		echo $! >"$WORK/tool.pid"
-		wait $! || true
-		times >"$WORK/times"
-	) &
+	rm -f "$WORK/cpu" "$WORK/cpu.pid"
+	build/bench/cpu_of "$WORK/cpu" "$@" >"$WORK/peer.out" 2>&1 &
 	WRAP_PID=$!
 	for ((i = 0; i < 300; i++)); do
-		[ -s "$WORK/tool.pid" ] && break
+		[ -s "$WORK/cpu.pid" ] && break
 		sleep 0.01
 	done
-	TOOL_PID=$(cat "$WORK/tool.pid")
+	TOOL_PID=$(cat "$WORK/cpu.pid")
 	for ((i = 0; i < 300; i++)); do
-		if [ -e "$WORK/times" ]; then
+		if [ -e "$WORK/cpu" ]; then
 			wait "$WRAP_PID" 2>/dev/null || true
 			grep -m1 -iE 'fail|error|not|invalid|invaild' "$WORK/peer.out" >"$WORK/why" ||
 				tail -1 "$WORK/peer.out" >"$WORK/why"
@@ -123,7 +120,8 @@ start_peer() {
 		fi
 		case $1 in
 		build/kmond) grep -q "running on" "$WORK/peer.out" && return 0 ;;
-		bpftrace) grep -q Attaching "$WORK/peer.out" && sleep 0.5 && return 0 ;;
+		bpftrace) grep -q Attaching "$WORK/peer.out" "$WORK/lines.out" 2>/dev/null &&
+			sleep 0.5 && return 0 ;;
 		*) [ "$i" -ge 20 ] && return 0 ;;
 		esac
 		sleep 0.1
@@ -134,21 +132,21 @@ start_peer() {
 	TOOL_PID=
 	return 1
 }
-# SIGINT (the peers print their report on it; kmond on SIGTERM); its
-# ticks from the subshell's `times` (children's user and system time),
-# its final report included, minus those it had used when attached:
-# in TICKS (not a $(...): only this shell can wait for the tool).
+# SIGINT (the peers print their report on it; kmond on SIGTERM); its CPU
+# from cpu_of, its final report included, minus what it had used when it
+# attached (T0): in TOOL_NS (not a $(...): only this shell can wait).
 stop_tool() {
 	local sig=INT
 	[ "$1" = kmond ] && sig=TERM
 	kill -"$sig" "$TOOL_PID"
 	wait "$WRAP_PID" 2>/dev/null || true
 	TOOL_PID=
-	TICKS=$(tail -1 "$WORK/times" | awk -v k="$tck" -v t0="$T0" '
-		function s(x) { split(x, a, "m"); return a[1] * 60 + a[2] }
-		{ gsub("s", "", $1); gsub("s", "", $2); printf "%.0f\n", (s($1) + s($2)) * k - t0 }')
+	TOOL_NS=$(($(cat "$WORK/cpu") - T0))
 }
 
+# Per-request latency on the same tracepoints, as a histogram (beside
+# kmond with requests: none, which keeps per-edge histograms) and as a
+# line per request (beside requests: all, a record per request).
 BT_LATENCY='
 tracepoint:sock:sock_recv_length /comm == "nginx" && args->ret > 0/ {
 	@start[args->sk] = nsecs;
@@ -157,19 +155,37 @@ tracepoint:sock:sock_send_length /comm == "nginx" && @start[args->sk]/ {
 	@us = hist((nsecs - @start[args->sk]) / 1000);
 	delete(@start[args->sk]);
 }'
-# The peers of each row
+BT_LINES='
+tracepoint:sock:sock_recv_length /comm == "nginx" && args->ret > 0/ {
+	@start[args->sk] = nsecs;
+}
+tracepoint:sock:sock_send_length /comm == "nginx" && @start[args->sk]/ {
+	printf("%d %d %llu\n", pid, tid, nsecs - @start[args->sk]);
+	delete(@start[args->sk]);
+}'
+# kmond's modes and the peers of each row, and which mode a peer is
+# beside (a histogram beside a histogram, a line per request beside a
+# record per request).
+kmonds() {
+	case $1 in
+	latency) echo "kmond kmond-hist" ;;
+	*) echo "kmond" ;;
+	esac
+}
 peers() {
 	case $1 in
 	offcpu) echo "offcputime" ;;
 	syscall) echo "syscount" ;;
 	bio) echo "biolatency biosnoop" ;;
 	tcp) echo "tcplife tcptop" ;;
-	latency) echo "bpftrace" ;;
+	latency) echo "bpftrace bpftrace-lines" ;;
 	esac
 }
+beside() { [ "$1" = bpftrace ] && echo kmond-hist || echo kmond; }
 start_tool() { # ROW TOOL
 	case $2 in
 	kmond) start_kmond "$1" ;;
+	kmond-hist) start_kmond "$1" none ;;
 	offcputime) start_peer /usr/sbin/offcputime ;;
 	syscount) start_peer /usr/sbin/syscount ;;
 	biolatency) start_peer /usr/sbin/biolatency ;;
@@ -177,14 +193,14 @@ start_tool() { # ROW TOOL
 	tcplife) start_peer /usr/sbin/tcplife ;;
 	tcptop) start_peer /usr/sbin/tcptop -C 1 ;;
 	bpftrace) start_peer bpftrace -e "$BT_LATENCY" ;;
+	bpftrace-lines)
+		rm -f "$WORK/lines.out"
+		start_peer bpftrace -o "$WORK/lines.out" -e "$BT_LINES"
+		;;
 	esac
 }
 
-declare -A cost slow cpu na
-median_spread() { # VALUES... -> "median [min .. max]"
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { if (!NR) { print "-"; exit } printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
-}
+declare -A cost added slow cpu net idle na
 
 for row in $ROWS; do
 	case $row in
@@ -206,19 +222,30 @@ for row in $ROWS; do
 	for ((r = 1; r <= ROUNDS; r++)); do
 		read -r base _ < <("w_$row")
 		line="round $r $row: none $base"
-		for tool in kmond $(peers "$row"); do
+		for tool in $(kmonds "$row") $(peers "$row"); do
 			[ -n "${na[$row/$tool]:-}" ] && continue
 			if ! start_tool "$row" "$tool"; then
 				na[$row/$tool]="n/a ($(head -c 100 "$WORK/why"))"
 				continue
 			fi
-			T0=$(ticks "$TOOL_PID")
+			T0=$(proc_cpu_ns "$TOOL_PID")
+			t0=$(date +%s%N)
 			read -r ns events < <("w_$row")
+			wall=$(($(date +%s%N) - t0))
 			stop_tool "$tool"
-			t=$TICKS
+			loaded=$TOOL_NS
+			# The same tool attached as long without the workload: what
+			# it costs without events (intervals, its exit).
+			start_tool "$row" "$tool" || fail "$tool: $(cat "$WORK/why")"
+			T0=$(proc_cpu_ns "$TOOL_PID")
+			sleep "$(awk -v w="$wall" 'BEGIN { printf "%.3f", w / 1e9 }')"
+			stop_tool "$tool"
 			cost[$row/$tool]+=" $ns"
+			added[$row/$tool]+=" $(awk -v a="$base" -v b="$ns" 'BEGIN { printf "%.1f", b - a }')"
 			slow[$row/$tool]+=" $(awk -v a="$base" -v b="$ns" 'BEGIN { printf "%.2f", (b - a) * 100 / a }')"
-			cpu[$row/$tool]+=" $(awk -v t="$t" -v k="$tck" -v n="$events" 'BEGIN { printf "%.1f", t * 1e9 / k / n }')"
+			cpu[$row/$tool]+=" $(awk -v t="$loaded" -v n="$events" 'BEGIN { printf "%.1f", t / n }')"
+			net[$row/$tool]+=" $(awk -v t="$loaded" -v i="$TOOL_NS" -v n="$events" 'BEGIN { printf "%.1f", (t - i) / n }')"
+			idle[$row/$tool]+=" $(awk -v i="$TOOL_NS" -v w="$wall" 'BEGIN { printf "%.0f", i / w * 1e6 }')"
 			line+=", $tool $ns"
 		done
 		cost[$row/none]+=" $base"
@@ -228,22 +255,45 @@ done
 
 echo
 echo "$ROUNDS rounds, modes alternating within each round; median [min .. max] over rounds."
-echo "ns/event: the workload's wall time per event; slowdown: over the same round's run without a tool;"
-echo "tool CPU/event: the tool's utime + stime (attach to exit) / the workload's events."
-printf '%-8s %-11s %-28s %-26s %s\n' row tool "ns/event" "slowdown %" "tool CPU ns/event"
+echo "ns/event: the workload's wall time per event; added: over the same round's run without a tool"
+echo "(the BPF programs run inside the workload: their cost shows here), also as a slowdown in %."
+echo "tool CPU/event: the tool's utime + stime from attach to exit (wait4's rusage) / the workload's"
+echo "events; net: minus what the same tool used attached as long without the workload (its"
+echo "intervals, its exit), which is also given per second (idle us/s)."
+printf '%-8s %-14s %-27s %-24s %-24s %-22s %-22s %s\n' row tool "ns/event" "added ns/event" \
+	"slowdown %" "tool CPU ns/event" "net CPU ns/event" "idle us/s"
 for row in $ROWS; do
 	# shellcheck disable=SC2086
-	printf '%-8s %-11s %-28s\n' "$row" none "$(median_spread ${cost[$row/none]})"
-	for tool in kmond $(peers "$row"); do
+	printf '%-8s %-14s %-27s\n' "$row" none "$(median_spread ${cost[$row/none]})"
+	for tool in $(kmonds "$row") $(peers "$row"); do
 		if [ -n "${na[$row/$tool]:-}" ]; then
-			printf '%-8s %-11s %s\n' "$row" "$tool" "${na[$row/$tool]}"
+			printf '%-8s %-14s %s\n' "$row" "$tool" "${na[$row/$tool]}"
 			continue
 		fi
 		# shellcheck disable=SC2086
-		printf '%-8s %-11s %-28s %-26s %s\n' "$row" "$tool" "$(median_spread ${cost[$row/$tool]})" \
-			"$(median_spread ${slow[$row/$tool]})" "$(median_spread ${cpu[$row/$tool]})"
+		printf '%-8s %-14s %-27s %-24s %-24s %-22s %-22s %s\n' "$row" "$tool" \
+			"$(median_spread ${cost[$row/$tool]})" "$(median_spread ${added[$row/$tool]})" \
+			"$(median_spread ${slow[$row/$tool]})" "$(median_spread ${cpu[$row/$tool]})" \
+			"$(median_spread ${net[$row/$tool]})" "$(median_spread ${idle[$row/$tool]})"
+	done
+done
+echo
+echo "kmond beside each peer (medians): the peer's added ns/event over kmond's (> 1: kmond is"
+echo "cheaper on the workload), and net tool CPU per event, peer minus kmond (> 0: kmond cheaper)."
+median() { median_spread "$@" | awk '{ print $1 }'; }
+for row in $ROWS; do
+	for tool in $(peers "$row"); do
+		k=$(beside "$tool")
+		[ -n "${na[$row/$tool]:-}" ] || [ -n "${na[$row/$k]:-}" ] && continue
+		# shellcheck disable=SC2086
+		printf '%-8s %-14s beside %-10s added x%-8s net CPU %+.1f ns/event\n' "$row" "$tool" "$k" \
+			"$(awk -v p="$(median ${added[$row/$tool]})" -v k="$(median ${added[$row/$k]})" \
+				'BEGIN { if (k > 0) printf "%.2f", p / k; else print "inf" }')" \
+			"$(awk -v p="$(median ${net[$row/$tool]})" -v k="$(median ${net[$row/$k]})" \
+				'BEGIN { print p - k }')"
 	done
 done
 echo "events: offcpu = context switches (ping-pong pinned to CPU 0), syscall = getppid calls,"
 echo "bio = 4 KiB O_DIRECT reads, tcp = requests with Connection: close (a connection each),"
-echo "latency = keep-alive requests (bpftrace: recv->send per socket on sock_recv/send_length)."
+echo "latency = keep-alive requests (bpftrace: recv->send per socket on sock_recv/send_length, as a"
+echo "histogram beside kmond with requests: none, as a line per request beside requests: all)."

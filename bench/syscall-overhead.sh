@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Cost of the syscall collector: a getppid storm timed without and with
-# kmond counting it, kmond's own CPU and RSS, and the BPF program's cost
-# per event (kernel.bpf_stats_enabled: run_time_ns / run_cnt).
-#   bench/syscall-overhead.sh [CALLS]   (as root, after make)
+# Cost of the syscall collector: a getppid storm, alternating within each
+# round without anything on sys_enter, with an empty program on it (the
+# floor: every syscall then takes the kernel's slow path) and with kmond
+# counting it. Per mode the storm's ns per call, medians with [min .. max]
+# over the rounds, and what kmond adds over none (target: 80 ns) and over
+# the floor; then, from one more run each with kernel.bpf_stats_enabled,
+# the BPF programs' ns per run (bpf_stats adds ~40 ns to each), kmond's
+# CPU and peak RSS, and that every call was counted.
+#   bench/syscall-overhead.sh [ROUNDS] [CALLS]   (as root; 10 rounds)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-N=${1:-20000000}
+ROUNDS=${1:-10}
+N=${2:-10000000}
+make -s build/kmond build/bench/floor_load build/tests/kmt_getppid ||
+	fail "cannot build kmond"
 bench_init
-
 cp build/tests/kmt_getppid "$WORK/kmt_bench"
 cat >"$WORK/kmond.yaml" <<YAML
 interval: 1s
@@ -21,31 +28,60 @@ exporters:
   - { type: file, path: "$WORK/out.json" }
 YAML
 
-run_storm() {
+storm() { # ns per call
 	local start end
 	start=$(date +%s%N)
 	"$WORK/kmt_bench" "$N"
 	end=$(date +%s%N)
-	echo $(((end - start) / 1000))
+	awk -v d=$((end - start)) -v n="$N" 'BEGIN { printf "%.1f\n", d / n }'
 }
-
-base_us=$(run_storm)
-sysctl -q kernel.bpf_stats_enabled=1
-kmond_start "$WORK/kmond.yaml"
-cpu_before=$(kmond_ticks)
-with_us=$(run_storm)
-sleep 1.5
-cpu_after=$(kmond_ticks)
-hwm_kb=$(kmond_hwm_kib)
-read -r run_ns run_cnt < <(bpf_cost sys_enter)
-kmond_stop
+start() { # floor | kmond
+	if [ "$1" = floor ]; then
+		floor_start floor_syscall.bpf.c
+	else
+		kmond_start "$WORK/kmond.yaml"
+	fi
+}
+declare -A per added over_floor
+for ((r = 1; r <= ROUNDS; r++)); do
+	none=$(storm)
+	start floor
+	floor=$(storm)
+	kmond_stop
+	start kmond
+	kmond=$(storm)
+	kmond_stop
+	per[none]+=" $none" per[floor]+=" $floor" per[kmond]+=" $kmond"
+	added[floor]+=" $(awk -v a="$floor" -v b="$none" 'BEGIN { print a - b }')"
+	added[kmond]+=" $(awk -v a="$kmond" -v b="$none" 'BEGIN { print a - b }')"
+	over_floor[kmond]+=" $(awk -v a="$kmond" -v b="$floor" 'BEGIN { print a - b }')"
+	echo "round $r: ns per getppid: none $none, floor $floor, kmond $kmond"
+done
+# bpf_stats on: the programs' own time per run (and kmond's, its CPU).
+declare -A bpf
+for mode in floor kmond; do
+	rm -f "$WORK/out.json" # the last run's records only
+	start $mode
+	sysctl -q kernel.bpf_stats_enabled=1
+	c0=$(proc_cpu_ns "$KMOND_PID")
+	storm >/dev/null
+	[ $mode = kmond ] && sleep 1.5 # its last interval
+	c1=$(proc_cpu_ns "$KMOND_PID")
+	read -r ns cnt < <(bpf_cost sys_enter)
+	bpf[$mode]=$(awk -v t="$ns" -v n="$cnt" 'BEGIN { printf "%.0f ns per run (%d runs)", t / (n + !n), n }')
+	sysctl -q kernel.bpf_stats_enabled=0
+	[ $mode = kmond ] && cpu_ms=$(((c1 - c0) / 1000000)) hwm=$(($(kmond_hwm_kib) / 1024))
+	kmond_stop
+done
 counted=$(python3 tests/lib/records.py "$WORK/out.json" --kind syscall --where comm=kmt_bench --where syscall=getppid --sum count)
-tck=$(getconf CLK_TCK)
 
-echo "calls:                   $N (counted: $counted)"
-echo "storm without kmond:     $((base_us / 1000)) ms ($((base_us * 1000 / N)) ns/call)"
-echo "storm with kmond:        $((with_us / 1000)) ms ($((with_us * 1000 / N)) ns/call)"
-echo "overhead per syscall:    $(((with_us - base_us) * 1000 / N)) ns"
-echo "BPF per event:           $((run_ns / (run_cnt > 0 ? run_cnt : 1))) ns ($run_cnt events, every process's syscalls)"
-echo "kmond CPU during storm:  $(((cpu_after - cpu_before) * 1000 / tck)) ms"
-echo "kmond peak RSS:          $((hwm_kb / 1024)) MiB"
+echo
+echo "$N getppid calls per run, $ROUNDS rounds alternating; median [min .. max] over rounds"
+# shellcheck disable=SC2086
+{
+	echo "ns per call:   none $(median_spread ${per[none]}), floor $(median_spread ${per[floor]}), kmond $(median_spread ${per[kmond]})"
+	echo "added per call over none: floor (an empty program) $(median_spread ${added[floor]}), kmond $(median_spread ${added[kmond]}) (target 80)"
+	echo "kmond over the floor:     $(median_spread ${over_floor[kmond]}) ns per call"
+}
+echo "BPF with bpf_stats (every process's syscalls): floor ${bpf[floor]}, kmond ${bpf[kmond]}"
+echo "kmond: CPU $cpu_ms ms during the last storm, peak RSS $hwm MiB, counted $counted of $N (the last run)"

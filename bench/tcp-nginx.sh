@@ -1,33 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Cost of the tcp collector: nginx on loopback under wrk, runs alternating
-# without kmond and with it (tcp on, requests: all, then none; then
-# every collector on, as configs/kmond.yaml has them, requests: all; then
-# the client side: wrk monitored instead of nginx, requests: all; then
-# idle: tcp on but neither monitored, the floor both pay). Reports
-# the throughput ratio, kmond's CPU per request (utime + stime over the
-# run / requests), its peak RSS (VmHWM), and the BPF programs' cost per
-# event and per request (kernel.bpf_stats_enabled, in one more run per
-# mode): per request over every tcp program, minus idle's, is what
-# following one side costs (server: mode all, client: mode client).
-# Mode floor: no kmond but empty programs on the same tp_btf hooks
-# (bench/floor.bpf.c); kmond's cost per request is also given as a
-# multiple of the floor's, over the runs without anything.
-#   bench/tcp-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root, after make)
+# within each round: without kmond; with it (tcp on, requests: all, then
+# none; then every collector on, as configs/kmond.yaml has them, requests:
+# all; then the client side: wrk monitored instead of nginx, requests:
+# all; then idle: tcp on but neither monitored, the floor both pay); and
+# floor: no kmond but empty programs on the same tp_btf hooks
+# (bench/floor.bpf.c, loaded by build/bench/floor_load).
+# Per mode, medians with [min .. max] over the rounds: the throughput ratio
+# (over the same round's run without kmond), the wall time per request
+# added, kmond's CPU per request (its threads' CPU over the run, the last
+# interval included, / wrk's requests: with requests: all a record per
+# request) and its peak RSS (VmHWM); and, from one more run per mode with
+# kernel.bpf_stats_enabled, the BPF programs' cost per event and per
+# request: per request over every tcp program, minus idle's, is what
+# following one side costs (server: mode all, client: mode client), and
+# all's and none's as a multiple of the floor's.
+#   bench/tcp-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root; 10 rounds)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-ROUNDS=${1:-3}
+ROUNDS=${1:-10}
 SECS=${2:-5}
 # 64 connections: with 16, runs without kmond alone varied by 25% (the
 # two processes fall into batching or into a switch per request).
 CONNS=${3:-64}
 PORT=18631
+make -s build/kmond build/bench/floor_load || fail "cannot build kmond"
 bench_init
-clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -c bench/floor.bpf.c -o "$WORK/floor.bpf.o"
-gcc -O2 bench/floor_load.c -o "$WORK/floor_load" -lbpf
 source tests/lib/nginx.sh
 start_nginx $PORT 1
-tck=$(getconf CLK_TCK)
 
 # wrk's requests/s and request count
 load() {
@@ -37,12 +38,7 @@ load() {
 
 start() { # all | none | every | client | idle | floor
 	if [ "$1" = floor ]; then # stopped by kmond_stop, measured the same way
-		"$WORK/floor_load" "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>&1 &
-		KMOND_PID=$!
-		until grep -q attached "$WORK/floor.out"; do
-			kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
-			sleep 0.1
-		done
+		floor_start floor.bpf.c
 		return
 	fi
 	local collectors="  tcp: { requests: $1 }" comm=nginx
@@ -69,32 +65,28 @@ YAML
 }
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
-declare -A rps_sum reqs_sum cpu_sum hwm
+median() { median_spread "$@" | awk '{ print $1 }'; }
+declare -A ratio added cpu hwm
 declare -A bpf_ns bpf_cnt bpf_reqs bpf_all_ns
 MODES="all none every client idle floor"
-for mode in off $MODES; do
-	rps_sum[$mode]=0 reqs_sum[$mode]=0 cpu_sum[$mode]=0 hwm[$mode]=0
-done
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
-	for mode in off $MODES; do
-		if [ $mode != off ]; then
-			start $mode
-			c0=$(kmond_ticks)
-		fi
+	read -r rps_off n < <(load)
+	line="round $r: off $rps_off req/s"
+	for mode in $MODES; do
+		start $mode
+		c0=$(proc_cpu_ns "$KMOND_PID")
 		read -r rps n < <(load)
-		if [ $mode != off ]; then
-			sleep 1.1 # the last interval's collect counts too
-			c1=$(kmond_ticks)
-			h=$(kmond_hwm_kib)
-			[ "$h" -gt "${hwm[$mode]}" ] && hwm[$mode]=$h
-			cpu_sum[$mode]=$((cpu_sum[$mode] + c1 - c0))
-			kmond_stop
-		fi
-		echo "round $r $mode: $rps req/s ($n requests)"
-		rps_sum[$mode]=$(calc "${rps_sum[$mode]} + $rps" 2)
-		reqs_sum[$mode]=$((reqs_sum[$mode] + n))
+		[ $mode != floor ] && sleep 1.1 # the last interval's collect counts too
+		c1=$(proc_cpu_ns "$KMOND_PID")
+		hwm[$mode]+=" $(($(kmond_hwm_kib) / 1024))"
+		kmond_stop
+		ratio[$mode]+=" $(calc "$rps / $rps_off" 4)"
+		added[$mode]+=" $(calc "1e9 / $rps - 1e9 / $rps_off" 0)"
+		cpu[$mode]+=" $(calc "($c1 - $c0) / 1000 / $n")"
+		line+=", $mode $rps"
 	done
+	echo "$line"
 done
 # bpf_stats costs two clock reads per program run: off while timing,
 # on in one more run per mode, for the cost per event.
@@ -108,26 +100,34 @@ for mode in $MODES; do
 	sysctl -q kernel.bpf_stats_enabled=0
 	kmond_stop
 done
-echo "connections: $CONNS, $ROUNDS rounds of ${SECS}s per mode, nginx 1 worker"
-echo "without kmond: $(calc "${rps_sum[off]} / $ROUNDS" 0) req/s"
+
+echo
+echo "connections: $CONNS, $ROUNDS rounds of ${SECS}s per mode, nginx 1 worker; median [min .. max]"
+echo "over the rounds. ratio: throughput over the same round's run without kmond; added: wall ns"
+echo "per request over it; kmond CPU: its threads' CPU / requests (all: a record per request);"
+echo "BPF: from one more run per mode with bpf_stats (which adds ~40 ns per program run)."
+# shellcheck disable=SC2086
 for mode in $MODES; do
-	echo "mode: $mode  throughput ratio $(calc "${rps_sum[$mode]} / ${rps_sum[off]}" 4)," \
-		"kmond CPU $(calc "${cpu_sum[$mode]} * 1000000 / $tck / ${reqs_sum[$mode]}") us/request," \
-		"peak RSS $((hwm[$mode] / 1024)) MiB," \
+	echo "mode $mode: ratio $(median_spread ${ratio[$mode]}), added $(median_spread ${added[$mode]}) ns," \
+		"kmond CPU $(median_spread ${cpu[$mode]}) us/request, peak RSS $(median_spread ${hwm[$mode]}) MiB," \
 		"BPF $(calc "${bpf_ns[$mode]} / (${bpf_cnt[$mode]} + 0.000001)" 0) ns per recv/send event" \
 		"($(calc "${bpf_cnt[$mode]} / ${bpf_reqs[$mode]}" 1) per request, wrk's included)," \
-		"BPF $(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]}" 0) ns per request (every tcp program)"
+		"$(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]}" 0) ns per request (every tcp program)"
 done
 per_req() { calc "${bpf_all_ns[$1]} / ${bpf_reqs[$1]} - ${bpf_all_ns[idle]} / ${bpf_reqs[idle]}" 0; }
 echo "BPF per request over idle's: server side (nginx monitored) $(per_req all) ns," \
 	"client side (wrk monitored) $(per_req client) ns"
-kcpu() { calc "${cpu_sum[$1]} * 1000000 / $tck / ${reqs_sum[$1]}"; }
-echo "kmond CPU per request: server side $(kcpu all) us, client side $(kcpu client) us"
-# Over the runs without anything: wall time per request (1 / throughput).
-over() { calc "1000000000 * ${ROUNDS} / ${rps_sum[$1]} - 1000000000 * ${ROUNDS} / ${rps_sum[off]}" 0; }
+# shellcheck disable=SC2086
+echo "kmond CPU per request (user space, a record each): server side $(median ${cpu[all]}) us," \
+	"client side $(median ${cpu[client]}) us; target 0.25"
+# shellcheck disable=SC2086
+echo "every collector on: throughput ratio $(median ${ratio[every]}) (target >= 0.95)," \
+	"peak RSS $(median ${hwm[every]}) MiB (target <= 32)"
 for mode in all none; do
-	echo "mode $mode over the floor: ns per request added $(over $mode) (floor $(over floor)," \
-		"$(calc "($(over $mode)) / ($(over floor) + 0.000001)" 1)x; noisy), BPF ns per request" \
-		"$(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]}" 0) (floor $(calc "${bpf_all_ns[floor]} / ${bpf_reqs[floor]}" 0)," \
+	# shellcheck disable=SC2086
+	echo "mode $mode over the floor: ns per request added $(median ${added[$mode]})" \
+		"(floor $(median ${added[floor]}), $(calc "$(median ${added[$mode]}) / ($(median ${added[floor]}) + 0.000001)" 1)x; noisy)," \
+		"BPF ns per request $(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]}" 0)" \
+		"(floor $(calc "${bpf_all_ns[floor]} / ${bpf_reqs[floor]}" 0)," \
 		"$(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]} / (${bpf_all_ns[floor]} / ${bpf_reqs[floor]} + 0.000001)" 1)x)"
 done

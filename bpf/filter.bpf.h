@@ -21,6 +21,26 @@ struct {
 	__type(value, struct kmon_ctl);
 } kmon_ctl SEC(".maps");
 
+/* Bumped at every change of pid_service, by the provider's programs and
+ * by user space (through an mmap): what is kept per process from it (the
+ * syscall collector's slots) is looked up again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pid_service_gen SEC(".maps");
+
+static __always_inline void kmon_pid_service_changed(void)
+{
+	__u32 zero = 0;
+	__u64 *gen = bpf_map_lookup_elem(&pid_service_gen, &zero);
+
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
+}
+
 /* Whether the current process is monitored; *svc gets its service id (0
  * when monitored only because every process is). */
 static __always_inline bool kmon_selected_tgid(__u32 tgid, __u32 *svc)

@@ -17,15 +17,20 @@
 		__type(value, __u64);                    \
 	} name SEC(".maps")
 
-/* Adds one to a stats slot. The slot is this CPU's, but a program of ours
+/* Adds n to a stats slot. The slot is this CPU's, but a program of ours
  * running in softirq can interrupt one in process context on the same
  * CPU: the add is atomic so neither update is lost. */
-static __always_inline void stat_inc(void *stats, __u32 stat)
+static __always_inline void stat_add(void *stats, __u32 stat, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(stats, &stat);
 
 	if (v)
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(v, n);
+}
+
+static __always_inline void stat_inc(void *stats, __u32 stat)
+{
+	stat_add(stats, stat, 1);
 }
 
 /* The value at key, made from init if there is none. Two CPUs may make it

@@ -52,6 +52,13 @@ static __always_inline void set_service(__u32 pid, struct kmon_svc *svc)
 {
 	if (bpf_map_update_elem(&pid_service, &pid, svc, BPF_ANY))
 		stat_inc(&provider_stats, PROVIDER_PIDS_FULL);
+	kmon_pid_service_changed();
+}
+
+static __always_inline void clear_service(__u32 pid)
+{
+	if (bpf_map_delete_elem(&pid_service, &pid) == 0)
+		kmon_pid_service_changed();
 }
 
 static __always_inline int handle_fork(struct task_struct *parent,
@@ -90,7 +97,7 @@ static __always_inline int handle_exec(void)
 		set_service(pid, &svc);
 	} else if (old && !(old->flags & KMON_SVC_STICKY)) {
 		/* Selected for the binary it ran until now. */
-		bpf_map_delete_elem(&pid_service, &pid);
+		clear_service(pid);
 	}
 	old = bpf_map_lookup_elem(&pid_service, &pid);
 	emit(KMON_PROC_EXEC, pid, 0, old ? old->id : 0);
@@ -103,7 +110,7 @@ static __always_inline int handle_exit(struct task_struct *task)
 
 	if (!task_group_dead(task))
 		return 0;
-	bpf_map_delete_elem(&pid_service, &pid);
+	clear_service(pid);
 	emit(KMON_PROC_EXIT, pid, 0, 0);
 	return 0;
 }

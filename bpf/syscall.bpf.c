@@ -1,6 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Syscall counters: counted per (process, syscall) in a per-CPU hash, in the
- * kernel; user space reads the cumulative counts each interval. */
+/* Syscall counters, per (process, syscall), kept in the kernel; user space
+ * reads the cumulative counts each interval.
+ *
+ * A syscall of a process already seen on this CPU costs two array lookups
+ * (inlined: no helper call) and an add: each CPU has a direct-mapped table
+ * of slots, one (process, syscall) each, with its service and count. Only
+ * a syscall whose slot holds another (process, syscall), or was filled
+ * before pid_service last changed (pid_service_gen), looks the process
+ * up in pid_service and moves the slot's count into syscall_counts, the
+ * per-CPU hash user space reads with the slots.
+ *
+ * Programs on a tracepoint run with preemption off, so a slot is changed
+ * by one program at a time (a second run on the same CPU would be refused
+ * by the kernel's recursion guard anyway); user space reads slots while
+ * they change, so a slot is refilled between two increments of seq. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -23,32 +36,76 @@ struct {
 	__type(value, __u64);
 } syscall_counts SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SYSCALL_SLOTS);
+	__type(key, __u32);
+	__type(value, struct syscall_slot);
+} syscall_slots SEC(".maps");
+
 KMON_STATS_MAP(syscall_stats, SYSCALL_NR_STATS);
+
+/* Where (pid, nr) lives: the top bits of a multiplicative hash. */
+static __always_inline __u32 slot_of(__u32 pid, __u32 nr)
+{
+	return ((pid ^ nr << 22) * 2654435761u) >> (32 - SYSCALL_SLOT_BITS);
+}
+
+/* The count of the slot's (process, syscall) goes to syscall_counts. */
+static __always_inline void slot_spill(struct syscall_slot *s)
+{
+	struct syscall_key key = { .pid = s->pid, .nr = s->nr, .svc = s->svc };
+	static const __u64 zero;
+	__u64 *v;
+
+	if (!s->count || s->svc == SYSCALL_SVC_NONE)
+		return;
+	v = lookup_or_try_init(&syscall_counts, &key, &zero);
+	if (v)
+		*v += s->count;
+	else
+		stat_add(&syscall_stats, SYSCALL_MAP_FULL, s->count);
+}
+
+/* The slot now counts (pid, nr): the process looked up in pid_service. */
+static __always_inline void slot_refill(struct syscall_slot *s, __u32 pid,
+					__u32 nr, __u64 gen)
+{
+	__u32 svc;
+	bool counted = kmon_selected_tgid(pid, &svc);
+
+	__sync_fetch_and_add(&s->seq, 1); /* odd: user space reads again */
+	slot_spill(s);
+	s->pid = pid;
+	s->nr = nr;
+	s->svc = counted ? svc : SYSCALL_SVC_NONE;
+	s->gen = gen;
+	s->count = counted;
+	__sync_fetch_and_add(&s->seq, 1);
+}
 
 static __always_inline int handle_sys_enter(long nr)
 {
-	struct syscall_key key = {};
-	static const __u64 zero;
-	__u64 *v;
-	__u32 svc;
+	struct syscall_slot *s;
+	__u32 pid, idx, zero = 0;
+	__u64 *gen;
 
 	if (nr < 0 || nr >= SYSCALL_NR_MAX)
 		return 0;
 	if (filter_on && !wanted[nr])
 		return 0;
-	key.pid = bpf_get_current_pid_tgid() >> 32;
-	if (!kmon_selected_tgid(key.pid, &svc))
+	pid = bpf_get_current_pid_tgid() >> 32;
+	idx = slot_of(pid, nr);
+	s = bpf_map_lookup_elem(&syscall_slots, &idx);
+	gen = bpf_map_lookup_elem(&pid_service_gen, &zero);
+	if (!s || !gen)
 		return 0;
-	key.nr = nr;
-	key.svc = svc;
-	v = lookup_or_try_init(&syscall_counts, &key, &zero);
-	if (!v) {
-		stat_inc(&syscall_stats, SYSCALL_MAP_FULL);
+	if (s->pid == pid && s->nr == nr && s->gen == *gen) {
+		if (s->svc != SYSCALL_SVC_NONE)
+			s->count++;
 		return 0;
 	}
-	/* Per-CPU slot: the atomic only guards against preemption by another
-	 * thread of the same process on this CPU. */
-	__sync_fetch_and_add(v, 1);
+	slot_refill(s, pid, nr, *gen);
 	return 0;
 }
 

@@ -15,6 +15,21 @@ struct syscall_key {
 	__u32 pad;
 };
 
+/* Each CPU's direct-mapped slots (bpf/syscall.bpf.c): a (process,
+ * syscall) counted there until another one takes its slot. */
+#define SYSCALL_SLOT_BITS 10
+#define SYSCALL_SLOTS (1 << SYSCALL_SLOT_BITS)
+#define SYSCALL_SVC_NONE 0xffffffffu /* the process is not monitored */
+
+struct syscall_slot {
+	__u32 seq; /* odd while the slot changes hands */
+	__u32 pid; /* tgid */
+	__u32 nr;
+	__u32 svc; /* as in syscall_key, or SYSCALL_SVC_NONE */
+	__u64 gen; /* pid_service_gen when it was filled */
+	__u64 count; /* counted here, not yet in syscall_counts */
+};
+
 enum syscall_stat {
 	/* Syscalls lost: no room for a new (pid, nr). The ones counted are
 	 * the sum of the counts: no second counter on the hot path. */

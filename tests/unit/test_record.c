@@ -2,8 +2,10 @@
 /* JSON encoding: escaping of any byte string, integers kept integers. */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lib/record.h"
+#include "lib/utf8.h"
 #include "unit.h"
 
 static const char *json_of(struct strbuf *sb, const char *s, size_t len)
@@ -39,6 +41,70 @@ static void test_escaping(void)
 	strbuf__free(&sb);
 }
 
+/* The escaping byte by byte, as the JSON spec and RFC 3629 say, to check
+ * the 8-bytes-at-a-time path against. */
+static void reference_json(char *out, const unsigned char *s, size_t len)
+{
+	*out++ = '"';
+	for (size_t i = 0; i < len;) {
+		unsigned char c = s[i];
+		size_t n = 0;
+		uint32_t cp;
+
+		if (c == '"' || c == '\\') {
+			*out++ = '\\';
+			*out++ = (char)c;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			*out++ = '\\';
+			*out++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		} else if (c >= 0x20 && c < 0x7f) {
+			*out++ = (char)c;
+		} else if (c >= 0x80 && (n = utf8__seq_len(s + i, len - i, &cp))) {
+			memcpy(out, s + i, n);
+			out += n;
+			i += n;
+			continue;
+		} else {
+			out += sprintf(out, "\\u%04x", c);
+		}
+		i++;
+	}
+	*out++ = '"';
+	*out = '\0';
+}
+
+/* Every byte that needs care, alone or as a sequence, at every offset of
+ * strings long enough to take the 8-byte path (a sequence across two
+ * words too), among plain bytes. */
+static void test_escaping_words(void)
+{
+	static const char *const specials[] = {
+		"\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\x80", "\xff",
+		"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x82",
+		"\xc0\xaf", " ", "~",
+	};
+	struct strbuf sb = { 0 };
+	unsigned char s[64];
+	char want[6 * 64 + 3];
+	int bad = 0;
+
+	for (size_t k = 0; k < sizeof(specials) / sizeof(specials[0]); k++) {
+		size_t n = strlen(specials[k]);
+
+		for (size_t len = n; len <= 40; len++) {
+			for (size_t at = 0; at + n <= len; at++) {
+				memset(s, 'a' + (int)(len % 26), len);
+				memcpy(s + at, specials[k], n);
+				reference_json(want, s, len);
+				json_of(&sb, (const char *)s, len);
+				bad += strcmp(sb.buf, want) != 0;
+			}
+		}
+	}
+	CHECK(bad == 0);
+	strbuf__free(&sb);
+}
+
 static const char *decimal_of(struct strbuf *sb, uint64_t v)
 {
 	strbuf__reset(sb);
@@ -66,6 +132,28 @@ static void test_decimal(void)
 		CHECK_STR(decimal_of(&sb, v), want);
 	}
 	strbuf__free(&sb);
+}
+
+/* Every nibble value in every place, against printf. */
+static void test_hex(void)
+{
+	char got[17], want[17];
+	int bad = 0;
+
+	for (int place = 0; place < 16; place++) {
+		for (uint64_t n = 0; n < 16; n++) {
+			uint64_t v = n << (4 * place) | 0x0123456789abcdefULL >> (4 * (15 - place)) >> 4;
+
+			*strbuf__put_hex64(got, v) = '\0';
+			snprintf(want, sizeof(want), "%016llx", (unsigned long long)v);
+			bad += strcmp(got, want) != 0;
+		}
+	}
+	*strbuf__put_hex64(got, UINT64_MAX) = '\0';
+	CHECK_STR(got, "ffffffffffffffff");
+	*strbuf__put_hex64(got, 0x00000000deadbeefULL) = '\0';
+	CHECK_STR(got, "00000000deadbeef");
+	CHECK(bad == 0);
 }
 
 static void test_record(void)
@@ -131,7 +219,9 @@ static void test_record(void)
 int main(void)
 {
 	test_escaping();
+	test_escaping_words();
 	test_decimal();
+	test_hex();
 	test_record();
 	return unit_done("record");
 }

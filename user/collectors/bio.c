@@ -192,20 +192,6 @@ static void emit_series(struct bio_collector *c, uint64_t ts,
 	send(c);
 }
 
-/* On the first slow I/O: most configs never need the kernel's symbols
- * (megabytes). Loaded after our programs, which are then in the table to
- * be skipped as the top frames. */
-static void load_ksyms(struct bio_collector *c)
-{
-	if (c->ksyms_tried)
-		return;
-	c->ksyms_tried = true;
-	c->ksyms = ksyms__get();
-	if (!c->ksyms || !ksyms__count(c->ksyms))
-		log_warn("bio: no kernel symbols (/proc/kallsyms): stacks "
-			 "will hold bare addresses");
-}
-
 static int on_slow(void *ctx, void *data, size_t len)
 {
 	struct bio_collector *c = ctx;
@@ -217,7 +203,7 @@ static int on_slow(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	load_ksyms(c);
+	ksyms__need(&c->ksyms, &c->ksyms_tried, "bio");
 	clock_gettime(CLOCK_REALTIME, &now);
 	memcpy(comm, e->comm, sizeof(e->comm));
 	comm[sizeof(e->comm)] = '\0';

@@ -32,6 +32,7 @@
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
+#include "loader/probe.h"
 #include "loader/rings.h"
 #include "sym/ksyms.h"
 #include "sym/kstack.h"
@@ -45,7 +46,8 @@ enum { HOOK_KFREE_SKB, HOOK_SOCK_STATE, NR_HOOKS };
 struct drop_collector {
 	struct drop_bpf *skel;
 	struct kmond *k;
-	const struct ksyms *ksyms;
+	const struct ksyms *ksyms; /* at the first stack (ksyms__need) */
+	bool ksyms_tried;
 	struct stack_cache *stacks;
 	struct drop_reasons *reasons;
 	/* hash of a drop_key -> its `summarized` count already reported */
@@ -134,7 +136,8 @@ static void emit(struct drop_collector *c, uint64_t ts,
 	record__u64(&c->rec, "count", count);
 	if (summary)
 		record__bool(&c->rec, "summary", true);
-	frames = kstack_frames(c->stacks, c->ksyms,
+	frames = kstack_frames(c->stacks,
+			       ksyms__need(&c->ksyms, &c->ksyms_tried, "drop"),
 			       bpf_map__fd(c->skel->maps.drop_stacks), stack_id,
 			       DROP_STACK_DEPTH, &n);
 	record__array_begin(&c->rec, "stack");
@@ -346,7 +349,8 @@ static int drop_start(struct kmond *k, void **state)
 	c->reported = hashmap__new();
 	c->seen = hashmap__new();
 	c->stacks = stack_cache__new(DROP_STACK_ENTRIES);
-	c->reasons = drop_reasons__new(NULL);
+	/* the probes' copy: two at once made kmond's peak RSS */
+	c->reasons = drop_reasons__new(probe__kernel_btf());
 	if (!c->reasons) {
 		err = -errno;
 		log_error("drop: cannot read enum skb_drop_reason from the "
@@ -375,12 +379,7 @@ static int drop_start(struct kmond *k, void **state)
 	if (err)
 		log_warn("drop: cannot list the sockets that predate kmond "
 			 "(%s): drops on them have no owner", strerror(-err));
-	/* After load: our own program must be in the table to be skipped
-	 * as the top frame. */
-	c->ksyms = ksyms__get();
-	if (!c->ksyms || !ksyms__count(c->ksyms))
-		log_warn("drop: no kernel symbols (/proc/kallsyms): stacks "
-			 "will hold bare addresses");
+	ksyms__want(); /* loaded once every collector has started */
 	*state = c;
 	return 0;
 cleanup:

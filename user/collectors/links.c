@@ -12,6 +12,7 @@
 #include "collectors/links.h"
 #include "lib/hash.h"
 #include "lib/record.h"
+#include "lib/strbuf.h"
 #include "lib/xalloc.h"
 #include "provider/provider.h"
 #include "bpf/tcp.h"
@@ -57,38 +58,35 @@ uint32_t tcp_links__cpu_bits(int ncpus)
 	return bits;
 }
 
-static void hex64(uint64_t v, char *out)
+/* 32 hex digits, the high half looking random; returns the end. */
+static char *put_trace(char *p, uint64_t root)
 {
-	static const char digits[] = "0123456789abcdef";
-
-	for (int i = 15; i >= 0; i--, v >>= 4)
-		out[i] = digits[v & 15];
+	return strbuf__put_hex64(strbuf__put_hex64(p, mix64(root)), root);
 }
 
 void tcp_links__trace(uint64_t root, char out[33])
 {
-	hex64(mix64(root), out); /* the high half looks random */
-	hex64(root, out + 16);
-	out[32] = '\0';
+	*put_trace(out, root) = '\0';
+}
+
+/* Hex ids are written straight into the record: nothing to escape. */
+static void id_field(struct record *r, const char *name, uint64_t id)
+{
+	record__plain_end(r, strbuf__put_hex64(record__plain_begin(r, name, 16),
+					       id));
 }
 
 void tcp_links__fields(struct record *r, uint64_t id, uint64_t parent,
 		       uint32_t link)
 {
-	char buf[33];
-
 	if (!id) /* a request kmond saw start before its ids (not expected) */
 		return;
-	hex64(id, buf);
-	buf[16] = '\0';
-	record__str(r, "id", buf);
-	tcp_links__trace(parent ?: id, buf);
-	record__str(r, "trace", buf);
+	id_field(r, "id", id);
+	record__plain_end(r, put_trace(record__plain_begin(r, "trace", 32),
+				       parent ?: id));
 	if (!parent)
 		return;
-	hex64(parent, buf);
-	buf[16] = '\0';
-	record__str(r, "parent", buf);
+	id_field(r, "parent", parent);
 	record__str(r, "link",
 		    link < sizeof(link_names) / sizeof(link_names[0]) &&
 				    link_names[link] ?

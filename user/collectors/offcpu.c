@@ -42,7 +42,8 @@
 struct offcpu_collector {
 	struct offcpu_bpf *skel;
 	struct kmond *k;
-	const struct ksyms *ksyms;
+	const struct ksyms *ksyms; /* at the first stack (ksyms__need) */
+	bool ksyms_tried;
 	struct hashmap *kframes; /* kernel stack hash -> struct kframes * */
 	struct usyms *usyms;
 	/* key_id() -> total_ns and count already reported */
@@ -137,6 +138,7 @@ static struct kframes *kframes_read(struct offcpu_collector *c, uint64_t h)
 		return NULL;
 	while (depth < OFFCPU_STACK_DEPTH && ks.ips[depth])
 		depth++;
+	ksyms__need(&c->ksyms, &c->ksyms_tried, "offcpu");
 	/* Stacks walked at switch-out start in this program. */
 	top = drop_frames_skip(c->ksyms, (const uint64_t *)ks.ips, depth);
 	kf = xcalloc(1, sizeof(*kf) + (depth - top) * sizeof(char *));
@@ -545,12 +547,7 @@ static int offcpu_start(struct kmond *k, void **state)
 		log_error("failed to attach offcpu: %s", strerror(-err));
 		goto cleanup;
 	}
-	/* After load: our own program must be in the table to be skipped
-	 * as the top frame. */
-	c->ksyms = ksyms__get();
-	if (!c->ksyms || !ksyms__count(c->ksyms))
-		log_warn("offcpu: no kernel symbols (/proc/kallsyms): stacks "
-			 "will hold bare addresses");
+	ksyms__want(); /* loaded once every collector has started */
 	*state = c;
 	return 0;
 cleanup:

@@ -24,6 +24,12 @@
 #include "syscall.skel.h"
 #include "lib/syscall_names.h"
 
+/* Slots read per batch, twice (each CPU's copy of each). */
+#define SLOTS_PER_READ 64
+/* Reads of a slot that keeps changing hands before it is left for the
+ * next interval (its count goes into syscall_counts meanwhile). */
+#define SLOT_READS 20
+
 struct syscall_collector {
 	struct syscall_bpf *skel;
 	/* (pid << 32 | nr) -> count already reported */
@@ -147,6 +153,77 @@ static void emit_delta(void *ctx, const void *key, uint64_t delta)
 	emit(w->c, w->k, w->ts, key, delta);
 }
 
+/* Read twice with the same even seq: the slot did not change hands in
+ * between, nor while the first read copied it (the program makes seq odd
+ * before it writes the rest; the kernel copies a slot front to back and
+ * x86 does not reorder loads, so a first copy that saw any of the new
+ * fields is followed by a second that sees a new seq). */
+static bool slot_stable(const struct syscall_slot *a,
+			const struct syscall_slot *b)
+{
+	return a->seq == b->seq && !(a->seq & 1);
+}
+
+/* n slots from first, every CPU's copy. A batch of an array starts after
+ * the key given. */
+static int read_slots(int fd, __u32 first, __u32 n, struct syscall_slot *out)
+{
+	__u32 keys[n], count = n, prev = first - 1, last;
+	int err;
+
+	err = bpf_map_lookup_batch(fd, first ? &prev : NULL, &last, keys, out,
+				   &count, NULL);
+	if (err == -ENOENT) /* the map's end */
+		err = 0;
+	return err ?: (count == n ? 0 : -EIO);
+}
+
+/* The counts still in the slots, as deltas__walk's cached(): each slot
+ * copy read twice; one that changed hands meanwhile is read again. */
+static void add_slots(void *ctx, struct delta_totals *t)
+{
+	struct walk_ctx *w = ctx;
+	int fd = bpf_map__fd(w->c->skel->maps.syscall_slots), ncpus = map_ncpus();
+	size_t size = SLOTS_PER_READ * ncpus * sizeof(struct syscall_slot);
+	struct syscall_slot *a = xmalloc(size), *b = xmalloc(size);
+	struct syscall_slot *one = xcalloc(ncpus, sizeof(*one));
+	struct syscall_slot *again = xcalloc(ncpus, sizeof(*again));
+
+	for (__u32 first = 0; first < SYSCALL_SLOTS; first += SLOTS_PER_READ) {
+		if (read_slots(fd, first, SLOTS_PER_READ, a) ||
+		    read_slots(fd, first, SLOTS_PER_READ, b)) {
+			deltas__hold_all(t);
+			continue;
+		}
+		for (int i = 0; i < SLOTS_PER_READ * ncpus; i++) {
+			const struct syscall_slot *s = &a[i];
+			__u32 idx = first + (__u32)(i / ncpus);
+			int cpu = i % ncpus, tries = 0;
+
+			while (!slot_stable(s, &b[i]) && tries++ < SLOT_READS) {
+				if (bpf_map_lookup_elem(fd, &idx, one) ||
+				    bpf_map_lookup_elem(fd, &idx, again))
+					break;
+				s = &one[cpu];
+				b[i] = again[cpu];
+			}
+			if (!slot_stable(s, &b[i])) {
+				deltas__hold_all(t);
+				continue;
+			}
+			if (s->count && s->svc != SYSCALL_SVC_NONE)
+				deltas__add(t,
+					    &(struct syscall_key){
+						    s->pid, s->nr, s->svc, 0 },
+					    s->count);
+		}
+	}
+	free(a);
+	free(b);
+	free(one);
+	free(again);
+}
+
 /* A process that exited counts no more: forget it, so the map never
  * fills with the dead. */
 static bool finished(void *ctx, const void *k, bool grew)
@@ -170,6 +247,7 @@ static void syscall_collect(void *state, struct kmond *k, uint64_t ts)
 		.key_id = key_id,
 		.emit = emit_delta,
 		.finished = finished,
+		.cached = add_slots,
 		.ctx = &ctx,
 	};
 

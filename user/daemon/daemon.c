@@ -21,6 +21,7 @@
 #include "lib/record.h"
 #include "loader/rings.h"
 #include "daemon/stats.h"
+#include "sym/ksyms.h"
 
 #define MAX_COLLECTORS 16
 #define EXIT_FLUSH_MS 10000
@@ -260,6 +261,7 @@ static void reload(struct kmond *k)
 	if (reload_apply(k))
 		reload_counts.failures++;
 	probe__release();
+	ksyms__preload(); /* a collector the reload started may want it */
 	config__free(&old);
 	reload_counts.reloads++;
 	log_info("reloaded %s", k->cfg.file);
@@ -355,6 +357,7 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 	if (collectors_start(&k))
 		goto cleanup;
 	probe__release();
+	ksyms__preload();
 	err_drop = privilege__drop();
 	if (err_drop) {
 		log_error("failed to drop capabilities: %s", strerror(-err_drop));
@@ -371,6 +374,7 @@ cleanup:
 	k.rings = NULL; /* collectors stop with no set to rebuild */
 	collectors_stop(&k);
 	probe__release();
+	ksyms__unload();
 	provider__destroy(k.provider);
 	exporter__free(k.exporter);
 	config__free(&k.cfg);

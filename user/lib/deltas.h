@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct hashmap;
+struct delta_totals;
 
 struct delta_walk {
 	int map_fd;      /* BPF_MAP_TYPE_PERCPU_HASH of u64 counts */
@@ -21,10 +22,24 @@ struct delta_walk {
 	/* key will count no more (its process exited...): it is deleted,
 	 * after its last delta went out. grew: whether it had one this walk. */
 	bool (*finished)(void *ctx, const void *key, bool grew);
+	/* Optional: counts kept in front of the map, which the kernel moves
+	 * into it later (the syscall collector's per-CPU slots). Called after
+	 * the map was read, it gives them with deltas__add(). */
+	void (*cached)(void *ctx, struct delta_totals *t);
 	void *ctx;
 };
 
-/* Walks the map once; returns the sum of the deltas emitted. */
+/* Walks the map once; returns the sum of the deltas emitted. A key's
+ * total is its count in the map plus what cached() added; a total read
+ * lower than the one reported (the kernel moved counts into the map
+ * between the two reads) waits until it is higher. */
 uint64_t deltas__walk(struct hashmap *reported, const struct delta_walk *w);
+
+/* For cached(): count more for key, which stays in the map (it is not
+ * deleted, finished or not) while it has counts in front of it. */
+void deltas__add(struct delta_totals *t, const void *key, uint64_t count);
+/* For cached(): some of those counts could not be read (they were on the
+ * move): no key is deleted this walk. */
+void deltas__hold_all(struct delta_totals *t);
 
 #endif

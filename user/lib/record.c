@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,29 +13,6 @@ void record__init(struct record *r)
 void record__free(struct record *r)
 {
 	strbuf__free(&r->json);
-}
-
-/* Field names are kmond's own identifiers: nothing in them needs
- * escaping, so they are copied as they are. */
-static void record__name(struct record *r, const char *name)
-{
-	char buf[64];
-	size_t len = 0, n;
-
-	if (r->need_comma)
-		buf[len++] = ',';
-	r->need_comma = true;
-	if (name) {
-		n = strnlen(name, sizeof(buf) - 4);
-		assert(n < sizeof(buf) - 4); /* names are short literals */
-		buf[len++] = '"';
-		memcpy(buf + len, name, n);
-		len += n;
-		buf[len++] = '"';
-		buf[len++] = ':';
-	}
-	if (len) /* not the first item of an array */
-		strbuf__add(&r->json, buf, len);
 }
 
 /* snprintf(dst, size, "%s", src) without printf's machinery (a record
@@ -73,38 +49,25 @@ void record__process(struct record *r, uint32_t pid, const char *comm,
 	if (service)
 		copy_str(r->key, sizeof(r->key), service);
 	else
-		snprintf(r->key, sizeof(r->key), "%u", pid);
+		*strbuf__put_u64(r->key, pid) = '\0';
 }
 
-void record__strn(struct record *r, const char *name, const char *val,
-		  size_t len)
+/* The field's name alone, for the values appended after it. */
+static void record__name(struct record *r, const char *name)
 {
-	record__name(r, name);
-	if (val)
-		strbuf__add_json_str(&r->json, val, len);
-	else
-		strbuf__adds(&r->json, "null");
-}
-
-void record__str(struct record *r, const char *name, const char *val)
-{
-	record__strn(r, name, val, val ? strlen(val) : 0);
-}
-
-void record__u64(struct record *r, const char *name, uint64_t val)
-{
-	record__name(r, name);
-	strbuf__add_u64(&r->json, val);
+	strbuf__done(&r->json, record__key(r, name, 0));
 }
 
 void record__i64(struct record *r, const char *name, int64_t val)
 {
-	record__name(r, name);
+	char *p = record__key(r, name, 1 + STRBUF_U64_MAX);
+
 	if (val < 0)
-		strbuf__addc(&r->json, '-');
+		*p++ = '-';
 	/* -(val + 1) + 1: INT64_MIN has no positive int64_t */
-	strbuf__add_u64(&r->json, val < 0 ? (uint64_t)-(val + 1) + 1 :
-					    (uint64_t)val);
+	p = strbuf__put_u64(p, val < 0 ? (uint64_t)-(val + 1) + 1 :
+					 (uint64_t)val);
+	strbuf__done(&r->json, p);
 }
 
 void record__double(struct record *r, const char *name, double val)

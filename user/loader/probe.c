@@ -48,7 +48,7 @@ void probe__release(void)
 	vmlinux_btf = NULL;
 }
 
-static const struct btf *kernel_btf(void)
+const struct btf *probe__kernel_btf(void)
 {
 	if (!vmlinux_btf) {
 		vmlinux_btf = btf__load_vmlinux_btf();
@@ -60,7 +60,7 @@ static const struct btf *kernel_btf(void)
 
 static bool btf_has(const char *prefix, const char *name, __u32 kind)
 {
-	const struct btf *btf = kernel_btf();
+	const struct btf *btf = probe__kernel_btf();
 	char full[256];
 
 	if (!btf)
@@ -81,7 +81,7 @@ static bool tracefs_event(const char *category_event)
  * on our kernels (EPERM): try a two-instruction program on the target. */
 static int try_fentry(const char *func)
 {
-	const struct btf *btf = kernel_btf();
+	const struct btf *btf = probe__kernel_btf();
 	struct bpf_insn insns[] = {
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
 		{ .code = 0x95 },			  /* exit */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 struct bpf_object;
+struct btf;
 
 enum attach_kind {
 	ATTACH_TP_BTF,
@@ -55,6 +56,10 @@ void probe__describe(const char *collector, const struct hook *hooks,
 /* Frees the kernel BTF probing parsed (megabytes); the next probe
  * parses it again. */
 void probe__release(void);
+/* The kernel's BTF the probes read (NULL without one), parsed on first use
+ * and held until probe__release(): a collector reading it before its
+ * probe__select() shares that copy rather than parsing a second one. */
+const struct btf *probe__kernel_btf(void);
 /* Load failures: libbpf's messages go through probe__libbpf_message, which
  * notes the program it failed to load. After a collector's start failed,
  * probe__refuse_failed marks the hook candidate of that program (if it is

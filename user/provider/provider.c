@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -68,6 +69,9 @@ struct provider {
 	uint64_t listeners_sum;
 	bool ports_stale; /* rescan whatever the sum */
 	__u32 config_gen; /* kmon_ctl.gen */
+	/* pid_service_gen, mapped: bumped after each change of pid_service
+	 * made here (the BPF half bumps it for its own) */
+	uint64_t *pid_service_gen;
 	uint64_t pid_changes;
 	struct containers *containers; /* container and pod of each process */
 };
@@ -317,6 +321,13 @@ static struct kmon_svc resolve(struct provider *p, uint32_t pid,
 	return (struct kmon_svc){ 0, 0 };
 }
 
+/* What BPF programs keep per process from pid_service is stale. */
+static void pid_service_changed(struct provider *p)
+{
+	if (p->pid_service_gen)
+		__atomic_fetch_add(p->pid_service_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 static void publish(struct provider *p, uint32_t pid, struct proc *proc,
 		    struct kmon_svc svc)
 {
@@ -324,10 +335,13 @@ static void publish(struct provider *p, uint32_t pid, struct proc *proc,
 	struct kmon_svc now;
 	bool present = bpf_map_lookup_elem(fd, &pid, &now) == 0;
 
-	if (svc.id && (!present || now.id != svc.id || now.flags != svc.flags))
+	if (svc.id && (!present || now.id != svc.id || now.flags != svc.flags)) {
 		bpf_map_update_elem(fd, &pid, &svc, BPF_ANY);
-	else if (!svc.id && present)
+		pid_service_changed(p);
+	} else if (!svc.id && present) {
 		bpf_map_delete_elem(fd, &pid);
+		pid_service_changed(p);
+	}
 	if (proc->service != svc.id) {
 		log_debug("pid %u (%s): service %s -> %s", pid, proc->comm,
 			  proc->service ? p->names[proc->service - 1] : "none",
@@ -518,6 +532,7 @@ int provider__apply(struct provider *p, const struct config *cfg)
 				.gen = ++p->config_gen };
 	int ctl_fd = bpf_map__fd(p->skel->maps.kmon_ctl);
 	__u32 zero = 0;
+	int err;
 
 	p->cfg = cfg;
 	p->resolve_in_user_space = false;
@@ -535,7 +550,9 @@ int provider__apply(struct provider *p, const struct config *cfg)
 	provider__write_comms(p, cfg);
 	provider__read_ports(p);
 	provider__resolve_all(p);
-	return bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
+	err = bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
+	pid_service_changed(p); /* all_processes may have changed */
+	return err;
 }
 
 /* A process's container is read when it may have changed: at start-up,
@@ -699,6 +716,15 @@ int provider__new(struct rings *rs, const struct config *cfg,
 		log_error("failed to load the provider: %s", strerror(-err));
 		goto cleanup;
 	}
+	p->pid_service_gen = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE,
+				  MAP_SHARED,
+				  bpf_map__fd(p->skel->maps.pid_service_gen), 0);
+	if (p->pid_service_gen == MAP_FAILED) {
+		err = -errno;
+		p->pid_service_gen = NULL;
+		log_error("failed to map pid_service_gen: %s", strerror(-err));
+		goto cleanup;
+	}
 	/* Attach before scanning /proc, so no process falls between. */
 	err = provider_bpf__attach(p->skel);
 	if (err) {
@@ -725,7 +751,8 @@ cleanup:
 
 int provider__share_maps(struct provider *p, struct bpf_object *obj)
 {
-	static const char *const shared[] = { "pid_service", "kmon_ctl" };
+	static const char *const shared[] = { "pid_service", "kmon_ctl",
+					      "pid_service_gen" };
 	struct bpf_map *own, *map;
 	int err;
 
@@ -753,9 +780,13 @@ void provider__name(struct provider *p, uint32_t pid, uint32_t svc,
 		    struct proc_name *out)
 {
 	struct proc *proc = provider__proc(p, pid);
-	struct proc *grave = provider__grave(p, pid, svc);
+	/* The live process, when it has that service: the common case
+	 * (a record per request) needs no look at the graves. */
+	struct proc *grave = proc && proc->service == svc ?
+				     NULL :
+				     provider__grave(p, pid, svc);
 
-	if (grave && (!proc || proc->service != svc))
+	if (grave)
 		proc = grave;
 	out->comm = proc ? proc->comm : "";
 	out->service = provider__service_name(p, svc);
@@ -865,6 +896,8 @@ void provider__destroy(struct provider *p)
 	free_procs(p->graves);
 	hashmap__free(p->spent_pids);
 	hashmap__free(p->port_pids);
+	if (p->pid_service_gen)
+		munmap(p->pid_service_gen, sizeof(uint64_t));
 	provider_bpf__destroy(p->skel);
 	containers__free(p->containers);
 	free(p->names);

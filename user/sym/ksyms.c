@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/log.h"
 #include "lib/xalloc.h"
 #include "sym/ksyms.h"
 
@@ -493,6 +494,40 @@ const struct ksyms *ksyms__get(void)
 	if (shared)
 		shared_refs++;
 	return shared;
+}
+
+static bool wanted;
+static const struct ksyms *preloaded;
+
+void ksyms__want(void)
+{
+	wanted = true;
+}
+
+void ksyms__preload(void)
+{
+	if (wanted && !preloaded)
+		preloaded = ksyms__get();
+}
+
+void ksyms__unload(void)
+{
+	ksyms__put(preloaded);
+	preloaded = NULL;
+	wanted = false;
+}
+
+const struct ksyms *ksyms__need(const struct ksyms **ks, bool *tried,
+				const char *who)
+{
+	if (*tried)
+		return *ks;
+	*tried = true;
+	*ks = ksyms__get();
+	if (!*ks || !ksyms__count(*ks))
+		log_warn("%s: no kernel symbols (/proc/kallsyms): stacks will "
+			 "hold bare addresses", who);
+	return *ks;
 }
 
 void ksyms__put(const struct ksyms *ks)

@@ -5,6 +5,7 @@
 #ifndef KMON_KSYMS_H
 #define KMON_KSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,19 @@ void ksyms__free(struct ksyms *ks);
  * ksyms__put(); the last put frees the table. */
 const struct ksyms *ksyms__get(void);
 void ksyms__put(const struct ksyms *ks);
+/* A collector that names kernel stacks asks for the table at its start
+ * (ksyms__want); ksyms__preload(), once every collector has started and
+ * before any event is read, loads it: by then kmond's programs are loaded
+ * (so they are in it) and the kernel BTF each load parses (~11 MiB) is
+ * freed, where loading it in a start held both (kmond's peak RSS). The
+ * table stays until ksyms__unload(). */
+void ksyms__want(void);
+void ksyms__preload(void);
+void ksyms__unload(void);
+/* The shared table the first time a collector needs it (*ks stays NULL
+ * when there is none: logged once, naming who); pair with ksyms__put(*ks). */
+const struct ksyms *ksyms__need(const struct ksyms **ks, bool *tried,
+				const char *who);
 
 size_t ksyms__count(const struct ksyms *ks);
 size_t ksyms__bad_lines(const struct ksyms *ks);

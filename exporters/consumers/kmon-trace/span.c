@@ -8,6 +8,7 @@
 
 #include "span.h"
 #include "lib/json_parse.h"
+#include "lib/strbuf.h"
 #include "lib/xalloc.h"
 
 #define FAIL(...)                                         \
@@ -186,12 +187,7 @@ void span__free(struct span *s)
 
 void span__hex64(uint64_t v, char out[17])
 {
-	static const char digits[] = "0123456789abcdef";
-	int i;
-
-	for (i = 15; i >= 0; i--, v >>= 4)
-		out[i] = digits[v & 15];
-	out[16] = '\0';
+	strbuf__put_hex64(out, v)[0] = '\0';
 }
 
 void span__hex128(struct trace_id t, char out[33])
