@@ -155,6 +155,16 @@ static __always_inline void count_if_lost(const struct bio_start *old)
 		stat_inc(&bio_stats, BIO_COMPLETION_LOST);
 }
 
+/* Whether old is a request requeued and now inserted again (by kblockd's
+ * requeue work, in a kworker): the same I/O, followed as it was. */
+static __always_inline bool inserted_again(struct bio_start *old)
+{
+	if (!old || !old->requeued)
+		return false;
+	old->requeued = 0;
+	return true;
+}
+
 /* Follows the request on behalf of the current task when it is monitored
  * (and forgets what a reused request pointer left behind when not). */
 static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
@@ -165,6 +175,8 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 	if (!kmon_selected_tgid(s.pid, &s.svc)) {
 		/* A lookup costs what the delete of a missing key does. */
 		old = bpf_map_lookup_elem(&bio_inflight, key);
+		if (inserted_again(old))
+			return true;
 		if (old) {
 			count_if_lost(old);
 			bpf_map_delete_elem(&bio_inflight, key);
@@ -185,7 +197,10 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 	}
 	if (!bpf_map_update_elem(&bio_inflight, key, &s, BPF_NOEXIST))
 		return true;
-	count_if_lost(bpf_map_lookup_elem(&bio_inflight, key));
+	old = bpf_map_lookup_elem(&bio_inflight, key);
+	if (inserted_again(old))
+		return true;
+	count_if_lost(old);
 	if (bpf_map_update_elem(&bio_inflight, key, &s, BPF_ANY)) {
 		stat_inc(&bio_stats, BIO_INFLIGHT_FULL);
 		return false;
@@ -255,8 +270,24 @@ static __always_inline int handle_issue(void *ctx, struct bio_rq_key key,
 {
 	struct bio_start *s = entry_or_own(ctx, &key, &r, false);
 
-	if (s)
+	if (s) {
 		s->issue_ns = bpf_ktime_get_ns();
+		/* Requeued to the dispatch list: issued again, not
+		 * inserted. */
+		s->requeued = 0;
+	}
+	return 0;
+}
+
+/* Back from the driver to be issued again: without block_io_start, its
+ * next insert must not take it for a new request (only then is this
+ * hook loaded). */
+static __always_inline int handle_requeue(struct bio_rq_key key)
+{
+	struct bio_start *s = bpf_map_lookup_elem(&bio_inflight, &key);
+
+	if (s)
+		s->requeued = 1;
 	return 0;
 }
 
@@ -430,6 +461,24 @@ SEC("tracepoint/block/block_rq_issue")
 int bio_issue_tp(struct trace_event_raw_block_rq *ctx)
 {
 	return handle_issue(ctx, TP_KEY(ctx), TP_REF(ctx));
+}
+
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(bio_requeue_btf, struct request *rq)
+{
+	return handle_requeue(rq_key(rq));
+}
+
+SEC("raw_tp/block_rq_requeue")
+int BPF_PROG(bio_requeue_raw, struct request *rq)
+{
+	return handle_requeue(rq_key(rq));
+}
+
+SEC("tracepoint/block/block_rq_requeue")
+int bio_requeue_tp(struct trace_event_raw_block_rq_requeue *ctx)
+{
+	return handle_requeue(TP_KEY(ctx));
 }
 
 SEC("tp_btf/block_rq_complete")
