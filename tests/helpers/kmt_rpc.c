@@ -26,19 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/helpers/pin.h"
+
 #define MSG 64
 #define SLOW_ANSWER (32 << 20)
 #define SLOW_BUF 16384
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
-}
 
 /* Reads exactly n bytes; spin: retry at once instead of sleeping. */
 static int read_all(int fd, char *buf, size_t n, int spin)
