@@ -132,6 +132,9 @@ $(OUT)/bench/%: $(OUT)/bench/%.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# It plays the bio collector's programs: built with its skeleton.
+$(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
+
 $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

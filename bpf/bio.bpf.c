@@ -3,9 +3,12 @@
  * time histograms, aggregated here; see bio.h.
  *
  * A request's owner is the process that submitted it. block_io_start
- * (6.5+) fires in the submitter's context when the request is made; where
- * it is missing (or for requests it does not see, such as the flush
- * machinery's own), the task at insert, else at issue, is the owner.
+ * (6.5+) fires in the submitter's context when the request is made, and
+ * only there is a request it sees taken on: insert and issue often run in
+ * another task's context (blk-mq dispatches every queued request from
+ * whichever task runs the queue, or from kblockd). Where block_io_start is
+ * missing, and for the one request it never sees (the flush machinery's
+ * own), the task at insert, else at issue, is the owner.
  * Requests are keyed by their struct request *; the plain tracepoints do
  * not pass it, so when any hook runs on them every hook keys by (dev,
  * sector) instead, as bcc's biosnoop does. */
@@ -143,6 +146,25 @@ static __always_inline struct bio_rq_key sector_key(__u32 dev, __u64 sector)
 
 /* --- start, insert, issue --- */
 
+/* The request was used before: an issued one whose completion we never
+ * saw is an I/O lost (a request merged away was never issued, its bytes
+ * went with the one it joined). */
+static __always_inline void count_if_lost(const struct bio_start *old)
+{
+	if (old && old->issue_ns)
+		stat_inc(&bio_stats, BIO_COMPLETION_LOST);
+}
+
+/* Whether old is a request requeued and now inserted again (by kblockd's
+ * requeue work, in a kworker): the same I/O, followed as it was. */
+static __always_inline bool inserted_again(struct bio_start *old)
+{
+	if (!old || !old->requeued)
+		return false;
+	old->requeued = 0;
+	return true;
+}
+
 /* Follows the request on behalf of the current task when it is monitored
  * (and forgets what a reused request pointer left behind when not). */
 static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
@@ -151,7 +173,14 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 
 	s.pid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(s.pid, &s.svc)) {
-		bpf_map_delete_elem(&bio_inflight, key);
+		/* A lookup costs what the delete of a missing key does. */
+		old = bpf_map_lookup_elem(&bio_inflight, key);
+		if (inserted_again(old))
+			return true;
+		if (old) {
+			count_if_lost(old);
+			bpf_map_delete_elem(&bio_inflight, key);
+		}
 		return false;
 	}
 	s.start_ns = bpf_ktime_get_ns();
@@ -168,12 +197,10 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 	}
 	if (!bpf_map_update_elem(&bio_inflight, key, &s, BPF_NOEXIST))
 		return true;
-	/* The request was used before: an issued one whose completion we
-	 * never saw is an I/O lost (a request merged away was never
-	 * issued, its bytes went with the one it joined). */
 	old = bpf_map_lookup_elem(&bio_inflight, key);
-	if (old && old->issue_ns)
-		stat_inc(&bio_stats, BIO_COMPLETION_LOST);
+	if (inserted_again(old))
+		return true;
+	count_if_lost(old);
 	if (bpf_map_update_elem(&bio_inflight, key, &s, BPF_ANY)) {
 		stat_inc(&bio_stats, BIO_INFLIGHT_FULL);
 		return false;
@@ -181,15 +208,41 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 	return true;
 }
 
-/* The request's entry, made for the current task if it has none. */
+/* What insert and issue know of a request besides its key, to tell its
+ * op if need be: the request (tp_btf, raw_tp), else the tracepoint's
+ * rwbs letters. */
+struct rq_ref {
+	struct request *rq;
+	char rwbs0, rwbs1;
+};
+
+/* Whether block_io_start cannot have seen the request: any when it is not
+ * attached, else only the flush machinery's own, the one request with op
+ * flush (a flush from above is a write with REQ_PREFLUSH). Asked only of
+ * a request without an entry. */
+static __always_inline bool unseen_by_start(const struct rq_ref *r)
+{
+	if (!have_io_start)
+		return true;
+	if (r->rq)
+		return rq_op(r->rq) == BIO_OP_FLUSH;
+	return rwbs_op(r->rwbs0, r->rwbs1) == BIO_OP_FLUSH;
+}
+
+/* The request's entry; without one, a request block_io_start cannot have
+ * seen is taken on for the current task. One it saw and left has none
+ * because its submitter is not followed: the task that inserts or issues
+ * it is often another. fresh: whatever the key holds is not this
+ * request. */
 static __always_inline struct bio_start *
-entry_or_own(void *ctx, const struct bio_rq_key *key, bool fresh)
+entry_or_own(void *ctx, const struct bio_rq_key *key, const struct rq_ref *r,
+	     bool fresh)
 {
 	struct bio_start *s = NULL;
 
 	if (!fresh)
 		s = bpf_map_lookup_elem(&bio_inflight, key);
-	if (!s && own(ctx, key))
+	if (!s && unseen_by_start(r) && own(ctx, key))
 		s = bpf_map_lookup_elem(&bio_inflight, key);
 	return s;
 }
@@ -200,23 +253,41 @@ static __always_inline int handle_start(void *ctx, struct bio_rq_key key)
 	return 0;
 }
 
-static __always_inline int handle_insert(void *ctx, struct bio_rq_key key)
+static __always_inline int handle_insert(void *ctx, struct bio_rq_key key,
+					 struct rq_ref r)
 {
 	/* Without block_io_start, insert is the first sight of a request:
 	 * whatever the key held before is a request that was merged away. */
-	struct bio_start *s = entry_or_own(ctx, &key, !have_io_start);
+	struct bio_start *s = entry_or_own(ctx, &key, &r, !have_io_start);
 
 	if (s)
 		s->insert_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
-static __always_inline int handle_issue(void *ctx, struct bio_rq_key key)
+static __always_inline int handle_issue(void *ctx, struct bio_rq_key key,
+					struct rq_ref r)
 {
-	struct bio_start *s = entry_or_own(ctx, &key, false);
+	struct bio_start *s = entry_or_own(ctx, &key, &r, false);
+
+	if (s) {
+		s->issue_ns = bpf_ktime_get_ns();
+		/* Requeued to the dispatch list: issued again, not
+		 * inserted. */
+		s->requeued = 0;
+	}
+	return 0;
+}
+
+/* Back from the driver to be issued again: without block_io_start, its
+ * next insert must not take it for a new request (only then is this
+ * hook loaded). */
+static __always_inline int handle_requeue(struct bio_rq_key key)
+{
+	struct bio_start *s = bpf_map_lookup_elem(&bio_inflight, &key);
 
 	if (s)
-		s->issue_ns = bpf_ktime_get_ns();
+		s->requeued = 1;
 	return 0;
 }
 
@@ -333,6 +404,10 @@ complete_tp(struct trace_event_raw_block_rq_completion *ctx)
 /* --- attach candidates, chosen at start-up: tp_btf, raw_tp, tracepoint --- */
 
 #define TP_KEY(ctx) sector_key((ctx)->dev, (ctx)->sector)
+#define RQ_REF(rq) ((struct rq_ref){ .rq = (rq) })
+/* Byte by byte: the verifier takes only fixed offsets into ctx. */
+#define TP_REF(ctx) \
+	((struct rq_ref){ .rwbs0 = (ctx)->rwbs[0], .rwbs1 = (ctx)->rwbs[1] })
 
 SEC("tp_btf/block_io_start")
 int BPF_PROG(bio_start_btf, struct request *rq)
@@ -355,37 +430,55 @@ int bio_start_tp(struct trace_event_raw_block_rq *ctx)
 SEC("tp_btf/block_rq_insert")
 int BPF_PROG(bio_insert_btf, struct request *rq)
 {
-	return handle_insert(ctx, rq_key(rq));
+	return handle_insert(ctx, rq_key(rq), RQ_REF(rq));
 }
 
 SEC("raw_tp/block_rq_insert")
 int BPF_PROG(bio_insert_raw, struct request *rq)
 {
-	return handle_insert(ctx, rq_key(rq));
+	return handle_insert(ctx, rq_key(rq), RQ_REF(rq));
 }
 
 SEC("tracepoint/block/block_rq_insert")
 int bio_insert_tp(struct trace_event_raw_block_rq *ctx)
 {
-	return handle_insert(ctx, TP_KEY(ctx));
+	return handle_insert(ctx, TP_KEY(ctx), TP_REF(ctx));
 }
 
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(bio_issue_btf, struct request *rq)
 {
-	return handle_issue(ctx, rq_key(rq));
+	return handle_issue(ctx, rq_key(rq), RQ_REF(rq));
 }
 
 SEC("raw_tp/block_rq_issue")
 int BPF_PROG(bio_issue_raw, struct request *rq)
 {
-	return handle_issue(ctx, rq_key(rq));
+	return handle_issue(ctx, rq_key(rq), RQ_REF(rq));
 }
 
 SEC("tracepoint/block/block_rq_issue")
 int bio_issue_tp(struct trace_event_raw_block_rq *ctx)
 {
-	return handle_issue(ctx, TP_KEY(ctx));
+	return handle_issue(ctx, TP_KEY(ctx), TP_REF(ctx));
+}
+
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(bio_requeue_btf, struct request *rq)
+{
+	return handle_requeue(rq_key(rq));
+}
+
+SEC("raw_tp/block_rq_requeue")
+int BPF_PROG(bio_requeue_raw, struct request *rq)
+{
+	return handle_requeue(rq_key(rq));
+}
+
+SEC("tracepoint/block/block_rq_requeue")
+int bio_requeue_tp(struct trace_event_raw_block_rq_requeue *ctx)
+{
+	return handle_requeue(TP_KEY(ctx));
 }
 
 SEC("tp_btf/block_rq_complete")

@@ -60,6 +60,10 @@ struct bio_start {
 	/* The submitting thread's, for slow I/Os: the process may have come
 	 * and gone before user space hears of it. Empty when !slow_on. */
 	char comm[16];
+	/* Requeued since its last issue: its next insert (from kblockd's
+	 * requeue work) is not the first sight of a new request. */
+	__u8 requeued;
+	__u8 pad[7];
 };
 
 struct bio_rq_key {

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Finds the I/Os whose completion the bio collector never saw: on a busy
- * machine the kernel sometimes completes a request without running the
- * block_rq_complete programs (seen with tp_btf and raw_tp alike, while the
- * tracepoint itself fired: ftrace recorded it). Such a request's entry
- * stays in bio_inflight although the request was freed: a bpf_map_elem
- * iterator looks at each issued entry's request and writes out the keys of
- * those freed, for user space to count as lost and delete. Its own object:
+/* Finds the I/Os whose completion the bio collector never saw: the kernel
+ * sometimes completes a request without running the block_rq_complete
+ * programs (seen with tp_btf and raw_tp alike, while the tracepoint itself
+ * fired: ftrace recorded it; see the README). Such a request's entry stays
+ * in bio_inflight although the request was freed: a bpf_map_elem iterator
+ * looks at each issued entry's request, deletes the entries of those freed
+ * and writes out their keys, for user space to count as lost. Deleting
+ * here, right after looking, and only the entry that was looked at: a
+ * freed request is soon used again, and its new entry must stay. Its own
+ * object:
  * a kernel without iterators only loses this count. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -24,23 +27,41 @@ struct {
 	__type(value, struct bio_start);
 } bio_inflight SEC(".maps");
 
+/* A freed request is idle and has no hardware queue; one waiting for its
+ * (re)dispatch is idle too, but keeps its queue. Sched tag requests live
+ * as long as the queue: reading one is safe. */
+static __always_inline bool freed(const struct bio_rq_key *key)
+{
+	struct request *rq = (struct request *)key->rq;
+
+	return BPF_CORE_READ(rq, state) ==
+		       bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IDLE) &&
+	       !BPF_CORE_READ(rq, mq_hctx);
+}
+
 SEC("iter/bpf_map_elem")
 int bio_find_lost(struct bpf_iter__bpf_map_elem *ctx)
 {
-	struct bio_rq_key *key = ctx->key;
-	struct bio_start *s = ctx->value;
-	struct request *rq;
+	struct bio_rq_key *key = ctx->key, k;
+	struct bio_start *s = ctx->value, *cur;
+	__u64 start_ns;
 
 	/* Keyed by sector (plain tracepoints): no request to look at. */
 	if (!key || !s || !key->rq || !s->issue_ns)
 		return 0;
-	rq = (struct request *)key->rq;
-	/* A freed request is idle and has no hardware queue; one waiting
-	 * for its (re)dispatch is idle too, but keeps its queue. Sched tag
-	 * requests live as long as the queue: reading one is safe. */
-	if (BPF_CORE_READ(rq, state) ==
-		    bpf_core_enum_value(enum mq_rq_state, MQ_RQ_IDLE) &&
-	    !BPF_CORE_READ(rq, mq_hctx))
-		bpf_seq_write(ctx->meta->seq, key, sizeof(*key));
+	/* The entry the key holds now, as it is now: the one visited may
+	 * have been replaced since (a preallocated element is reused at
+	 * once), and the request may have been used again. */
+	k = *key;
+	start_ns = s->start_ns;
+	cur = bpf_map_lookup_elem(&bio_inflight, &k);
+	if (!cur || cur->start_ns != start_ns || !cur->issue_ns)
+		return 0;
+	/* Looked at after the entry: a request used again had its queue
+	 * before its new entry was made. */
+	if (!freed(&k))
+		return 0;
+	if (!bpf_map_delete_elem(&bio_inflight, &k))
+		bpf_seq_write(ctx->meta->seq, &k, sizeof(k));
 	return 0;
 }

@@ -664,9 +664,16 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
-		c->last_send_ns = bpf_ktime_get_ns();
+		/* From the send's entry when the hook saw it: the response
+		 * is out before the send returns, and a client woken by it
+		 * may read it first (PREEMPT_RT). Not a stamp from before
+		 * the request (a send of another thread, cut short). */
+		c->last_send_ns = c->call_ns >= c->start_ns ?
+					  c->call_ns :
+					  bpf_ktime_get_ns();
 		load_sent(c, c->last_send_ns);
 	}
+	c->call_ns = 0;
 	c->tx_off += len;
 }
 
@@ -717,21 +724,20 @@ out:
 	c->tx_off += len;
 }
 
-/* A send begins (tp_btf only, with the state in the socket: one load for
- * a socket nobody follows). It fires per chunk queued: the first one of
- * a send that may start a call stamps it. */
-static __always_inline void stamp_call(struct tcp_conn *c)
+/* A send begins on a socket we follow (tcp_sendmsg_locked: one load, or
+ * one lookup of the hash, for a socket nobody follows; else the send
+ * syscall's entry, with the hash). tcp_sendmsg_locked fires per chunk
+ * queued: the first one stamps the send, whose return takes the stamp: a
+ * client's call starts there, a server's response is out from there. */
+static __always_inline void stamp_send(struct tcp_conn *c)
 {
-	if (c && c->role == TCP_ROLE_CLIENT && c->phase != TCP_REQUEST &&
-	    !c->call_ns)
+	if (c && !c->call_ns)
 		c->call_ns = bpf_ktime_get_ns();
 }
 
 static __always_inline int handle_send_entry(struct sock *sk)
 {
-	if (!conn_in_socket)
-		return 0;
-	stamp_call(bpf_sk_storage_get(&sock_conns, sk, 0, 0));
+	stamp_send(conn_find(sk, true));
 	return 0;
 }
 
@@ -1016,10 +1022,11 @@ int tcp_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 }
 
 /* The send's entry where tcp_sendmsg_locked is missing (the hash, before
- * 6.3): a send syscall on a client's socket. Stamped at the return, the
+ * 6.3): a send syscall on a socket we follow. Stamped at the return, a
  * call would start after the server may have read it (the loopback or a
- * veth delivers within the sender's syscall), and the client would wait
- * less than the server worked. */
+ * veth delivers within the sender's syscall), and a response would end
+ * after its client may have read it: the client would wait less than the
+ * server worked. */
 SEC("raw_tp/sys_enter")
 int BPF_PROG(tcp_send_entry_sys, struct pt_regs *regs, long nr)
 {
@@ -1030,7 +1037,7 @@ int BPF_PROG(tcp_send_entry_sys, struct pt_regs *regs, long nr)
 		return 0;
 	sk = sock_of_fd(PT_REGS_PARM1_CORE_SYSCALL(regs));
 	if (sk)
-		stamp_call(conn_find(sk, false));
+		stamp_send(conn_find(sk, false));
 	return 0;
 }
 

@@ -122,7 +122,7 @@ struct tcp_peer {
 struct tcp_conn {
 	struct tcp_tuple t;
 	__u64 start_ns;	    /* first request byte (monotonic) */
-	__u64 last_send_ns; /* last response byte so far */
+	__u64 last_send_ns; /* last response byte so far (see call_ns) */
 	__u64 req_bytes;
 	__u64 resp_bytes;
 	/* Byte offsets in each stream since kmond saw the connection first:
@@ -154,9 +154,11 @@ struct tcp_conn {
 	__u8 dst_known;
 	__u8 dst_checked;
 	__u8 pad2[2];
-	/* Client side: when the send that may start a call was entered
-	 * (tcp_sendmsg_locked), 0 when not seen: a call starts when its
-	 * caller begins to send, before the server can have the bytes. */
+	/* When the send in progress was entered (tcp_sendmsg_locked, or
+	 * the send syscall with the hash), 0 when not seen: a client's call
+	 * starts when its caller begins to send, before the server can have
+	 * the bytes, and a server's response has left by the entry of its
+	 * last send, before the client can have read it. */
 	__u64 call_ns;
 	/* Protocol identification (proto.h, bpf/proto.bpf.h). */
 	__u8 proto;	     /* PROTO_*, once proto_state is decided */

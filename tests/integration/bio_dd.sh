@@ -31,10 +31,10 @@ stop_kmond
 
 # check PID OP: bytes of PID's OP I/Os on $disk within 2% of 64 MiB,
 # comm dd, p50 <= p99, latency > 0, bio_hist counts = bio counts. An I/O
-# short of that must be counted in bio's lost: on a busy machine the
-# kernel sometimes does not run the completion program at all (seen on
-# raw_tp and tp_btf alike); kmond counts such a request lost when it is
-# used again.
+# short of that must be counted in bio's lost: the kernel runs no program
+# for a completion in an interrupt on top of the machine's agent (pid 1,
+# see the README); kmond counts such a request lost when its iterator
+# finds it freed or the request is used again.
 check() {
 	python3 - "$WORK/out.json" "$1" "$2" "$disk" $((64 * MIB)) "$lost" <<'PY' || fail "$2 records of dd $1"
 import json, sys

@@ -116,6 +116,15 @@ prog_ids() {
 	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -n | tr '\n' ' '
 }
 
+# prog_names PID: the names of the BPF programs a process holds, sorted.
+prog_names() {
+	local id
+	for id in $(prog_ids "$1"); do
+		bpftool prog show id "$id" -j 2>/dev/null |
+			python3 -c 'import json, sys; print(json.load(sys.stdin)["name"])'
+	done | sort -u | tr '\n' ' '
+}
+
 # map_entries PID NAME: the number of entries in the BPF map NAME a
 # process holds.
 map_entries() {

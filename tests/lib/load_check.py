@@ -65,20 +65,21 @@ def main():
     # its latency (floors of the means lose < 1 ns per request)
     check(abs(area - lat) <= 0.001 * lat + a.requests,
           f"in progress {area:.0f} ns != sum of latencies {lat:.0f} ns")
-    # The kernel's request spans the server's own timing, a little wider;
-    # but a loaded machine can pause the server between its send and its
-    # clock read (up to 2% seen on a shared 2-core machine). In a qemu
-    # guest without KVM (TEST_TIME_SCALE > 1) that pause, the Python
-    # server's threads handing its lock round, is milliseconds (8% of
-    # 12.7 s over 400 requests in a 6.1 guest): 1 ms per request and
-    # unit of scale past 1.
+    # The kernel's request spans the server's own timing, a little wider
+    # (from the read's return to the send's entry); but a loaded machine
+    # can pause the server between its clock reads and its syscalls (up
+    # to 2% seen on a shared 2-core machine). In a qemu guest without KVM
+    # (TEST_TIME_SCALE > 1) that pause, the Python server's threads
+    # handing its lock round, is milliseconds (8% of 12.7 s over 400
+    # requests in a 6.1 guest, 11% in a 6.1-rt one): 1 ms per request and
+    # unit of scale past 1, either way.
     slow = a.requests * 1e6 * (int(os.environ.get("TEST_TIME_SCALE", 1)) - 1)
-    check(truth * 0.95 - slow <= area <= truth * 1.03 + a.requests * 1e6,
+    check(truth * 0.95 - slow <= area <= truth * 1.03 + a.requests * 1e6 + slow,
           f"in progress {area:.0f} ns vs server measured {truth} ns")
     check(busy <= area * 1.0001, "busy time above the time in progress")
     # the kernel's spans are a little wider than the server's (the read
-    # before the server's clock starts, the send after it stops)
-    check(union * 0.95 - slow <= busy <= union * 1.03 + a.requests * 1e6,
+    # before the server's clock starts, the send's entry after it stops)
+    check(union * 0.95 - slow <= busy <= union * 1.03 + a.requests * 1e6 + slow,
           f"busy {busy:.0f} ns vs server's {union} ns")
     if a.conns == 1:
         check(abs(busy - area) <= 0.001 * area,

@@ -20,7 +20,8 @@ tcp_svc.py server --port P [--v6] [--bind ADDR] [--downstream [HOST:]PORT]
     waits at least that long (on loopback it may have the answer before
     the server's send returns);
     --spans: a line "START END" per request, monotonic ns, as the
-    server saw it (read the request, sent the answer)
+    server saw it (read the request, about to send the answer: kmond's
+    request ends when that send begins)
     --cut N: answer only the first N bytes, then close the connection
 tcp_svc.py client --port P [--host H] [--mode persistent|short|pipeline|cut]
                   [--ms 5,20,50] [--repeat N] [--wait FILE]
@@ -101,8 +102,8 @@ def serve_conn(conn, downstream, log, cut, spans):
                 conn.sendall(b"y" * cut)
                 f.close()  # else the socket outlives close()
                 break
-            conn.sendall(b"y" * (resp - 1) + b"\n")
             end = time.monotonic_ns()
+            conn.sendall(b"y" * (resp - 1) + b"\n")
             if spans:
                 with LOG_LOCK:
                     spans.write(f"{start} {end}\n")

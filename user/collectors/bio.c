@@ -45,7 +45,14 @@
  * under the (dev, sector) key, or completed while detached): forgotten. */
 #define BIO_STALE_NS (120 * 1000000000ULL)
 
-enum { HOOK_START, HOOK_INSERT, HOOK_ISSUE, HOOK_COMPLETE, NR_HOOKS };
+enum {
+	HOOK_START,
+	HOOK_INSERT,
+	HOOK_ISSUE,
+	HOOK_COMPLETE,
+	HOOK_REQUEUE,
+	NR_HOOKS
+};
 
 #define BIO_HOOK(event, prog)                                         \
 	{ { ATTACH_TP_BTF, prog "_btf", event },                      \
@@ -65,6 +72,11 @@ static const struct hook bio_hooks[] = {
 	[HOOK_ISSUE] = { "rq_issue", BIO_HOOK("block_rq_issue", "bio_issue") },
 	[HOOK_COMPLETE] = { "rq_complete",
 			    BIO_HOOK("block_rq_complete", "bio_complete") },
+	/* Without io_start: a requeued request inserted again by kblockd
+	 * stays its submitter's. */
+	[HOOK_REQUEUE] = { "rq_requeue",
+			   BIO_HOOK("block_rq_requeue", "bio_requeue"),
+			   .optional = true },
 };
 
 static const char *const op_names[BIO_NR_OPS] = {
@@ -424,6 +436,20 @@ static int bio_open(struct bio_collector *c, struct kmond *k)
 	err = probe__select(c->skel->obj, bio_hooks, NR_HOOKS, chosen);
 	if (err)
 		return err;
+	/* block_io_start follows a request from its start: an insert is
+	 * never taken for a first sight, requeued or not. */
+	if (chosen[HOOK_START] >= 0 && chosen[HOOK_REQUEUE] >= 0) {
+		bpf_program__set_autoload(
+			bpf_object__find_program_by_name(
+				c->skel->obj,
+				bio_hooks[HOOK_REQUEUE].cands[chosen[HOOK_REQUEUE]].prog),
+			false);
+		chosen[HOOK_REQUEUE] = -1;
+	}
+	probe__set_unloaded(&bio_hooks[HOOK_REQUEUE],
+			    chosen[HOOK_START] >= 0 ?
+				    "block_io_start follows requests" :
+				    NULL);
 	/* Only the plain tracepoints lack the request pointer; one hook on
 	 * them makes every hook key by (dev, sector). */
 	for (int h = 0; h < NR_HOOKS; h++)

@@ -12,7 +12,7 @@ struct bio_lost;
  * kernel refuses the iterator: the count is then missing, nothing else. */
 struct bio_lost *bio_lost__new(int inflight_fd);
 void bio_lost__free(struct bio_lost *l); /* NULL-safe */
-/* Deletes the entries of freed requests; returns how many, so far. */
+/* Has the entries of freed requests deleted; returns how many, so far. */
 uint64_t bio_lost__sweep(struct bio_lost *l);
 
 #endif

@@ -802,6 +802,12 @@ static void proto_open(struct tcp_collector *c, bool send_hook)
 	else if (!on)
 		log_info("tcp: protocol identification unavailable (it needs "
 			 "every tcp hook on tp_btf)");
+	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_SEND],
+			    !send_hook || at_send  ? NULL :
+			    !c->k->cfg.tcp.protocols ? "protocols: false" :
+						       "protocol identification "
+						       "needs every tcp hook on "
+						       "tp_btf");
 }
 
 /* Where the cgroup v2 hierarchy is mounted ("" when it is not). */
@@ -868,6 +874,35 @@ static void proto_attach(struct tcp_collector *c)
 	log_debug("tcp: protocols identified from the segments of %s", root);
 }
 
+/* The send-entry hooks run on every TCP send (the syscall one on every
+ * syscall) of the host: tcp_sendmsg_locked reads either state, the
+ * syscall one only the hash (its socket is a plain address); neither is
+ * loaded when the client side is off at start (a reload that turns it on
+ * then stamps calls when their send returns, and responses end so). */
+static void send_entry_select(struct tcp_collector *c, struct kmond *k,
+			      int chosen)
+{
+	const struct hook *hook = &tcp_hooks[HOOK_SEND_ENTRY];
+	const char *why = NULL;
+
+	if (chosen < 0)
+		return;
+	if (k->cfg.tcp.no_client)
+		why = "collectors.tcp.client is false";
+	else if (hook->cands[chosen].kind == ATTACH_RAW_TP &&
+		 c->skel->rodata->conn_in_socket)
+		why = "it reads the hash, and the state is in the sockets";
+	if (why) {
+		log_debug("tcp: no send-entry hook (%s): sends are stamped "
+			  "when they return", why);
+		bpf_program__set_autoload(
+			bpf_object__find_program_by_name(
+				c->skel->obj, hook->cands[chosen].prog),
+			false);
+	}
+	probe__set_unloaded(hook, why);
+}
+
 static int tcp_open(struct tcp_collector *c, struct kmond *k)
 {
 	int chosen[NR_HOOKS];
@@ -892,17 +927,7 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	c->skel->rodata->id_prefix = tcp_links__prefix(k->cfg.node);
 	c->skel->rodata->id_cpu_bits = tcp_links__cpu_bits(c->ncpus);
-	/* The send-entry hooks run on every TCP send (the syscall one on
-	 * every syscall) of the host: each is loaded only with the state it
-	 * reads (tp_btf: the sockets, syscall: the hash), and not when
-	 * nothing needs it (a reload that turns the client side on then
-	 * stamps calls when their send returns). */
-	if (!c->skel->rodata->conn_in_socket || k->cfg.tcp.no_client)
-		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_btf,
-					  false);
-	if (c->skel->rodata->conn_in_socket || k->cfg.tcp.no_client)
-		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_sys,
-					  false);
+	send_entry_select(c, k, chosen[HOOK_SEND_ENTRY]);
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
 	/* Some hook is not tp_btf: its programs need preallocated maps. */

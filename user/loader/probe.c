@@ -329,15 +329,46 @@ int probe__select(struct bpf_object *obj, const struct hook *hooks,
 	return err;
 }
 
+/* The hooks whose choice a collector left unloaded, and why: a few
+ * hooks, each of which keeps its slot. */
+#define MAX_UNLOADED 8
+static const struct hook *unloaded_hook[MAX_UNLOADED];
+static const char *unloaded_reason[MAX_UNLOADED];
+
+void probe__set_unloaded(const struct hook *hook, const char *why)
+{
+	int i = 0;
+
+	while (i < MAX_UNLOADED && unloaded_hook[i] && unloaded_hook[i] != hook)
+		i++;
+	if (i == MAX_UNLOADED)
+		return;
+	unloaded_hook[i] = hook;
+	unloaded_reason[i] = why;
+}
+
+static const char *unloaded_why(const struct hook *hook)
+{
+	for (int i = 0; i < MAX_UNLOADED && unloaded_hook[i]; i++)
+		if (unloaded_hook[i] == hook)
+			return unloaded_reason[i];
+	return NULL;
+}
+
 void probe__describe(const char *collector, const struct hook *hooks,
 		     int nhooks)
 {
 	for (int h = 0; h < nhooks; h++) {
 		const struct hook *hook = &hooks[h];
 		int chosen = probe__choose(hook);
+		const char *why_not = chosen >= 0 ? unloaded_why(hook) : NULL;
 
 		printf("%-10s %-14s ", collector, hook->name);
-		if (chosen >= 0)
+		if (why_not)
+			printf("none loaded (%s %s: %s)",
+			       attach_kind_name(hook->cands[chosen].kind),
+			       hook->cands[chosen].target, why_not);
+		else if (chosen >= 0)
 			printf("%s %s", attach_kind_name(hook->cands[chosen].kind),
 			       hook->cands[chosen].target);
 		else

@@ -50,6 +50,11 @@ int probe__choose(const struct hook *hook);
  * the kernel BTF it parsed: the load that follows parses its own. */
 int probe__select(struct bpf_object *obj, const struct hook *hooks,
 		  int nhooks, int *chosen);
+/* A collector that loads none of a hook's candidates although the kernel
+ * has one (the choice cannot serve its configuration) says why, and
+ * probe__describe prints that instead of the choice; why NULL: it loads
+ * the choice. */
+void probe__set_unloaded(const struct hook *hook, const char *why);
 /* Prints one line per hook: its choice and why the others lost. */
 void probe__describe(const char *collector, const struct hook *hooks,
 		     int nhooks);
