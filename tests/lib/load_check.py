@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Checks the `load` records of one service against what its clients and
-its server (tcp_svc.py --log) know.
+"""Checks the `load` records of one service (its server side), or of one
+endpoint (the client side: what its monitored callers measure), against
+what its clients and its server (tcp_svc.py --log) know.
 
-load_check.py FILE --service S --requests N --conns C --spans SPANS
+load_check.py FILE (--service S | --endpoint ADDR:PORT) --requests N
+              --conns C --spans SPANS
 N requests in all, from C clients on persistent connections at once;
 SPANS is the server's own "START END" per request (tcp_svc.py --spans).
 Checks: every request arrived and completed once; the time-integral of
@@ -21,7 +23,9 @@ import sys
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
-    ap.add_argument("--service", required=True)
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--service")
+    who.add_argument("--endpoint")
     ap.add_argument("--requests", type=int, required=True)
     ap.add_argument("--conns", type=int, required=True)
     ap.add_argument("--spans", required=True)
@@ -31,7 +35,13 @@ def main():
     with open(a.file, encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
-            if r["kind"] == "load" and r.get("service") == a.service:
+            if r["kind"] != "load":
+                continue
+            if a.service and r.get("service") == a.service:
+                recs.append(r)
+            if a.endpoint and r.get("endpoint") == a.endpoint:
+                if r.get("side") != "client":
+                    sys.exit(f"{a.endpoint}: side {r.get('side')}")
                 recs.append(r)
     spans = sorted(tuple(int(x) for x in l.split())
                    for l in open(a.spans, encoding="utf-8"))
@@ -52,7 +62,7 @@ def main():
     busy = sum(r["busy"] * r["interval_ns"] for r in recs)
     lat = sum((r["latency_mean_ns"] or 0) * r["completions"] for r in recs)
     truth = sum(served)
-    print(f"{a.service}: {len(recs)} records, arrivals {arrivals}, "
+    print(f"{a.service or a.endpoint}: {len(recs)} records, arrivals {arrivals}, "
           f"completions {completions}, in progress {area / 1e9:.4f} s, "
           f"busy {busy / 1e9:.4f} s, latencies {lat / 1e9:.4f} s, "
           f"server measured {truth / 1e9:.4f} s, busy {union / 1e9:.4f} s")
