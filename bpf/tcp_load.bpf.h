@@ -229,21 +229,26 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 /* A target's request completed after `lat` ns (occupancy_given_n.h). */
 static __always_inline void load_given(const struct tcp_conn *c, __u64 lat)
 {
-	__u32 slot = c->load_slot - 1, n = c->load_n, b;
+	__u32 slot = c->load_slot - 1;
 	struct tcp_target_data *g = bpf_map_lookup_elem(&target_data, &slot);
-	__u64 sq = lat >> TCP_LOAD_SQ_SHIFT;
+	__u64 sq = lat >> TCP_LOAD_SQ_SHIFT, n = c->load_n;
+	__u64 b = hist_bucket(lat);
 
-	if (!g)
+	/* Debian 6.1's verifier loses the bound a 32-bit check gives an
+	 * index spilled to the stack: 64-bit indexes, masked in the
+	 * register every later use reads (n <= TCP_LOAD_GIVEN_N, b <
+	 * HIST_BUCKETS already). */
+	asm volatile("%[n] &= 127" : [n] "+r"(n));
+	asm volatile("%[b] &= 1023" : [b] "+r"(b));
+	if (!g || b >= HIST_BUCKETS)
 		return;
-	b = hist_bucket(lat);
-	if (b < HIST_BUCKETS)
-		__sync_fetch_and_add(&g->all[b], 1);
+	__sync_fetch_and_add(&g->all[b], 1);
 	if (n >= TCP_LOAD_GIVEN_N)
 		return;
 	__sync_fetch_and_add(&g->count[n], 1);
 	__sync_fetch_and_add(&g->sum_ns[n], lat);
 	__sync_fetch_and_add(&g->sum_sq[n], sq * sq);
-	if (n == 0 && b < HIST_BUCKETS)
+	if (n == 0)
 		__sync_fetch_and_add(&g->empty[b], 1);
 }
 

@@ -83,12 +83,17 @@ def main():
     # 12.7 s over 400 requests in a 6.1 guest): 1 ms per request and
     # unit of scale past 1.
     slow = a.requests * 1e6 * (int(os.environ.get("TEST_TIME_SCALE", 1)) - 1)
-    check(truth * 0.95 - slow <= area <= truth * 1.03 + a.requests * 1e6,
+    # On the client side a call ends when its caller reads the reply: in
+    # such a guest, milliseconds after the server's send (7 ms a request
+    # seen in a 6.1 guest at scale 3): 5 ms per request and unit of scale
+    # past 1 above.
+    late = 5 * slow if a.endpoint else 0
+    check(truth * 0.95 - slow <= area <= truth * 1.03 + a.requests * 1e6 + late,
           f"in progress {area:.0f} ns vs server measured {truth} ns")
     check(busy <= area * 1.0001, "busy time above the time in progress")
     # the kernel's spans are a little wider than the server's (the read
     # before the server's clock starts, the send after it stops)
-    check(union * 0.95 - slow <= busy <= union * 1.03 + a.requests * 1e6,
+    check(union * 0.95 - slow <= busy <= union * 1.03 + a.requests * 1e6 + late,
           f"busy {busy:.0f} ns vs server's {union} ns")
     if a.conns == 1:
         check(abs(busy - area) <= 0.001 * area,
