@@ -187,13 +187,16 @@ static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
 				      __u64 n, int delta)
 {
 	__u32 slot = c->load_slot - 1;
-	struct tcp_load_step step = { .t_ns = now, .n = (__u32)n,
-				      .slot = (__u16)slot,
-				      .delta = (__s16)delta };
+	struct tcp_load_step step = { .t_ns = now,
+				      .n = n < 0xffff ? (__u16)n : 0xffff,
+				      .slot = (__u8)slot,
+				      .delta = (__s8)delta };
 	__s64 *left = bpf_map_lookup_elem(&target_steps_left, &slot);
+	struct tcp_target_data *g = bpf_map_lookup_elem(&target_data, &slot);
 
-	if (!left || __sync_fetch_and_add(left, -1) <= 0)
+	if (!left || !g || __sync_fetch_and_add(left, -1) <= 0)
 		return;
+	step.seq = (__u32)__sync_fetch_and_add(&g->steps, 1);
 	if (bpf_ringbuf_output(&load_steps, &step, sizeof(step),
 			       bpf_ringbuf_query(&load_steps, BPF_RB_AVAIL_DATA) >=
 					       TCP_STEPS_BYTES / 8 ?

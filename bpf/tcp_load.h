@@ -88,19 +88,23 @@ struct tcp_target_data {
 	__u64 sum_sq[TCP_LOAD_GIVEN_N]; /* (latency >> TCP_LOAD_SQ_SHIFT)^2 */
 	__u64 empty[HIST_BUCKETS];	/* histogram.h buckets of n = 0 */
 	__u64 all[HIST_BUCKETS];	/* of every completed request */
+	__u64 steps;			/* steps sent: the next one's seq */
 };
 
 /* Each change of a target's number in progress, while its budget for the
  * interval lasts (target_steps_left, user space sets it each interval):
  * the sequence the two-tier fit's likelihood is of
- * (user/collectors/occupancy_sequence.h). */
-#define TCP_STEPS_BYTES (512 * 1024)
+ * (user/collectors/occupancy_sequence.h). Numbered per target, so a step
+ * the ring lost shows. 2 MiB: 8 s of steps of 64 targets at 1000
+ * requests a second each, while user space may be slow to drain. */
+#define TCP_STEPS_BYTES (2 * 1024 * 1024)
 
 struct tcp_load_step {
 	__u64 t_ns; /* monotonic */
-	__u32 n;    /* in progress after it */
-	__u16 slot;
-	__s16 delta; /* +1 a request began, -1 one ended */
+	__u32 seq;  /* the target's steps before it, modulo 2^32 */
+	__u16 n;    /* in progress after it (65535: that many or more) */
+	__u8 slot;
+	__s8 delta; /* +1 a request began, -1 one ended */
 };
 
 /* tcp_conn.load_state: where a server request is in the load. */

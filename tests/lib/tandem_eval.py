@@ -8,7 +8,7 @@ against the truth.
 tandem_eval.py --kmond K --tandem T --work DIR --port BASE
                (--combos "R1,R2 R1,R2 ..." | --grid) [--batch 9]
                [--rate 100] [--interval 10] [--samples 2] [--seed 1]
-               [--client-side] [--max-mae X] [--max-mae-low X]
+               [--client-side] [--window S] [--max-mae X] [--max-mae-low X]
                [--max-dist X] [--max-busy-err X] [--max-clock-err X]
                [--max-refused FRACTION] [--require-sequence]
                [--max-overhead X]
@@ -21,6 +21,8 @@ record of front-i is one estimate (the first interval, a warm-up, and
 partial ones are left out). --client-side: the clients run as service
 `callers` (comm tandem-caller) and each front's endpoint is a target
 too, seen from its callers: its estimates get a table of their own.
+--window: the fronts' targets over windows of S seconds too (reported
+apart: with --require-sequence each must be refined by the sequence).
 
 Truth: the configured utilizations (sorted pairs, as the published work
 compares them); also shown, the utilization each sample realized, from
@@ -28,9 +30,9 @@ each tier's own spans of service (DIR/samples.jsonl has them all).
 Checks of the measured load: back-i's `busy` in each interval against
 the time tier 2 held a request by its own clock and its realized
 utilization (--max-busy-err); each tier's own clock over the whole run
-against its configured utilization (--max-clock-err: a run of thousands
-of requests; one interval's realized utilization strays by its sample's
-chance). Prints the tables by range of rho (like the published Table II)
+against its configured utilization (--max-clock-err: on average, and
+each beyond 4 sd of its run's own chance, rho sqrt(2 / N) for N
+requests: one interval's realized utilization strays by that chance). Prints the tables by range of rho (like the published Table II)
 and kmond's estimator CPU per interval; exits 1 when a --max-* bound is
 passed. --max-mae bounds both layers, --max-mae-low the lower one apart.
 --max-overhead: the premise, that a tier serves whenever it holds a
@@ -95,8 +97,9 @@ def write_config(a, combos, base, cfg, out):
         if a.client_side:
             f.write("  - { name: callers, match: { comm: tandem-caller } }\n")
         f.write("collectors:\n  tcp:\n    requests: none\n    occupancy:\n")
+        window = f", window: {a.window}s" if a.window else ""
         for i in range(len(combos)):
-            f.write(f"      - {{ service: front-{i}, tiers: 2 }}\n")
+            f.write(f"      - {{ service: front-{i}, tiers: 2{window} }}\n")
             if a.client_side:
                 f.write(f"      - {{ endpoint: \"127.0.0.1:{base + 2 * i}\", "
                         f"tiers: 2 }}\n")
@@ -135,7 +138,10 @@ def run_batch(a, combos, base, log):
         if os.path.exists(out):
             os.unlink(out)
         offset = time.time_ns() - time.monotonic_ns()
-        kmond = subprocess.Popen([a.kmond, "-c", cfg],
+        # above the tandems' real-time threads (tandem.c), or many of
+        # them at once starve its user space, and the ring of steps
+        # overflows
+        kmond = subprocess.Popen(["chrt", "-f", "20", a.kmond, "-c", cfg],
                                  stdout=subprocess.DEVNULL,
                                  stderr=open(err, "w"))
         procs.append(kmond)
@@ -175,7 +181,8 @@ def score_batch(a, combos, base, recs, offset, run, log):
         t1, _ = read_spans(os.path.join(a.work, f"t1-{i}.spans"))
         t2, held2 = read_spans(os.path.join(a.work, f"t2-{i}.spans"))
         # each tier's own clock over the run, against its configuration
-        results.append({"combo": (r1, r2), "clock": (
+        served = sum(1 for s, e in t1 if run[0] <= s < run[1])
+        results.append({"combo": (r1, r2), "served": served, "clock": (
             realized(t1, run[0], run[1]), realized(t2, run[0], run[1]))})
         for side, key, name in (("server", "service", f"front-{i}"),
                                 ("client", "endpoint",
@@ -204,6 +211,9 @@ def score_batch(a, combos, base, recs, offset, run, log):
             results.append({"combo": (r1, r2), "busy": r["busy"],
                             "held": realized(held2, start, end),
                             "util": realized(t2, start, end)})
+    for r in recs:
+        if r["kind"] == "occupancy" and r["scope"] == "window":
+            results.append({"window": r})
     stats = [r for r in recs if r["kind"] == "stats"]
     if stats:
         results.append({"lost": stats[-1]["collectors"]["tcp"]["lost"]})
@@ -282,13 +292,18 @@ def check_load(results, a):
     berr = [abs(x["busy"] - x["held"]) for x in busy]
     uerr = [abs(x["busy"] - x["util"]) for x in busy]
     cerr = [abs(x["busy"] - x["combo"][1]) for x in busy]
-    clk = [abs(c - r) for x in clocks for c, r in zip(x["clock"], x["combo"])]
+    # a run's own chance: with N requests the realized utilization has an
+    # sd of rho sqrt(2 / N) (the services' and the arrivals' spread)
+    clk = [(c - r, r * math.sqrt(2 / max(1, x["served"])))
+           for x in clocks for c, r in zip(x["clock"], x["combo"])]
     bad = 0
     print(f"kmond lost {lost} (kernel counts of the tcp collector)")
     if clk:
+        bias = sum(d for d, _ in clk) / len(clk)
         print(f"each tier's own clock over its run against its configured "
-              f"utilization: max {max(clk):.4f} (mean "
-              f"{sum(clk) / len(clk):.4f}) over {len(clk)} tiers")
+              f"utilization, {len(clk)} tiers: max {max(abs(d) for d, _ in clk):.4f} "
+              f"(a run's own sd at most {max(sd for _, sd in clk):.4f}), "
+              f"mean {bias:+.4f}")
     if berr:
         print(f"measured busy of tier 2 over {len(berr)} intervals, max "
               f"(mean) difference from: the time tier 2 held requests "
@@ -296,9 +311,15 @@ def check_load(results, a):
               f"utilization {max(uerr):.4f} ({sum(uerr) / len(uerr):.4f}); "
               f"the configured rho2 {max(cerr):.4f} "
               f"({sum(cerr) / len(cerr):.4f})")
-    if a.max_clock_err is not None and clk and max(clk) > a.max_clock_err:
-        print(f"FAIL: a tier's clock is off its configuration by more than "
-              f"{a.max_clock_err}", file=sys.stderr)
+    # off by more than the bound beyond four of the run's own sd, or
+    # off on average (the tiers oversleep, say)
+    far = [d for d, sd in clk if abs(d) > a.max_clock_err + 4 * sd] \
+        if a.max_clock_err is not None else []
+    if a.max_clock_err is not None and clk and (
+            far or abs(sum(d for d, _ in clk) / len(clk)) > a.max_clock_err):
+        print(f"FAIL: the tiers' clocks are off their configuration by more "
+              f"than {a.max_clock_err} ({len(far)} beyond their run's chance, "
+              f"or on average)", file=sys.stderr)
         bad = 1
     over = [x["held"] - x["util"] for x in busy]
     if (a.max_overhead is not None and over and max(over) > a.max_overhead
@@ -348,6 +369,15 @@ def report(results, a):
             print(f"FAIL: {side}: {refused} of {len(est)} samples refused",
                   file=sys.stderr)
             rc = 1
+    windows = [x["window"] for x in results if "window" in x]
+    if a.window:
+        seq = [w for w in windows if w["fit"].get("sequence")]
+        print(f"windows of {a.window} s: {len(windows)}, refined by the "
+              f"sequence {len(seq)}")
+        if a.require_sequence and (not windows or len(seq) < len(windows)):
+            print("FAIL: windows not refined by the sequence",
+                  file=sys.stderr)
+            rc = 1
     return rc
 
 
@@ -364,6 +394,8 @@ def main():
     ap.add_argument("--interval", type=int, default=10)
     ap.add_argument("--samples", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--window", type=int,
+                    help="the fronts' targets also over windows of this many s")
     ap.add_argument("--client-side", action="store_true",
                     help="the fronts' endpoints are targets of their callers")
     ap.add_argument("--max-mae", type=float)

@@ -31,16 +31,25 @@
 #include "lib/xalloc.h"
 
 /* Steps a target may send per interval: 4096 requests, whose likelihood
- * takes about 50 ms to maximise. A busier interval is refined by the sums
+ * takes about 30 ms to maximise. A busier interval is refined by the sums
  * given n instead, which cost the same at any rate. */
 #define STEPS_PER_INTERVAL 8192
+/* Steps of a target missing from the numbers an interval received (the
+ * ring lost them) past which its sequence is not whole: a step or two
+ * may come in the next interval's drain, sent on another CPU a moment
+ * before the last one of this. */
+#define STEPS_REORDERED 2
 /* A window's sequence is refined while it holds at most this many. */
 #define STEPS_PER_WINDOW 32768
+
+_Static_assert(CONFIG_MAX_OCC_TARGETS <= TCP_MAX_TARGETS,
+	       "every target has a slot in the kernel's arrays");
 
 struct steps {
 	struct occ_step *v;
 	size_t n, cap;
 	bool whole; /* no step of the span was left out */
+	uint64_t seq_min, seq_max; /* the numbers received (n > 0) */
 };
 
 struct target {
@@ -55,6 +64,9 @@ struct target {
 	uint64_t interval[HIST_BUCKETS], window[HIST_BUCKETS];
 	struct occ_given_n interval_n, window_n;
 	struct steps isteps, wsteps;
+	uint64_t seq_last; /* the last step's number received, unwrapped */
+	bool seq_any;	   /* since the entry was made */
+	uint64_t seq_next; /* past the highest of the intervals before */
 	uint64_t window_start; /* monotonic ns */
 };
 
@@ -168,6 +180,7 @@ static void target_enter(struct occupancy *o, struct target *t, int idx,
 	t->since = mono_ns();
 	memset(&t->was, 0, sizeof(t->was));
 	steps_reset(&t->isteps);
+	t->seq_any = false; /* numbered from 0 again */
 }
 
 static void target_leave(struct occupancy *o, struct target *t,
@@ -259,19 +272,48 @@ int occupancy__step(void *ctx, void *data, size_t size)
 	const struct tcp_load_step *s = data;
 	struct occ_step step;
 	struct target *t;
+	uint64_t seq;
 
 	if (size != sizeof(*s) || s->slot >= TCP_MAX_TARGETS ||
 	    o->by_slot[s->slot] < 0)
 		return 0;
 	t = &o->targets[o->by_slot[s->slot]];
-	if (t->isteps.n >= STEPS_PER_INTERVAL) {
+	/* the kernel's budget limits them; two of them may meet here */
+	if (t->isteps.n >= 2 * STEPS_PER_INTERVAL) {
 		t->isteps.whole = false;
 		return 0;
 	}
+	/* the number modulo 2^32, unwrapped next to the last one */
+	seq = t->seq_any ? t->seq_last + (int32_t)(s->seq - (uint32_t)t->seq_last) :
+			   s->seq;
+	if (!t->seq_any) {
+		t->seq_any = true;
+		t->seq_next = seq;
+	}
+	t->seq_last = seq;
+	if (!t->isteps.n || seq < t->isteps.seq_min)
+		t->isteps.seq_min = seq;
+	if (!t->isteps.n || seq > t->isteps.seq_max)
+		t->isteps.seq_max = seq;
 	step = (struct occ_step){ .t_ns = s->t_ns, .n = s->n,
 				  .delta = s->delta };
 	steps_add(&t->isteps, &step, 1);
 	return 0;
+}
+
+/* Whether the ring lost steps of t this interval: numbers missing
+ * between those received, or since the interval before. */
+static void check_lost(struct target *t)
+{
+	struct steps *s = &t->isteps;
+
+	if (!s->n)
+		return;
+	if (s->seq_max - s->seq_min + 1 > s->n + STEPS_REORDERED ||
+	    s->seq_min > t->seq_next + STEPS_REORDERED)
+		s->whole = false;
+	if (s->seq_max >= t->seq_next)
+		t->seq_next = s->seq_max + 1;
 }
 
 /* The increase of the kernel's sums since t->was, as the interval's;
@@ -429,6 +471,7 @@ void occupancy__report(struct occupancy *o, const struct occupancy_maps *m,
 		if (t->slot < 0)
 			continue;
 		read_target(t, m);
+		check_lost(t);
 		sort_steps(&t->isteps);
 		/* a target made during the interval counts from then */
 		span = now - (t->since > o->last ? t->since : o->last);

@@ -341,9 +341,8 @@ int occ__refine_sequence(const struct occ_step *steps, size_t count,
 			 struct occ_fit *f)
 {
 	struct data d = { steps, count, f->lambda };
-	double lam = f->lambda, x[1][2], fx, best, mu[2];
+	double lam = f->lambda, x[2], mid;
 	size_t i, departures = 0;
-	int k;
 
 	if (f->tiers != 2 || !f->ok)
 		return -1;
@@ -356,27 +355,16 @@ int occ__refine_sequence(const struct occ_step *steps, size_t count,
 	 * of exponential servers in tandem do not depend on their order), so
 	 * mu1 = mu2 is a fold, between two mirror images of the best point,
 	 * where the gradient across it is zero. */
-	x[0][0] = log(f->rate[0] + lam);
-	x[0][1] = log(f->rate[1] + lam);
-	if (fabs(x[0][0] - x[0][1]) < 0.2) {
+	x[0] = log(f->rate[0] + lam);
+	x[1] = log(f->rate[1] + lam);
+	if (fabs(x[0] - x[1]) < 0.2) {
 		/* both above lambda, rho < 1 */
-		fx = fmax((x[0][0] + x[0][1]) / 2 - 0.1, log(lam) + 0.01);
-		x[0][0] = fx;
-		x[0][1] = fx + 0.2;
+		mid = fmax((x[0] + x[1]) / 2 - 0.1, log(lam) + 0.01);
+		x[0] = mid;
+		x[1] = mid + 0.2;
 	}
-	best = newton(&d, x[0]);
-	mu[0] = exp(x[0][0]);
-	mu[1] = exp(x[0][1]);
-	if (!(best < HUGE_VAL))
+	if (!(newton(&d, x) < HUGE_VAL))
 		return -1;
-	if (mu[1] < mu[0]) { /* the slower tier, the higher rho, first */
-		fx = mu[0];
-		mu[0] = mu[1];
-		mu[1] = fx;
-	}
-	for (k = 0; k < 2; k++) {
-		f->rate[k] = mu[k] - lam;
-		f->rho[k] = lam / mu[k];
-	}
+	occ__set_service_rates(f, exp(x[0]), exp(x[1]));
 	return 0;
 }

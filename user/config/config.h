@@ -107,7 +107,7 @@ enum tcp_requests_cfg {
 };
 
 #define CONFIG_MAX_NODES 256
-#define CONFIG_MAX_OCC_TARGETS 32
+#define CONFIG_MAX_OCC_TARGETS 64 /* TCP_MAX_TARGETS: a slot each in the kernel */
 #define CONFIG_MAX_TIERS 4 /* OCC_MAX_TIERS */
 
 /* collectors.tcp.occupancy: a service (its server side), or an endpoint
