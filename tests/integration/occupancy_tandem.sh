@@ -14,7 +14,7 @@
 # of the sequence of arrivals and departures the kernel sends for the
 # targets (occupancy_sequence.h); the
 # estimates are near the configured utilizations (bounds about twice
-# what was measured on a shared machine: MAE 0.018 to 0.035 per layer,
+# what was measured on a shared machine: MAE 0.018 to 0.040 per layer,
 # distance 0.046 to 0.054, either side: nine samples of 1000 requests
 # vary; the protocol's figures need bench/occupancy.sh).
 source "$(dirname "$0")/../lib/kmond.sh"

@@ -27,6 +27,7 @@
 #include "collectors/occupancy_given_n.h"
 #include "collectors/occupancy_sequence.h"
 #include "provider/provider.h"
+#include "lib/log.h"
 #include "lib/record.h"
 #include "lib/xalloc.h"
 
@@ -168,13 +169,16 @@ static void target_enter(struct occupancy *o, struct target *t, int idx,
 		if (o->by_slot[(o->next_slot + s) % TCP_MAX_TARGETS] < 0)
 			break;
 	if (s == TCP_MAX_TARGETS)
-		return;
+		return; /* not past CONFIG_MAX_OCC_TARGETS */
 	v.slot = (o->next_slot + s) % TCP_MAX_TARGETS;
 	o->next_slot = (v.slot + 1) % TCP_MAX_TARGETS;
 	if (bpf_map_update_elem(m->data, &v.slot, &zero, BPF_ANY) ||
 	    bpf_map_update_elem(m->steps_left, &v.slot, &left, BPF_ANY) ||
-	    bpf_map_update_elem(m->targets, &t->key, &v, BPF_ANY))
+	    bpf_map_update_elem(m->targets, &t->key, &v, BPF_ANY)) {
+		log_warn("occupancy: no kernel entry for %s: %s", t->name,
+			 strerror(errno));
 		return;
+	}
 	t->slot = (int)v.slot;
 	o->by_slot[t->slot] = idx;
 	t->since = mono_ns();
