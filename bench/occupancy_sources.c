@@ -20,6 +20,10 @@
  *              squares), the tiers' split of n hidden (stationary weights)
  *   given-n1n2 the moments given the split itself (no black box knows it:
  *              a bound for the given-n idea)
+ *   sequence   the likelihood of the window's sequence of arrivals and
+ *              departures (occupancy_sequence.h): what the window holds
+ *              about the tiers, what kmond reports when the interval's
+ *              steps are whole
  *   bench/occupancy_sources [WINDOWS_PER_PAIR [WINDOW [SEED]]]
  * Defaults 5, 2000, 17. Prints MAE of the higher and the lower layer and
  * the mean Euclidean distance, overall and by range of rho1 x rho2. */
@@ -33,14 +37,16 @@
 #include "lib/histogram.h"
 #include "lib/simplex.h"
 #include "collectors/occupancy_fit.h"
+#include "collectors/occupancy_sequence.h"
 
 #define LAMBDA 100.0 /* per second; times below are in seconds */
 #define WARMUP 5000
 #define MAXN 64 /* per-n sums for n < MAXN; the rest is left out */
 
-enum { SHIPPED, TRUE_RATE, EXACT, IID, GIVEN_N, GIVEN_SPLIT, NWAYS };
+enum { SHIPPED, TRUE_RATE, EXACT, IID, GIVEN_N, GIVEN_SPLIT, SEQUENCE, NWAYS };
 static const char *way_name[NWAYS] = { "shipped", "true-rate", "exact",
-				       "iid", "given-n", "given-n1n2" };
+				       "iid", "given-n", "given-n1n2",
+				       "sequence" };
 
 static uint64_t rng_state;
 
@@ -63,6 +69,8 @@ struct window {
 	struct sums n[MAXN], split[MAXN][MAXN];
 	double *t; /* the exact response times */
 	int nt;
+	struct occ_step *steps; /* arrivals and departures, in time order */
+	int nsteps;
 	double lambda;
 };
 
@@ -234,13 +242,36 @@ static void score(struct score *s, const double *rho, double hi, double lo)
 	s->n++;
 }
 
+/* The steps of requests first..last: their arrivals and every departure
+ * (at most 2 size + those in at the start, fewer than size)
+ * up to the last arrival (those of earlier requests too: departures are
+ * in order of arrival). */
+static void window_steps(struct window *w, const double *arr,
+			 const double *dep, int first, int last)
+{
+	int id = first, i = first, n;
+
+	while (id > 0 && dep[id - 1] > arr[first])
+		id--;
+	n = first - id;
+	w->nsteps = 0;
+	while (i <= last || (id < last && dep[id] <= arr[last])) {
+		if (i <= last && (id >= i || arr[i] <= dep[id]))
+			w->steps[w->nsteps++] = (struct occ_step){
+				(uint64_t)(arr[i++] * 1e9), (uint32_t)++n, 1 };
+		else
+			w->steps[w->nsteps++] = (struct occ_step){
+				(uint64_t)(dep[id++] * 1e9), (uint32_t)--n, -1 };
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int samples = argc > 1 ? atoi(argv[1]) : 5;
 	int size = argc > 2 ? atoi(argv[2]) : 2000;
 	static struct score total[NWAYS], range[NWAYS][9];
 	static struct window w;
-	double *dep1, *dep2;
+	double *dep1, *dep2, *arr;
 
 	if (samples < 1 || size < 100) {
 		fprintf(stderr, "usage: %s [WINDOWS_PER_PAIR [WINDOW>=100 [SEED]]]\n",
@@ -249,9 +280,11 @@ int main(int argc, char **argv)
 	}
 	rng_state = argc > 3 ? strtoull(argv[3], NULL, 0) : 17;
 	w.t = malloc(sizeof(double) * size);
+	w.steps = malloc(sizeof(*w.steps) * 3 * size);
+	arr = malloc(sizeof(double) * (WARMUP + samples * size));
 	dep1 = malloc(sizeof(double) * (WARMUP + samples * size));
 	dep2 = malloc(sizeof(double) * (WARMUP + samples * size));
-	if (!w.t || !dep1 || !dep2)
+	if (!w.t || !w.steps || !arr || !dep1 || !dep2)
 		return 1;
 	for (int i1 = 0; i1 < 9; i1++)
 		for (int i2 = 0; i2 < 9; i2++) {
@@ -264,6 +297,7 @@ int main(int argc, char **argv)
 				a += rng_exp(LAMBDA);
 				d1 = fmax(a, d1) + rng_exp(mu1);
 				d2 = fmax(d1, d2) + rng_exp(mu2);
+				arr[i] = a;
 				dep1[i] = d1;
 				dep2[i] = d2;
 				/* departures are in order: the earlier requests
@@ -306,13 +340,18 @@ int main(int argc, char **argv)
 				int r = i1 / 3 * 3 + i2 / 3;
 
 				w.lambda = (size - 1) / (a - first);
+				window_steps(&w, arr, dep2, i - size + 1, i);
 				occ__fit(w.hist, w.lambda, 2, &f);
 				score(&total[SHIPPED], f.rho, hi, lo);
 				score(&range[SHIPPED][r], f.rho, hi, lo);
 				for (int way = TRUE_RATE; way < NWAYS; way++) {
 					struct occ_fit g;
 
-					if (way == TRUE_RATE || way == IID) {
+					if (way == SEQUENCE) {
+						g = f;
+						occ__refine_sequence(w.steps, w.nsteps, &g);
+						memcpy(rho, g.rho, sizeof(rho));
+					} else if (way == TRUE_RATE || way == IID) {
 						occ__fit(way == IID ? w.iid : w.hist,
 							 LAMBDA, 2, &g);
 						memcpy(rho, g.rho, sizeof(rho));
@@ -338,6 +377,8 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	free(w.t);
+	free(w.steps);
+	free(arr);
 	free(dep1);
 	free(dep2);
 	return 0;

@@ -714,6 +714,7 @@ static __always_inline void on_call_bytes(struct tcp_conn *c,
 			goto out;
 		/* From the send's entry when the hook saw it. */
 		begin_request(c, c->call_ns ?: bpf_ktime_get_ns());
+		load_start(c, c->start_ns);
 		link_call(c);
 		c->req_off = c->tx_off;
 		c->req_seq = sent_seq(sk, len, trusted);
@@ -756,6 +757,7 @@ static __always_inline void on_reply_bytes(struct tcp_conn *c,
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
 		c->last_send_ns = bpf_ktime_get_ns();
+		load_sent(c, c->last_send_ns);
 	}
 	c->rx_off += len;
 }

@@ -169,7 +169,8 @@ struct tcp_conn {
 	__u32 proto_pad;
 	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
 	__u8 load_state;     /* enum tcp_load_state (tcp_load.h) */
-	__u8 load_pad[3];
+	__u8 load_slot;	     /* an occupancy target's slot + 1, 0: none */
+	__u8 load_pad[2];
 	__u32 load_n;	     /* in progress when the request arrived */
 	__u64 load_end_ns;   /* when the request last stopped being in progress */
 	/* Request paths (bpf/tcp_link.bpf.h). */
@@ -272,6 +273,7 @@ enum tcp_stat {
 	TCP_EDGES_FULL,	   /* requests with no room for their edge */
 	TCP_PROTO_LOST,	   /* protocol samples the ringbuf had no room for */
 	TCP_LOADS_FULL,	   /* request starts or ends with no room for their load */
+	TCP_STEPS_LOST,	   /* occupancy targets' steps the ringbuf had no room for */
 	TCP_NR_STATS,
 };
 

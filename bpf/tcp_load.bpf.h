@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Measured load of each monitored server, for tcp.bpf.c: every request
- * start and end moves its service's accumulators (tcp_load.h), so
- * arrivals, completions, the time-average number in progress and the
- * busy time come exact from the kernel's own clock, with no event per
- * request.
+/* Measured load of each monitored server, and of each endpoint monitored
+ * callers call, for tcp.bpf.c: every request start and end moves its
+ * server's (or endpoint's) accumulators (tcp_load.h), so arrivals,
+ * completions, the time-average number in progress and the busy time
+ * come exact from the kernel's own clock, with no event per request.
  *
  * A request is in progress from its first byte received to the last
- * byte of its response sent. Which send is the last is known only when
- * the next request or the close comes, so the request ends at its first
- * response send and each further send extends it by the gap: area and
- * latency stay exact; busy time too, except when another request began
- * during that gap (the gap is then counted only from that request on). */
+ * byte of its response sent (client side: from its first byte sent to
+ * the last byte of the reply received). Which is the last is known only
+ * when the next request or the close comes, so the request ends at its
+ * first response bytes and each further one extends it by the gap: area
+ * and latency stay exact; busy time too, except when another request
+ * began during that gap (the gap is then counted only from that request
+ * on).
+ *
+ * Occupancy targets (a service, or an endpoint) keep more: their
+ * response times (all, and by the number in progress at arrival), and
+ * while their budget for the interval lasts, each change of that number
+ * as an event (tcp_load_step). */
 #ifndef KMON_TCP_LOAD_BPF_H
 #define KMON_TCP_LOAD_BPF_H
 
@@ -30,14 +37,48 @@ struct {
 	__type(value, __u64);
 } load_max SEC(".maps");
 
-/* The occupancy targets' response times by the number in progress at
- * arrival; user space makes the entries. */
+/* The client side's, per endpoint called. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TCP_MAX_GIVEN_N);
-	__type(key, struct tcp_load_key);
-	__type(value, struct tcp_load_given_n);
-} load_given_n SEC(".maps");
+	__uint(max_entries, TCP_MAX_LOADS);
+	__type(key, struct tcp_call_key);
+	__type(value, struct tcp_load);
+} call_loads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCP_MAX_LOADS * 2);
+	__type(key, struct tcp_call_max_key);
+	__type(value, __u64);
+} call_load_max SEC(".maps");
+
+/* The occupancy targets; user space makes and removes the entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TCP_MAX_TARGETS);
+	__type(key, struct tcp_target_key);
+	__type(value, struct tcp_target);
+} load_targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TCP_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct tcp_target_data);
+} target_data SEC(".maps");
+
+/* Steps each target may still send this interval (signed). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TCP_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __s64);
+} target_steps_left SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TCP_STEPS_BYTES);
+} load_steps SEC(".maps");
 
 /* The interval number, written by user space as each interval closes. */
 struct {
@@ -47,45 +88,48 @@ struct {
 	__type(value, __u64);
 } load_epoch SEC(".maps");
 
+/* Whose load a request moves: its server's (service, or pid without
+ * one), or on the client side the endpoint it calls. */
+union load_key {
+	struct tcp_load_key srv;
+	struct tcp_call_key call;
+};
+
+static __always_inline void call_key_of(const struct tcp_conn *c,
+					struct tcp_call_key *k)
+{
+	__builtin_memcpy(k->addr, c->t.raddr, 16);
+	k->port = c->t.rport;
+	k->family = c->t.family;
+}
+
 static __always_inline struct tcp_load *load_of(const struct tcp_conn *c,
-						struct tcp_load_key *k)
+						union load_key *k)
 {
 	struct tcp_load zero = {}, *v;
+	bool client = c->role == TCP_ROLE_CLIENT;
 
-	k->svc = c->svc;
-	k->pid = c->svc ? 0 : c->pid;
-	v = bpf_map_lookup_elem(&loads, k);
-	if (v)
-		return v;
-	/* EEXIST: another CPU made it first; use theirs. */
-	bpf_map_update_elem(&loads, k, &zero, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(&loads, k);
+	__builtin_memset(k, 0, sizeof(*k));
+	if (client) {
+		call_key_of(c, &k->call);
+		v = lookup_or_try_init(&call_loads, &k->call, &zero);
+	} else {
+		k->srv.svc = c->svc;
+		k->srv.pid = c->svc ? 0 : c->pid;
+		v = lookup_or_try_init(&loads, &k->srv, &zero);
+	}
 	if (!v)
 		stat_inc(&tcp_stats, TCP_LOADS_FULL);
 	return v;
 }
 
-/* Raises this interval's largest in_progress to n. */
-static __always_inline void load_raise_max(const struct tcp_load_key *k,
-					   __u64 n)
+/* Raises the slot m to n: another CPU may raise it at the same moment,
+ * so compare and swap. */
+static __always_inline void raise_to(__u64 *m, __u64 n)
 {
-	struct tcp_load_max_key mk = { .k = *k };
-	__u64 *epoch, *m, zero = 0, old;
-	__u32 key = 0;
+	__u64 old;
 	int i;
 
-	epoch = bpf_map_lookup_elem(&load_epoch, &key);
-	if (!epoch)
-		return;
-	mk.parity = *epoch & 1;
-	m = bpf_map_lookup_elem(&load_max, &mk);
-	if (!m) {
-		bpf_map_update_elem(&load_max, &mk, &zero, BPF_NOEXIST);
-		m = bpf_map_lookup_elem(&load_max, &mk);
-		if (!m)
-			return;
-	}
-	/* Another CPU may raise it at the same moment: compare and swap. */
 	for (i = 0; i < 4; i++) {
 		old = *m;
 		if ((__s64)n <= (__s64)old)
@@ -95,12 +139,79 @@ static __always_inline void load_raise_max(const struct tcp_load_key *k,
 	}
 }
 
+/* Raises this interval's largest in_progress to n. */
+static __always_inline void load_raise_max(const struct tcp_conn *c,
+					   const union load_key *k, __u64 n)
+{
+	__u64 *epoch, *m, zero = 0;
+	__u32 key = 0;
+
+	epoch = bpf_map_lookup_elem(&load_epoch, &key);
+	if (!epoch)
+		return;
+	if (c->role == TCP_ROLE_CLIENT) {
+		struct tcp_call_max_key mk = { .k = k->call,
+					       .parity = *epoch & 1 };
+
+		m = lookup_or_try_init(&call_load_max, &mk, &zero);
+	} else {
+		struct tcp_load_max_key mk = { .k = k->srv,
+					       .parity = *epoch & 1 };
+
+		m = lookup_or_try_init(&load_max, &mk, &zero);
+	}
+	if (m)
+		raise_to(m, n);
+}
+
+/* The occupancy target a request counts for, as its slot + 1 (0: none):
+ * looked up once, at its start. */
+static __always_inline __u8 target_slot(const struct tcp_conn *c)
+{
+	struct tcp_target_key k;
+	struct tcp_target *t;
+
+	__builtin_memset(&k, 0, sizeof(k));
+	if (c->role == TCP_ROLE_CLIENT)
+		call_key_of(c, &k.call);
+	else if (c->svc)
+		k.svc = c->svc;
+	else
+		return 0; /* a target is a service */
+	t = bpf_map_lookup_elem(&load_targets, &k);
+	return t && t->slot < TCP_MAX_TARGETS ? t->slot + 1 : 0;
+}
+
+/* A target's number in progress became n at now, by delta. */
+static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
+				      __u64 n, int delta)
+{
+	__u32 slot = c->load_slot - 1;
+	struct tcp_load_step step = { .t_ns = now,
+				      .n = n < 0xffff ? (__u16)n : 0xffff,
+				      .slot = (__u8)slot,
+				      .delta = (__s8)delta };
+	__s64 *left = bpf_map_lookup_elem(&target_steps_left, &slot);
+	struct tcp_target_data *g = bpf_map_lookup_elem(&target_data, &slot);
+
+	if (!left || !g || __sync_fetch_and_add(left, -1) <= 0)
+		return;
+	step.seq = (__u32)__sync_fetch_and_add(&g->steps, 1);
+	if (bpf_ringbuf_output(&load_steps, &step, sizeof(step),
+			       bpf_ringbuf_query(&load_steps, BPF_RB_AVAIL_DATA) >=
+					       TCP_STEPS_BYTES / 8 ?
+				       BPF_RB_FORCE_WAKEUP :
+				       BPF_RB_NO_WAKEUP))
+		stat_inc(&tcp_stats, TCP_STEPS_LOST);
+}
+
 static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 {
-	struct tcp_load_key k;
+	union load_key k;
 	struct tcp_load *v = load_of(c, &k);
 	__u64 old;
 
+	c->load_slot = target_slot(c);
 	if (!v)
 		return;
 	__sync_fetch_and_add(&v->begun, 1);
@@ -113,24 +224,34 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	c->load_state = TCP_LOAD_OPEN;
 	/* a count gone below zero by a reload's lost ends reads huge */
 	c->load_n = old < TCP_LOAD_GIVEN_N ? (__u32)old : TCP_LOAD_GIVEN_N;
-	load_raise_max(&k, old + 1);
+	load_raise_max(c, &k, old + 1);
+	if (c->load_slot)
+		load_step(c, now, old + 1, 1);
 }
 
 /* A target's request completed after `lat` ns (occupancy_given_n.h). */
-static __always_inline void load_given(const struct tcp_load_key *k,
-				       const struct tcp_conn *c, __u64 lat)
+static __always_inline void load_given(const struct tcp_conn *c, __u64 lat)
 {
-	struct tcp_load_given_n *g = bpf_map_lookup_elem(&load_given_n, k);
-	__u32 n = c->load_n, b;
-	__u64 sq = lat >> TCP_LOAD_SQ_SHIFT;
+	__u32 slot = c->load_slot - 1;
+	struct tcp_target_data *g = bpf_map_lookup_elem(&target_data, &slot);
+	__u64 sq = lat >> TCP_LOAD_SQ_SHIFT, n = c->load_n;
+	__u64 b = hist_bucket(lat);
 
-	if (!g || n >= TCP_LOAD_GIVEN_N)
+	/* Debian 6.1's verifier loses the bound a 32-bit check gives an
+	 * index spilled to the stack: 64-bit indexes, masked in the
+	 * register every later use reads (n <= TCP_LOAD_GIVEN_N, b <
+	 * HIST_BUCKETS already). */
+	asm volatile("%[n] &= 127" : [n] "+r"(n));
+	asm volatile("%[b] &= 1023" : [b] "+r"(b));
+	if (!g || b >= HIST_BUCKETS)
+		return;
+	__sync_fetch_and_add(&g->all[b], 1);
+	if (n >= TCP_LOAD_GIVEN_N)
 		return;
 	__sync_fetch_and_add(&g->count[n], 1);
 	__sync_fetch_and_add(&g->sum_ns[n], lat);
 	__sync_fetch_and_add(&g->sum_sq[n], sq * sq);
-	b = hist_bucket(lat);
-	if (n == 0 && b < HIST_BUCKETS)
+	if (n == 0)
 		__sync_fetch_and_add(&g->empty[b], 1);
 }
 
@@ -139,13 +260,15 @@ static __always_inline void load_given(const struct tcp_load_key *k,
 static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 				     bool completed)
 {
-	struct tcp_load_key k;
+	union load_key k;
 	struct tcp_load *v = load_of(c, &k);
+	__u64 old;
 
 	if (!v)
 		return;
 	__sync_fetch_and_add(&v->begun, 1);
-	if (__sync_fetch_and_add(&v->in_progress, -1) == 1) {
+	old = __sync_fetch_and_add(&v->in_progress, -1);
+	if (old == 1) {
 		__sync_fetch_and_add(&v->busy, now);
 		v->idle_since = now;
 	}
@@ -155,8 +278,11 @@ static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 		__sync_fetch_and_add(&v->latency_sum, now - c->start_ns);
 	}
 	__sync_fetch_and_add(&v->ended, 1);
-	if (completed)
-		load_given(&k, c, now - c->start_ns);
+	if (c->load_slot) {
+		if (completed)
+			load_given(c, now - c->start_ns);
+		load_step(c, now, old - 1, -1);
+	}
 	c->load_state = completed ? TCP_LOAD_SENT : TCP_LOAD_CLOSED;
 	c->load_end_ns = now;
 }
@@ -165,7 +291,7 @@ static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 static __always_inline void load_extend(struct tcp_conn *c, __u64 now,
 					bool completed)
 {
-	struct tcp_load_key k;
+	union load_key k;
 	struct tcp_load *v = load_of(c, &k);
 	__u64 gap = now - c->load_end_ns, from;
 
@@ -191,7 +317,7 @@ static __always_inline void load_extend(struct tcp_conn *c, __u64 now,
 	c->load_end_ns = now;
 }
 
-/* Response bytes sent at now. */
+/* Response bytes sent at now (client side: reply bytes received). */
 static __always_inline void load_sent(struct tcp_conn *c, __u64 now)
 {
 	if (c->load_state == TCP_LOAD_OPEN)
@@ -202,11 +328,12 @@ static __always_inline void load_sent(struct tcp_conn *c, __u64 now)
 		load_extend(c, now, true);
 }
 
-/* The connection closes: a request still unanswered ends here (its
- * answer may still come, see answer_after_close). */
+/* The connection closes: a request (or a call) still unanswered ends
+ * here (a server's answer may still come, see answer_after_close). */
 static __always_inline void load_closed(struct tcp_conn *c)
 {
-	if (c->role == TCP_ROLE_SERVER && c->load_state == TCP_LOAD_OPEN)
+	if ((c->role == TCP_ROLE_SERVER || c->role == TCP_ROLE_CLIENT) &&
+	    c->load_state == TCP_LOAD_OPEN)
 		load_end(c, bpf_ktime_get_ns(), false);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Measured load of each monitored server (`load` records): the ABI of
- * the per-service accumulators tcp.bpf.c keeps (see tcp_load.bpf.h).
+/* Measured load of each monitored server, and of each endpoint monitored
+ * callers call (`load` records): the ABI of the accumulators tcp.bpf.c
+ * keeps (see tcp_load.bpf.h).
  *
  * Every field is cumulative and changed only by atomic adds, so the
  * plain tracepoints and raw_tp (where bpf_spin_lock is refused) share the
@@ -46,19 +47,64 @@ struct tcp_load_max_key {
 	__u32 pad;
 };
 
-/* Response times by the number of requests in progress at arrival, for
- * the occupancy fit (user/collectors/occupancy_given_n.h): kept only for
- * the servers whose key user space puts in load_given_n (the occupancy
- * targets), cumulative like tcp_load. */
+/* Client side: the endpoint a monitored caller calls, whose load is
+ * that of every call to it from this host. */
+struct tcp_call_key {
+	__u8 addr[16];
+	__u16 port; /* host order */
+	__u16 family;
+};
+
+struct tcp_call_max_key {
+	struct tcp_call_key k;
+	__u32 parity;
+};
+
+/* An occupancy target (user/collectors/occupancy.h): a service seen from
+ * its server side (svc, call zero) or an endpoint seen from its callers
+ * (svc 0). User space makes the entries, each with a slot of its own in
+ * the per-target arrays below. */
+#define TCP_MAX_TARGETS 64
+
+struct tcp_target_key {
+	__u32 svc;
+	struct tcp_call_key call;
+};
+
+struct tcp_target {
+	__u32 slot; /* < TCP_MAX_TARGETS */
+	__u32 pad;
+};
+
+/* A target's response times, cumulative like tcp_load: all of them, and
+ * by the number of requests in progress at arrival for the two-tier fit
+ * (user/collectors/occupancy_given_n.h). */
 #define TCP_LOAD_GIVEN_N 64
-#define TCP_MAX_GIVEN_N 64
 #define TCP_LOAD_SQ_SHIFT 10 /* squares of (ns >> 10): 73 min per request */
 
-struct tcp_load_given_n {
+struct tcp_target_data {
 	__u64 count[TCP_LOAD_GIVEN_N];	/* completed, found n in progress */
 	__u64 sum_ns[TCP_LOAD_GIVEN_N];	/* their latencies */
 	__u64 sum_sq[TCP_LOAD_GIVEN_N]; /* (latency >> TCP_LOAD_SQ_SHIFT)^2 */
 	__u64 empty[HIST_BUCKETS];	/* histogram.h buckets of n = 0 */
+	__u64 all[HIST_BUCKETS];	/* of every completed request */
+	__u64 steps;			/* steps sent: the next one's seq */
+};
+
+/* Each change of a target's number in progress, while its budget for the
+ * interval lasts (target_steps_left, user space sets it each interval):
+ * the sequence the two-tier fit's likelihood is of
+ * (user/collectors/occupancy_sequence.h). Numbered per target, so a step
+ * the ring lost shows. 2 MiB: 8 s of steps of 64 targets at 1000
+ * requests a second each, while user space may be slow to drain. */
+#define TCP_STEPS_BYTES (2 * 1024 * 1024)
+
+struct tcp_load_step {
+	__u64 t_ns; /* monotonic */
+	__u32 seq;  /* the target's steps before it, modulo 2^32 */
+	__u16 n;    /* in progress after it (65535: that many or more) */
+	__u8 slot;
+	__s8 delta; /* +1 a request began, -1 one ended */
 };
 
 /* tcp_conn.load_state: where a server request is in the load. */

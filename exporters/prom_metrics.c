@@ -300,13 +300,15 @@ static int topology(struct ingest *in)
 	return 0;
 }
 
-/* Starts a label set with node, service and side. */
+/* Starts a label set with node, service and side: on the client side,
+ * the endpoint called stands for the service (as with tcp_hist's dst). */
 static void service_side(struct ingest *in)
 {
 	const char *side = str(in->rec, "side");
+	const char *endpoint = str(in->rec, "endpoint");
 
 	labels(in);
-	label(in, "service", service(in->rec));
+	label(in, "service", endpoint ? endpoint : service(in->rec));
 	label(in, "side", side ? side : "server");
 }
 

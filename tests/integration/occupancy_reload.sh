@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # occupancy targets follow SIGHUP: a target added by a reload gets
-# records from then on (without reloading the BPF programs), one removed
-# gets none; a reload naming an unknown service is refused with
+# records from then on (without reloading the BPF programs) and its
+# entry in the kernel's load_targets map, one removed gets none and its
+# entry goes; a reload naming an unknown service is refused with
 # file:line:col and the running targets stay.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
@@ -44,6 +45,7 @@ with=$(count)
 [ "$with" -ge 1 ] || fail "no occupancy record once svc is a target"
 echo "ok: $with occupancy records with the target"
 expect_eq "programs after the reload" "$(prog_ids $KMOND_PID)" "$ids"
+expect_eq "kernel entries of the target" "$(map_entries $KMOND_PID load_targets)" 1
 
 write_config nosuch
 kill -HUP $KMOND_PID
@@ -61,5 +63,7 @@ sleep 1.2 # the interval the reload fell in may still fit
 before=$(count)
 traffic
 expect_eq "occupancy records after the target is removed" "$(count)" "$before"
+expect_eq "kernel entries once the target is removed" \
+	"$(map_entries $KMOND_PID load_targets)" 0
 stop_kmond
 echo PASS

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Checks the `load` records of one service against what its clients and
-its server (tcp_svc.py --log) know.
+"""Checks the `load` records of one service (its server side), or of one
+endpoint (the client side: what its monitored callers measure), against
+what its clients and its server (tcp_svc.py --log) know.
 
-load_check.py FILE --service S --requests N --conns C --spans SPANS
+load_check.py FILE (--service S | --endpoint ADDR:PORT) --requests N
+              --conns C --spans SPANS
 N requests in all, from C clients on persistent connections at once;
 SPANS is the server's own "START END" per request (tcp_svc.py --spans).
 Checks: every request arrived and completed once; the time-integral of
@@ -21,7 +23,9 @@ import sys
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
-    ap.add_argument("--service", required=True)
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--service")
+    who.add_argument("--endpoint")
     ap.add_argument("--requests", type=int, required=True)
     ap.add_argument("--conns", type=int, required=True)
     ap.add_argument("--spans", required=True)
@@ -31,7 +35,13 @@ def main():
     with open(a.file, encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
-            if r["kind"] == "load" and r.get("service") == a.service:
+            if r["kind"] != "load":
+                continue
+            if a.service and r.get("service") == a.service:
+                recs.append(r)
+            if a.endpoint and r.get("endpoint") == a.endpoint:
+                if r.get("side") != "client":
+                    sys.exit(f"{a.endpoint}: side {r.get('side')}")
                 recs.append(r)
     spans = sorted(tuple(int(x) for x in l.split())
                    for l in open(a.spans, encoding="utf-8"))
@@ -52,7 +62,7 @@ def main():
     busy = sum(r["busy"] * r["interval_ns"] for r in recs)
     lat = sum((r["latency_mean_ns"] or 0) * r["completions"] for r in recs)
     truth = sum(served)
-    print(f"{a.service}: {len(recs)} records, arrivals {arrivals}, "
+    print(f"{a.service or a.endpoint}: {len(recs)} records, arrivals {arrivals}, "
           f"completions {completions}, in progress {area / 1e9:.4f} s, "
           f"busy {busy / 1e9:.4f} s, latencies {lat / 1e9:.4f} s, "
           f"server measured {truth / 1e9:.4f} s, busy {union / 1e9:.4f} s")
@@ -74,12 +84,17 @@ def main():
     # requests in a 6.1 guest, 11% in a 6.1-rt one): 1 ms per request and
     # unit of scale past 1, either way.
     slow = a.requests * 1e6 * (int(os.environ.get("TEST_TIME_SCALE", 1)) - 1)
-    check(truth * 0.95 - slow <= area <= truth * 1.03 + a.requests * 1e6 + slow,
+    # On the client side a call ends when its caller reads the reply: in
+    # such a guest, milliseconds after the server's send (7 ms a request
+    # seen in a 6.1 guest at scale 3): 5 ms per request and unit of scale
+    # past 1 above.
+    late = 5 * slow if a.endpoint else slow
+    check(truth * 0.95 - slow <= area <= truth * 1.03 + a.requests * 1e6 + late,
           f"in progress {area:.0f} ns vs server measured {truth} ns")
     check(busy <= area * 1.0001, "busy time above the time in progress")
     # the kernel's spans are a little wider than the server's (the read
     # before the server's clock starts, the send's entry after it stops)
-    check(union * 0.95 - slow <= busy <= union * 1.03 + a.requests * 1e6 + slow,
+    check(union * 0.95 - slow <= busy <= union * 1.03 + a.requests * 1e6 + late,
           f"busy {busy:.0f} ns vs server's {union} ns")
     if a.conns == 1:
         check(abs(busy - area) <= 0.001 * area,

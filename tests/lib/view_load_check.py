@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """kmon-view load on inputs written here: one panel per service, every
 point of the load and occupancy records read back from the SVG (data-ts,
-data-v), a gap where a fit did not hold, window records left out, the
+data-v), an endpoint's records of the client side under its name, a gap
+where a fit did not hold, window records left out, the
 filters, and bad input refused with exit code 2.
 
 view_load_check.py KMON_VIEW WORKDIR"""
@@ -43,6 +44,12 @@ def main():
                          "occupancy": occ, "arrivals": 1})
             want.setdefault((svc, "busy"), []).append((ts, busy))
             want.setdefault((svc, "occupancy"), []).append((ts, occ))
+        # the client side: an endpoint, named so
+        recs.append({"kind": "load", "ts": ts, "node": "n",
+                     "endpoint": "10.0.0.9:5432", "side": "client",
+                     "busy": 0.3, "occupancy": 0.4, "arrivals": 1})
+        want.setdefault(("10.0.0.9:5432", "busy"), []).append((ts, 0.3))
+        want.setdefault(("10.0.0.9:5432", "occupancy"), []).append((ts, 0.4))
         rho = None if i == 3 else [0.9 - 0.01 * i, 0.2 + 0.01 * i]
         recs.append({"kind": "occupancy", "ts": ts, "node": "n",
                      "service": "api", "scope": "interval", "tiers": 2,
@@ -64,7 +71,7 @@ def main():
     root = ET.parse(out).getroot()
     panels = [t.text for t in root.iter(SVG + "text")
               if t.get("class") == "panel"]
-    if panels != ["api", "db"]:
+    if panels != ["api", "db", "10.0.0.9:5432"]:
         fail(f"panels {panels}")
     got = {}
     for g in root.iter(SVG + "g"):

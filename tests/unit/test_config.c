@@ -410,6 +410,66 @@ static void test_tcp(void)
 		  "t.yaml:3:20: match.port: 65536 is out of range (1 to 65535)");
 }
 
+/* An endpoint seen from its callers: a numeric address and a port. */
+static void test_occupancy_endpoint(const char *svc)
+{
+	static const unsigned char v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 5 };
+	struct config cfg;
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp:\n    occupancy:\n"
+		 "      - { endpoint: \"10.1.2.3:5432\", window: 10s }\n"
+		 "      - { endpoint: \"[2001:db8::5]:80\", tiers: 3 }\n"
+		 "      - { service: api }\n", svc);
+	CHECK_STR(parse(text, &cfg), "ok");
+	CHECK(cfg.tcp.noccupancy == 3);
+	CHECK_STR(cfg.tcp.occupancy[0].endpoint, "10.1.2.3:5432");
+	CHECK_STR(cfg.tcp.occupancy[0].service, "");
+	CHECK(cfg.tcp.occupancy[0].family == AF_INET &&
+	      cfg.tcp.occupancy[0].port == 5432 &&
+	      !memcmp(cfg.tcp.occupancy[0].addr, "\x0a\x01\x02\x03", 4));
+	CHECK(cfg.tcp.occupancy[0].tiers == 2 &&
+	      cfg.tcp.occupancy[0].window_ns == 10000000000ULL);
+	CHECK(cfg.tcp.occupancy[1].family == AF_INET6 &&
+	      cfg.tcp.occupancy[1].port == 80 &&
+	      !memcmp(cfg.tcp.occupancy[1].addr, v6, 16) &&
+	      cfg.tcp.occupancy[1].tiers == 3);
+	CHECK(cfg.tcp.occupancy[2].family == 0);
+	config__free(&cfg);
+
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { endpoint: "
+		 "\"db.internal:5432\" } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:35: occupancy.endpoint: 'db.internal' is not a "
+		  "numeric address");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { endpoint: "
+		 "\"10.1.2.3\" } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:35: occupancy.endpoint: '10.1.2.3': expected "
+		  "host:port or [v6 address]:port");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { endpoint: "
+		 "\"10.1.2.3:80\", service: api } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:23: occupancy: give the service or the endpoint "
+		  "(one of them)");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { endpoint: "
+		 "\"10.1.2.3:80\" }, { endpoint: \"10.1.2.3:80\" } ] }\n",
+		 svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:52: occupancy: endpoint '10.1.2.3:80' given twice");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { client: false, occupancy: [ { "
+		 "endpoint: \"10.1.2.3:80\" } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:38: occupancy: endpoint '10.1.2.3:80' is seen from "
+		  "the client side, which client: false turns off");
+}
+
 static void test_occupancy(void)
 {
 	struct config cfg;
@@ -448,7 +508,8 @@ static void test_occupancy(void)
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { tiers: 2 } ] }\n",
 		 svc);
-	CHECK_STR(parse(text, NULL), "t.yaml:7:23: occupancy: give the service");
+	CHECK_STR(parse(text, NULL), "t.yaml:7:23: occupancy: give the service "
+				     "or the endpoint (one of them)");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { service: web } ] }\n",
 		 svc);
@@ -486,6 +547,7 @@ static void test_occupancy(void)
 		 "layers: 2 } ] }\n", svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:39: occupancy: unknown key 'layers'");
+	test_occupancy_endpoint(svc);
 }
 
 static void test_bio(void)

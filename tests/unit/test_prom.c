@@ -3,6 +3,8 @@
  * series table (limits, expiry, counters that only grow), the histogram
  * bounds against histogram.h's buckets, records -> text, and the listen
  * address syntax. */
+#include <sys/socket.h>
+
 #include "lib/histogram.h"
 #include "exporters/prom_metrics.h"
 #include "exporters/prom_series.h"
@@ -251,6 +253,21 @@ static void test_load_records(void)
 	       "\"tiers\":2,\"samples\":12,\"throughput\":0.2,\"rho\":null,"
 	       "\"fit\":{\"holds\":false,\"why\":\"too few samples\",\"ks\":0,"
 	       "\"ks_limit\":0,\"cv\":0,\"cpu_ns\":1}}");
+	/* the client side: an endpoint its callers call */
+	ingest(t, "load",
+	       "{\"kind\":\"load\",\"ts\":2,\"node\":\"n1\","
+	       "\"endpoint\":\"10.0.0.9:5432\",\"side\":\"client\","
+	       "\"interval_ns\":1000000000,\"arrivals\":7,\"completions\":7,"
+	       "\"occupancy\":0.1,\"busy\":0.1,\"concurrency_max\":1,"
+	       "\"in_progress\":0,\"latency_mean_ns\":14285714}");
+	ingest(t, "occupancy",
+	       "{\"kind\":\"occupancy\",\"ts\":2,\"node\":\"n1\","
+	       "\"endpoint\":\"10.0.0.9:5432\",\"side\":\"client\","
+	       "\"scope\":\"interval\",\"span_ns\":1000000000,\"tiers\":2,"
+	       "\"samples\":700,\"throughput\":7,\"rho\":[0.07,0.03],"
+	       "\"fit\":{\"holds\":true,\"why\":null,\"ks\":0.03,"
+	       "\"ks_limit\":0.27,\"cv\":0.8,\"sequence\":true,"
+	       "\"given_n\":false,\"cpu_ns\":1}}");
 	/* bad records add nothing */
 	bad = "{\"node\":\"n1\",\"service\":\"x\",\"arrivals\":1,\"completions\":1,"
 	      "\"concurrency_max\":1,\"occupancy\":\"high\",\"busy\":0.1}";
@@ -278,12 +295,20 @@ static void test_load_records(void)
 	CHECK(strstr(text, "kmon_occupancy_throughput{node=\"n1\",service=\"db\",side=\"server\",scope=\"window\"} 0.2\n"));
 	CHECK(!strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"db\""));
 	CHECK(!strstr(text, "service=\"x\""));
+	CHECK(strstr(text, "kmon_load_arrivals_total{node=\"n1\",service=\"10.0.0.9:5432\",side=\"client\"} 7\n"));
+	CHECK(strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"10.0.0.9:5432\",side=\"client\",scope=\"interval\",tier=\"1\"} 0.07\n"));
 	prom_table__free(t);
 }
 
 static void test_listen(void)
 {
-	char host[HOSTPORT_HOST_MAX], port[8], why[128];
+	static const uint8_t v4[16] = { 10, 0, 0, 9 }, v6[16] = { [15] = 1 };
+	char host[HOSTPORT_HOST_MAX], port[8], why[128], ep[64];
+
+	hostport__format(AF_INET, v4, 5432, ep, sizeof(ep));
+	CHECK_STR(ep, "10.0.0.9:5432");
+	hostport__format(AF_INET6, v6, 80, ep, sizeof(ep));
+	CHECK_STR(ep, "[::1]:80");
 
 	CHECK(hostport__parse("127.0.0.1:9464", host, sizeof(host), port,
 				       sizeof(port), why, sizeof(why)) == 0);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* `load` records (see tcp_load.h): each interval, the increase of every
- * server's accumulators, turned into rates over the interval:
+ * server's accumulators, and of every endpoint's its callers keep (client
+ * side), turned into rates over the interval:
  *	occupancy = requests in progress, averaged over time
  *	busy	  = the fraction of time with at least one in progress
  * so that occupancy = completions / interval x latency_mean (Little's law)
@@ -16,7 +17,9 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/hash.h"
 #include "lib/hashmap.h"
+#include "lib/hostport.h"
 #include "collectors/collector.h"
 #include "exporters/exporter.h"
 #include "provider/provider.h"
@@ -30,10 +33,26 @@ struct load_was {
 	uint64_t arrivals, completions, latency_sum;
 	uint64_t area, busy; /* at t */
 	uint64_t in_progress;
+	uint32_t idle; /* intervals in a row with nothing (client side) */
+};
+
+/* An endpoint nobody called for this many intervals is forgotten, so the
+ * endpoints called over time do not fill the map. (A call that begins
+ * while its entry goes leaves it below zero in progress, forgotten again
+ * at the next quiet.) */
+#define CALL_IDLE_INTERVALS 64
+
+/* Servers (tcp_load_key) or, on the client side, endpoints called
+ * (tcp_call_key): the maps of one, and what was reported of each. */
+struct load_side {
+	int map, max;
+	size_t key_size; /* the max map's key: this key, then the parity */
+	bool client;
+	struct hashmap *was; /* id -> struct load_was * */
 };
 
 struct tcp_loads {
-	struct hashmap *was; /* key (svc << 32 | pid) -> struct load_was * */
+	struct hashmap *was[2]; /* server, client */
 	uint64_t epoch;
 	uint64_t last; /* monotonic ns: when the last report began */
 };
@@ -64,7 +83,8 @@ struct tcp_loads *tcp_loads__new(void)
 
 	if (!l)
 		return NULL;
-	l->was = hashmap__new();
+	l->was[0] = hashmap__new();
+	l->was[1] = hashmap__new();
 	l->last = mono_ns();
 	return l;
 }
@@ -76,17 +96,19 @@ void tcp_loads__free(struct tcp_loads *l)
 
 	if (!l)
 		return;
-	while (hashmap__next(l->was, &pos, &key, &v))
-		free((void *)(uintptr_t)v);
-	hashmap__free(l->was);
+	for (int i = 0; i < 2; i++) {
+		pos = 0;
+		while (hashmap__next(l->was[i], &pos, &key, &v))
+			free((void *)(uintptr_t)v);
+		hashmap__free(l->was[i]);
+	}
 	free(l);
 }
 
 /* A copy no writer was changing: writers bracket their changes with
  * begun++ and ended++, so a copy with begun == ended that the next copy
  * repeats holds no half-done change. */
-static int read_load(int fd, const struct tcp_load_key *key,
-		     struct tcp_load *out)
+static int read_load(int fd, const void *key, struct tcp_load *out)
 {
 	struct tcp_load again;
 
@@ -102,20 +124,30 @@ static int read_load(int fd, const struct tcp_load_key *key,
 
 /* This interval's largest number in progress (its slot is then cleared
  * for the interval after next). */
-static uint64_t read_max(int fd, const struct tcp_load_key *key, uint64_t epoch)
+static uint64_t read_max(const struct load_side *sd, const void *key,
+			 uint64_t epoch)
 {
-	struct tcp_load_max_key mk = { .k = *key, .parity = epoch & 1 };
+	/* tcp_load_max_key, tcp_call_max_key: the key, then the parity */
+	union {
+		struct tcp_load_max_key srv;
+		struct tcp_call_max_key call;
+	} mk;
+	__u32 parity = epoch & 1;
 	__u64 v = 0;
 
-	if (bpf_map_lookup_elem(fd, &mk, &v))
+	memset(&mk, 0, sizeof(mk));
+	memcpy(&mk, key, sd->key_size);
+	memcpy((char *)&mk + sd->key_size, &parity, sizeof(parity));
+	if (bpf_map_lookup_elem(sd->max, &mk, &v))
 		return 0;
-	bpf_map_delete_elem(fd, &mk);
+	bpf_map_delete_elem(sd->max, &mk);
 	return v;
 }
 
-static struct load_was *was_of(struct tcp_loads *l, uint64_t id)
+static struct load_was *was_of(struct tcp_loads *l, struct hashmap *was,
+			       uint64_t id)
 {
-	uint64_t *v = hashmap__find(l->was, id);
+	uint64_t *v = hashmap__find(was, id);
 	struct load_was *w;
 
 	if (v)
@@ -126,30 +158,51 @@ static struct load_was *was_of(struct tcp_loads *l, uint64_t id)
 	/* made by the kernel since the last report began (or it would
 	 * have been read then): from zero at that time */
 	w->t = l->last;
-	hashmap__set(l->was, id, (uintptr_t)w);
+	hashmap__set(was, id, (uintptr_t)w);
 	return w;
 }
 
-static void emit(struct kmond *k, struct record *rec, uint64_t ts,
-		 const struct tcp_load_key *key, const struct load_was *w,
-		 const struct tcp_load *v, uint64_t t, uint64_t area,
-		 uint64_t busy, uint64_t max, bool *gone)
+/* Who the record is of: a server's service or process, or the endpoint
+ * its callers call. *gone: a process without a service that exited. */
+static void emit_who(struct kmond *k, struct record *rec,
+		     const struct load_side *sd, const void *key, bool *gone)
 {
-	double dt = (double)(t - w->t);
-	uint64_t done = v->completions - w->completions;
+	const struct tcp_load_key *srv = key;
+	const struct tcp_call_key *call = key;
 	struct proc_name who;
+	char ep[64]; /* "[v6]:port" is at most 53 */
 
-	provider__name(k->provider, key->pid, key->svc, &who);
-	*gone = key->svc == 0 && who.gone;
-	record__begin(rec, "load", ts, k->cfg.node);
-	if (key->svc) {
+	*gone = false;
+	if (sd->client) {
+		hostport__format(call->family, call->addr, call->port, ep,
+				 sizeof(ep));
+		record__str(rec, "endpoint", ep);
+		snprintf(rec->key, sizeof(rec->key), "%s", ep);
+		record__str(rec, "side", "client");
+		return;
+	}
+	provider__name(k->provider, srv->pid, srv->svc, &who);
+	*gone = srv->svc == 0 && who.gone;
+	if (srv->svc) {
 		record__str(rec, "service", who.service ? who.service : "?");
 		snprintf(rec->key, sizeof(rec->key), "%s",
 			 who.service ? who.service : "?");
 	} else {
-		record__process(rec, key->pid, who.comm, NULL);
+		record__process(rec, srv->pid, who.comm, NULL);
 	}
 	record__str(rec, "side", "server");
+}
+
+static void emit(struct kmond *k, struct record *rec, uint64_t ts,
+		 const struct load_side *sd, const void *key,
+		 const struct load_was *w, const struct tcp_load *v, uint64_t t,
+		 uint64_t area, uint64_t busy, uint64_t max, bool *gone)
+{
+	double dt = (double)(t - w->t);
+	uint64_t done = v->completions - w->completions;
+
+	record__begin(rec, "load", ts, k->cfg.node);
+	emit_who(k, rec, sd, key, gone);
 	record__u64(rec, "interval_ns", t - w->t);
 	record__u64(rec, "arrivals", v->arrivals - w->arrivals);
 	record__u64(rec, "completions", done);
@@ -166,21 +219,31 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 	exporter__send(k->exporter, rec);
 }
 
-void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
-		       struct kmond *k, struct record *rec, uint64_t ts)
+/* The entry's id in sd->was. */
+static uint64_t id_of(const struct load_side *sd, const void *key)
 {
-	struct tcp_load_key key, next, *gone = NULL;
-	uint64_t epoch = l->epoch, next_epoch = epoch + 1;
+	const struct tcp_load_key *srv = key;
+
+	if (sd->client)
+		return fnv1a(key, sd->key_size);
+	return (uint64_t)srv->svc << 32 | srv->pid;
+}
+
+/* Reports every entry of one side's map; forgets the servers without a
+ * service whose process exited and the endpoints long quiet. */
+static void report_side(struct tcp_loads *l, const struct load_side *sd,
+			struct kmond *k, struct record *rec, uint64_t ts,
+			uint64_t epoch)
+{
+	union {
+		struct tcp_load_key srv;
+		struct tcp_call_key call;
+	} key, next, *gone = NULL;
 	size_t ngone = 0;
-	__u32 zero = 0;
 	bool more;
 
-	uint64_t began = mono_ns();
-
-	/* New maxima go to the other slot from now on. */
-	bpf_map_update_elem(m->epoch, &zero, &next_epoch, BPF_ANY);
-	l->epoch = next_epoch;
-	more = bpf_map_get_next_key(m->loads, NULL, &next) == 0;
+	memset(&next, 0, sizeof(next));
+	more = bpf_map_get_next_key(sd->map, NULL, &next) == 0;
 	while (more) {
 		uint64_t id, t, area, busy, max;
 		struct load_was *w;
@@ -188,15 +251,15 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		bool idle, forget = false;
 
 		key = next;
-		more = bpf_map_get_next_key(m->loads, &key, &next) == 0;
-		if (read_load(m->loads, &key, &v))
+		more = bpf_map_get_next_key(sd->map, &key, &next) == 0;
+		if (read_load(sd->map, &key, &v))
 			continue;
 		t = mono_ns();
-		id = (uint64_t)key.svc << 32 | key.pid;
-		w = was_of(l, id);
+		id = id_of(sd, &key);
+		w = was_of(l, sd->was, id);
 		area = tcp_load__area(v.area, v.in_progress, t);
 		busy = tcp_load__busy(v.busy, v.in_progress, t);
-		max = read_max(m->max, &key, epoch);
+		max = read_max(sd, &key, epoch);
 		/* in progress from the last interval, or now: also the max */
 		if (w->in_progress > max)
 			max = w->in_progress;
@@ -205,7 +268,8 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		idle = v.arrivals == w->arrivals && v.completions == w->completions &&
 		       !v.in_progress && !w->in_progress;
 		if (!idle)
-			emit(k, rec, ts, &key, w, &v, t, area, busy, max, &forget);
+			emit(k, rec, ts, sd, &key, w, &v, t, area, busy, max,
+			     &forget);
 		w->t = t;
 		w->arrivals = v.arrivals;
 		w->completions = v.completions;
@@ -213,23 +277,46 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		w->area = area;
 		w->busy = busy;
 		w->in_progress = v.in_progress;
-		if (!forget || v.in_progress)
+		w->idle = idle ? w->idle + 1 : 0;
+		if (sd->client)
+			forget = w->idle >= CALL_IDLE_INTERVALS;
+		if (!forget || (int64_t)v.in_progress > 0)
 			continue;
 		gone = realloc(gone, (ngone + 1) * sizeof(*gone));
 		if (!gone)
 			abort();
 		gone[ngone++] = key;
 	}
-	/* servers without a service whose process exited */
+	/* servers without a service whose process exited, endpoints quiet */
 	for (size_t i = 0; i < ngone; i++) {
-		uint64_t id = (uint64_t)gone[i].svc << 32 | gone[i].pid;
-		uint64_t *v = hashmap__find(l->was, id);
+		uint64_t id = id_of(sd, &gone[i]);
+		uint64_t *v = hashmap__find(sd->was, id);
 
-		bpf_map_delete_elem(m->loads, &gone[i]);
+		bpf_map_delete_elem(sd->map, &gone[i]);
 		if (v)
 			free((void *)(uintptr_t)*v);
-		hashmap__delete(l->was, id);
+		hashmap__delete(sd->was, id);
 	}
 	free(gone);
+}
+
+void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
+		       struct kmond *k, struct record *rec, uint64_t ts)
+{
+	const struct load_side sides[2] = {
+		{ m->loads, m->max, sizeof(struct tcp_load_key), false,
+		  l->was[0] },
+		{ m->call_loads, m->call_max, sizeof(struct tcp_call_key), true,
+		  l->was[1] },
+	};
+	uint64_t epoch = l->epoch, next_epoch = epoch + 1;
+	uint64_t began = mono_ns();
+	__u32 zero = 0;
+
+	/* New maxima go to the other slot from now on. */
+	bpf_map_update_elem(m->epoch, &zero, &next_epoch, BPF_ANY);
+	l->epoch = next_epoch;
+	for (int i = 0; i < 2; i++)
+		report_side(l, &sides[i], k, rec, ts, epoch);
 	l->last = began;
 }

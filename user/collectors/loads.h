@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* `load` records: the measured load of each monitored server, per
- * interval, from the kernel's accumulators (bpf/tcp_load.h). */
+/* `load` records: the measured load of each monitored server, and of
+ * each endpoint monitored callers call, per interval, from the kernel's
+ * accumulators (bpf/tcp_load.h). */
 #ifndef KMON_LOADS_H
 #define KMON_LOADS_H
 
@@ -13,12 +14,13 @@ struct tcp_loads;
 /* The maps of one loaded tcp object. */
 struct tcp_load_maps {
 	int loads, max, epoch;
+	int call_loads, call_max; /* the client side's */
 };
 
 struct tcp_loads *tcp_loads__new(void);
 void tcp_loads__free(struct tcp_loads *l); /* NULL-safe */
-/* Emits one record per server with requests in progress or moving this
- * interval; ts is the record time (epoch ns). */
+/* Emits one record per server, and per endpoint called, with requests in
+ * progress or moving this interval; ts is the record time (epoch ns). */
 void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		       struct kmond *k, struct record *rec, uint64_t ts);
 

@@ -411,3 +411,13 @@ int occ__fit(const uint64_t *buckets, double lambda, int tiers,
 	out->ok = 1;
 	return 0;
 }
+
+void occ__set_service_rates(struct occ_fit *f, double mu1, double mu2)
+{
+	double mu[2] = { fmin(mu1, mu2), fmax(mu1, mu2) };
+
+	for (int i = 0; i < 2; i++) {
+		f->rate[i] = mu[i] - f->lambda;
+		f->rho[i] = f->lambda / mu[i];
+	}
+}

@@ -49,6 +49,11 @@ struct occ_fit {
 int occ__fit(const uint64_t *buckets, double lambda, int tiers,
 	     struct occ_fit *out);
 
+/* Sets f's two tiers from their service rates mu1, mu2 (per second) at
+ * throughput f->lambda: rate mu - lambda and rho = lambda / mu, the slower
+ * tier (the higher rho) first. For the refinements of a two-tier fit. */
+void occ__set_service_rates(struct occ_fit *f, double mu1, double mu2);
+
 /* Survival P(T > t) of the sum of k exponentials with the given rates
  * (any order, equal rates allowed). Exposed for the unit test. */
 double occ__survival(const double *rate, int k, double t);

@@ -122,7 +122,7 @@ int occ__refine_given_n(const struct occ_given_n *g, struct occ_fit *f)
 {
 	static struct data d; /* 66 KiB of tables: not on the stack */
 	double total = 0, lam = f->lambda, x[3][2], fx, best = HUGE_VAL;
-	double mu[2] = { 0, 0 }, tmp;
+	double mu[2] = { 0, 0 };
 	int i;
 
 	if (f->tiers != 2 || !f->ok)
@@ -153,14 +153,6 @@ int occ__refine_given_n(const struct occ_given_n *g, struct occ_fit *f)
 	}
 	if (!(best < HUGE_VAL))
 		return -1;
-	if (mu[1] < mu[0]) { /* the slower tier, the higher rho, first */
-		tmp = mu[0];
-		mu[0] = mu[1];
-		mu[1] = tmp;
-	}
-	for (i = 0; i < 2; i++) {
-		f->rate[i] = mu[i] - lam;
-		f->rho[i] = lam / mu[i];
-	}
+	occ__set_service_rates(f, mu[0], mu[1]);
 	return 0;
 }

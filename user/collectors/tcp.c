@@ -175,6 +175,15 @@ static __u32 apply_client_off(struct tcp_collector *c,
 	return any;
 }
 
+static struct occupancy_maps occupancy_maps(const struct tcp_collector *c)
+{
+	return (struct occupancy_maps){
+		.targets = bpf_map__fd(c->skel->maps.load_targets),
+		.data = bpf_map__fd(c->skel->maps.target_data),
+		.steps_left = bpf_map__fd(c->skel->maps.target_steps_left),
+	};
+}
+
 static int tcp_apply(void *state, const struct config *cfg)
 {
 	static const uint32_t policy[] = {
@@ -194,7 +203,9 @@ static int tcp_apply(void *state, const struct config *cfg)
 	__u64 none = 0;
 	__u32 zero = 0;
 
-	if (occupancy__configure(c->occ, &cfg->tcp))
+	struct occupancy_maps occ = occupancy_maps(c);
+
+	if (occupancy__configure(c->occ, &cfg->tcp, c->k->provider, &occ))
 		return -ENOMEM;
 	for (__u32 side = TCP_SIDE_SERVER; side <= TCP_SIDE_CLIENT; side++)
 		bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count),
@@ -614,12 +625,6 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	edge_delta(was, &now, &h);
 	if (d.requests)
 		emit_edge(c, ts, e, &now, &d, &h, &gone);
-	if (d.requests && e->side == TCP_SIDE_SERVER && e->dst_svc) {
-		struct proc_name who;
-
-		provider__name(c->k->provider, e->dst_pid, e->dst_svc, &who);
-		occupancy__add(c->occ, who.service, &h);
-	}
 	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
 }
 
@@ -664,6 +669,8 @@ static void report_loads(struct tcp_collector *c, uint64_t ts)
 		.loads = bpf_map__fd(c->skel->maps.loads),
 		.max = bpf_map__fd(c->skel->maps.load_max),
 		.epoch = bpf_map__fd(c->skel->maps.load_epoch),
+		.call_loads = bpf_map__fd(c->skel->maps.call_loads),
+		.call_max = bpf_map__fd(c->skel->maps.call_load_max),
 	};
 
 	tcp_loads__report(c->loads, &m, c->k, &c->rec, ts);
@@ -714,6 +721,7 @@ static void refresh_listeners(struct tcp_collector *c)
 static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 {
 	struct tcp_collector *c = state;
+	struct occupancy_maps occ;
 
 	c->realtime_offset = realtime_offset();
 	/* Requests answered an interval ago on connections quiet since:
@@ -722,9 +730,8 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	rings__consume(k->rings);
 	report_topology(c, ts);
 	report_loads(c, ts);
-	occupancy__read_given_n(c->occ, bpf_map__fd(c->skel->maps.load_given_n),
-				c->k->provider);
-	occupancy__report(c->occ, c->k, &c->rec, ts);
+	occ = occupancy_maps(c);
+	occupancy__report(c->occ, &occ, c->k, &c->rec, ts);
 	if (c->proto)
 		proto_track__collect(c->proto, ts);
 	refresh_listeners(c);
@@ -737,13 +744,14 @@ static void tcp_stats(void *state, struct collector_stats *st)
 	__u32 seen = TCP_REQUESTS_SEEN, rb = TCP_RB_LOST;
 	__u32 conns = TCP_CONNS_FULL, edges = TCP_EDGES_FULL;
 	__u32 proto = TCP_PROTO_LOST, loads = TCP_LOADS_FULL;
+	__u32 steps = TCP_STEPS_LOST;
 
 	st->events = map_percpu_sum(fd, &seen);
-	/* A full ringbuf loses a record (topology still counts it); full
-	 * maps lose connections or requests. */
+	/* A full ringbuf loses a record (topology still counts it), or an
+	 * occupancy target's step; full maps lose connections or requests. */
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
 		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto) +
-		   map_percpu_sum(fd, &loads);
+		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps);
 	if (c->proto) /* samples of connections it had no room to follow */
 		st->lost += proto_track__dropped(c->proto);
 }
@@ -963,6 +971,8 @@ static int tcp_start(struct kmond *k, void **state)
 	err = tcp_apply(c, &k->cfg);
 	err = err ?: rings__add(k->rings, bpf_map__fd(c->skel->maps.tcp_events),
 					on_event, c);
+	err = err ?: rings__add(k->rings, bpf_map__fd(c->skel->maps.load_steps),
+					occupancy__step, c->occ);
 	if (err)
 		goto cleanup;
 	/* Listeners first, so no connection older than kmond is taken for

@@ -2,6 +2,7 @@
 /* YAML -> struct config. libyaml builds the document tree; each section
  * below walks its part of it and refuses anything unknown or ill-typed with
  * "file:line:col: message" pointing at the offending node. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -637,7 +639,32 @@ static int parse_tcp_nodes(struct parser *p, yaml_node_t *seq,
 	return 0;
 }
 
-/* occupancy: [ { service: NAME, tiers: N, window: DURATION } ] */
+/* endpoint: "ADDR:PORT" or "[V6]:PORT", a numeric address (the kernel
+ * matches the calls' destination, not a name). */
+static int occupancy_endpoint(struct parser *p, yaml_node_t *v,
+			      struct occupancy_target_cfg *t)
+{
+	char host[HOSTPORT_HOST_MAX], port[8], why[128];
+
+	if (get_string(p, v, "occupancy.endpoint", t->endpoint,
+		       sizeof(t->endpoint)))
+		return -1;
+	if (hostport__parse(t->endpoint, host, sizeof(host), port,
+			    sizeof(port), why, sizeof(why)))
+		return fail(p, v, "occupancy.endpoint: %s", why);
+	t->port = (uint16_t)atoi(port);
+	if (inet_pton(AF_INET, host, t->addr) == 1)
+		t->family = AF_INET;
+	else if (inet_pton(AF_INET6, host, t->addr) == 1)
+		t->family = AF_INET6;
+	else
+		return fail(p, v, "occupancy.endpoint: '%s' is not a numeric "
+				  "address", host);
+	return 0;
+}
+
+/* occupancy: [ { service: NAME | endpoint: ADDR:PORT, tiers: N,
+ * window: DURATION } ] */
 static int occupancy_pair(struct parser *p, const char *key, yaml_node_t *k,
 			  yaml_node_t *v, void *arg)
 {
@@ -647,6 +674,8 @@ static int occupancy_pair(struct parser *p, const char *key, yaml_node_t *k,
 	if (strcmp(key, "service") == 0)
 		return get_string(p, v, "occupancy.service", t->service,
 				  sizeof(t->service));
+	if (strcmp(key, "endpoint") == 0)
+		return occupancy_endpoint(p, v, t);
 	if (strcmp(key, "tiers") == 0) {
 		if (get_uint(p, v, "occupancy.tiers", 1, CONFIG_MAX_TIERS, &n))
 			return -1;
@@ -681,21 +710,30 @@ static int parse_occupancy(struct parser *p, yaml_node_t *seq,
 		t->col = node->start_mark.column;
 		if (for_each_pair(p, node, "occupancy", occupancy_pair, t))
 			return -1;
-		if (!t->service[0])
-			return fail(p, node, "occupancy: give the service");
-		for (int i = 0; i < tc->noccupancy; i++)
-			if (strcmp(tc->occupancy[i].service, t->service) == 0)
+		if (!t->service[0] == !t->endpoint[0])
+			return fail(p, node, "occupancy: give the service or "
+					     "the endpoint (one of them)");
+		for (int i = 0; i < tc->noccupancy; i++) {
+			const struct occupancy_target_cfg *o = &tc->occupancy[i];
+
+			if (t->service[0] && strcmp(o->service, t->service) == 0)
 				return fail(p, node,
 					    "occupancy: service '%s' given twice",
 					    t->service);
+			if (t->endpoint[0] && o->family == t->family &&
+			    o->port == t->port && !memcmp(o->addr, t->addr, 16))
+				return fail(p, node,
+					    "occupancy: endpoint '%s' given twice",
+					    t->endpoint);
+		}
 		tc->noccupancy++;
 	}
 	return 0;
 }
 
 /* What only the whole file tells (sections come in any order): each
- * target is a service of the file, watched by the tcp collector, over a
- * window of whole intervals. */
+ * target is a service of the file (or an endpoint, with the client side
+ * on), watched by the tcp collector, over a window of whole intervals. */
 static int check_occupancy(struct parser *p, const struct config *cfg)
 {
 	for (int i = 0; i < cfg->tcp.noccupancy; i++) {
@@ -706,9 +744,15 @@ static int check_occupancy(struct parser *p, const struct config *cfg)
 		for (int s = 0; s < cfg->nservices; s++)
 			found = found || strcmp(cfg->services[s].name,
 						t->service) == 0;
+		found = found || t->endpoint[0];
 		if (!cfg->tcp.sw.enabled)
 			return fail_at(p, at, "occupancy: the tcp collector "
 					      "is not enabled");
+		if (t->endpoint[0] && cfg->tcp.no_client)
+			return fail_at(p, at, "occupancy: endpoint '%s' is seen "
+					      "from the client side, which "
+					      "client: false turns off",
+				       t->endpoint);
 		if (!found)
 			return fail_at(p, at, "occupancy: '%s' is not a "
 					      "service of this file",

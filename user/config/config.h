@@ -107,13 +107,17 @@ enum tcp_requests_cfg {
 };
 
 #define CONFIG_MAX_NODES 256
-#define CONFIG_MAX_OCC_TARGETS 32
+#define CONFIG_MAX_OCC_TARGETS 64 /* TCP_MAX_TARGETS: a slot each in the kernel */
 #define CONFIG_MAX_TIERS 4 /* OCC_MAX_TIERS */
 
-/* collectors.tcp.occupancy: a service whose tiers are estimated from its
- * response times (occupancy records). */
+/* collectors.tcp.occupancy: a service (its server side), or an endpoint
+ * monitored callers call (its client side), whose tiers are estimated
+ * from its response times (occupancy records). */
 struct occupancy_target_cfg {
-	char service[CONFIG_NAME_MAX];
+	char service[CONFIG_NAME_MAX];	/* "" for an endpoint */
+	char endpoint[CONFIG_NAME_MAX]; /* as written, "" for a service */
+	uint8_t addr[16];		/* the endpoint: IPv4 in the first 4 */
+	uint16_t port, family;		/* AF_INET, AF_INET6; 0 for a service */
 	uint32_t tiers;
 	uint64_t window_ns; /* 0: per interval only */
 	size_t line, col;   /* where the file gives it (0-based) */

@@ -74,3 +74,14 @@ int hostport__parse(const char *s, char *host, size_t hostlen,
 	}
 	return 0;
 }
+
+void hostport__format(int family, const uint8_t *addr, unsigned int port,
+		      char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, host,
+		       sizeof(host)))
+		snprintf(host, sizeof(host), "?");
+	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
+}

@@ -88,14 +88,21 @@ static int number(const struct json_value *rec, const char *kind,
 }
 
 /* The service a record is about; a load record of a process without a
- * service is named by its pid. */
+ * service is named by its pid; one of the client side by the endpoint
+ * called. */
 static int name_of(const struct json_value *rec, const char *kind,
 		   const char *where, char *buf, size_t len)
 {
+	const struct json_value *endpoint = json__get(rec, "endpoint");
 	const char *service;
 	uint64_t pid;
-	int ret = field__str_or_null(rec, kind, where, "service", &service);
+	int ret;
 
+	if (endpoint && endpoint->type == JSON_STRING) {
+		snprintf(buf, len, "%s", endpoint->str.s);
+		return 0;
+	}
+	ret = field__str_or_null(rec, kind, where, "service", &service);
 	if (ret)
 		return ret;
 	if (service) {
