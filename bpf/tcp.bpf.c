@@ -217,6 +217,11 @@ static __always_inline void swap_tuple(const struct tcp_tuple *in,
 	out->pad = 0;
 }
 
+/* listen()s and closes of listening sockets, in every network namespace
+ * (since the state hook was attached): the listen list is read again only
+ * when this moved (provider__count_listens). */
+__u64 listen_changes;
+
 static __always_inline void listen_key(const struct sock *sk,
 				       struct tcp_listen_key *k)
 {
@@ -877,10 +882,12 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 	} else if (newstate == TCP_LISTEN) {
 		listen_key(sk, &lk);
 		bpf_map_update_elem(&listen_ports, &lk, &one, BPF_ANY);
+		__sync_fetch_and_add(&listen_changes, 1);
 	} else if (newstate == TCP_CLOSE) {
 		if (oldstate == TCP_LISTEN) {
 			listen_key(sk, &lk);
 			bpf_map_delete_elem(&listen_ports, &lk);
+			__sync_fetch_and_add(&listen_changes, 1);
 		}
 		on_close(sk, trusted);
 	}
