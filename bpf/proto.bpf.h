@@ -376,7 +376,7 @@ static __always_inline void capture_send(const struct sock *sk,
 		if (kmon_selected_tgid(tgid, &svc)) {
 			s->pid = tgid;
 			s->svc = svc;
-			read_tuple(sk, &s->t);
+			read_tuple(sk, &s->t, true);
 		}
 	}
 	s->len = len;

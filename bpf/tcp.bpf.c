@@ -156,15 +156,20 @@ struct {
 static __always_inline __u64 wakeup_flags(void);
 static __always_inline void edge_reattribute(const struct tcp_conn *c);
 static __always_inline void read_tuple(const struct sock *sk,
-				       struct tcp_tuple *t);
+				       struct tcp_tuple *t, bool trusted);
 #include "proto.bpf.h"
 
-static __always_inline bool is_tcp(const struct sock *sk)
+/* A field of a socket: a plain load from a BTF pointer (trusted: a
+ * tp_btf argument), a helper's probe read from a plain address. */
+#define SK_FIELD(trusted, sk, field) \
+	((trusted) ? (sk)->field : BPF_CORE_READ(sk, field))
+
+static __always_inline bool is_tcp(const struct sock *sk, bool trusted)
 {
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = SK_FIELD(trusted, sk, __sk_common.skc_family);
 
 	return (family == AF_INET || family == AF_INET6) &&
-	       BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP;
+	       SK_FIELD(trusted, sk, sk_protocol) == IPPROTO_TCP;
 }
 
 static __always_inline bool v4_mapped(const __u8 *a)
@@ -180,22 +185,29 @@ static __always_inline bool v4_mapped(const __u8 *a)
 /* IPv4-mapped IPv6 (a dual-stack socket reached over IPv4) reads as
  * IPv4, so both ends of one connection name it alike. */
 static __always_inline void read_tuple(const struct sock *sk,
-				       struct tcp_tuple *t)
+				       struct tcp_tuple *t, bool trusted)
 {
 	__builtin_memset(t, 0, sizeof(*t));
-	t->family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	t->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	t->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	t->family = SK_FIELD(trusted, sk, __sk_common.skc_family);
+	t->lport = SK_FIELD(trusted, sk, __sk_common.skc_num);
+	t->rport = bpf_ntohs(SK_FIELD(trusted, sk, __sk_common.skc_dport));
 	if (t->family == AF_INET) {
-		__u32 laddr = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
-		__u32 raddr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		__u32 laddr = SK_FIELD(trusted, sk, __sk_common.skc_rcv_saddr);
+		__u32 raddr = SK_FIELD(trusted, sk, __sk_common.skc_daddr);
 
 		__builtin_memcpy(t->laddr, &laddr, 4);
 		__builtin_memcpy(t->raddr, &raddr, 4);
 		return;
 	}
-	BPF_CORE_READ_INTO(&t->laddr, sk, __sk_common.skc_v6_rcv_saddr);
-	BPF_CORE_READ_INTO(&t->raddr, sk, __sk_common.skc_v6_daddr);
+	if (trusted) {
+		__builtin_memcpy(t->laddr, &sk->__sk_common.skc_v6_rcv_saddr,
+				 16);
+		__builtin_memcpy(t->raddr, &sk->__sk_common.skc_v6_daddr, 16);
+	} else {
+		BPF_CORE_READ_INTO(&t->laddr, sk,
+				   __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&t->raddr, sk, __sk_common.skc_v6_daddr);
+	}
 	if (v4_mapped(t->laddr) && v4_mapped(t->raddr)) {
 		__builtin_memcpy(t->laddr, t->laddr + 12, 4);
 		__builtin_memcpy(t->raddr, t->raddr + 12, 4);
@@ -223,18 +235,20 @@ static __always_inline void swap_tuple(const struct tcp_tuple *in,
 __u64 listen_changes;
 
 static __always_inline void listen_key(const struct sock *sk,
-				       struct tcp_listen_key *k)
+				       struct tcp_listen_key *k, bool trusted)
 {
-	k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
-	k->port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	k->netns = trusted ? sk->__sk_common.skc_net.net->ns.inum :
+			     BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	k->port = SK_FIELD(trusted, sk, __sk_common.skc_num);
 	k->pad = 0;
 }
 
-static __always_inline bool on_listening_port(const struct sock *sk)
+static __always_inline bool on_listening_port(const struct sock *sk,
+					      bool trusted)
 {
 	struct tcp_listen_key k;
 
-	listen_key(sk, &k);
+	listen_key(sk, &k, trusted);
 	return bpf_map_lookup_elem(&listen_ports, &k) != NULL;
 }
 
@@ -334,23 +348,24 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		return NULL;
 	}
 	/* A closed socket's last bytes start nothing new. */
-	if (!c && (!is_tcp(sk) ||
-		   BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE))
+	if (!c && (!is_tcp(sk, trusted) ||
+		   SK_FIELD(trusted, sk, __sk_common.skc_state) == TCP_CLOSE))
 		return NULL;
 	if (c) { /* accepted: its owner reads or writes it first */
 		c->role = TCP_ROLE_SERVER;
 		c->pid = tgid;
 		c->svc = svc;
 		c->gen = config_gen();
-		read_tuple(sk, &c->t);
+		read_tuple(sk, &c->t, trusted);
 		return c;
 	}
 	/* Older than kmond, or a client: the listen list tells. */
-	role = on_listening_port(sk) ? TCP_ROLE_SERVER : TCP_ROLE_CLIENT;
+	role = on_listening_port(sk, trusted) ? TCP_ROLE_SERVER :
+						TCP_ROLE_CLIENT;
 	c = new_conn(sk, trusted, role, tgid, svc);
 	if (!c)
 		return NULL;
-	read_tuple(sk, &c->t);
+	read_tuple(sk, &c->t, trusted);
 	if (role == TCP_ROLE_CLIENT)
 		remember_client(c);
 	return c;
@@ -860,7 +875,7 @@ static __always_inline void on_connected(const struct sock *sk, bool trusted)
 
 	if (!c || c->role != TCP_ROLE_CLIENT)
 		return;
-	read_tuple(sk, &c->t);
+	read_tuple(sk, &c->t, trusted);
 	remember_client(c);
 }
 
@@ -870,7 +885,12 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 	struct tcp_listen_key lk;
 	__u32 one = 1;
 
-	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	/* Half of a connection's steps are none of these (FIN_WAIT1,
+	 * CLOSE_WAIT, ...): they end before the socket is read. */
+	if (newstate != TCP_SYN_SENT && newstate != TCP_ESTABLISHED &&
+	    newstate != TCP_LISTEN && newstate != TCP_CLOSE)
+		return 0;
+	if (!sk || SK_FIELD(trusted, sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
 	if (newstate == TCP_SYN_SENT) {
 		on_connect(sk, trusted);
@@ -880,12 +900,12 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 		/* Softirq: the owner is known at its first read. */
 		new_conn(sk, trusted, TCP_ROLE_UNKNOWN, 0, 0);
 	} else if (newstate == TCP_LISTEN) {
-		listen_key(sk, &lk);
+		listen_key(sk, &lk, trusted);
 		bpf_map_update_elem(&listen_ports, &lk, &one, BPF_ANY);
 		__sync_fetch_and_add(&listen_changes, 1);
 	} else if (newstate == TCP_CLOSE) {
 		if (oldstate == TCP_LISTEN) {
-			listen_key(sk, &lk);
+			listen_key(sk, &lk, trusted);
 			bpf_map_delete_elem(&listen_ports, &lk);
 			__sync_fetch_and_add(&listen_changes, 1);
 		}
