@@ -243,13 +243,15 @@ static __always_inline void listen_key(const struct sock *sk,
 	k->pad = 0;
 }
 
-static __always_inline bool on_listening_port(const struct sock *sk,
-					      bool trusted)
+/* The listen_ports value of sk's local port (see TCP_LISTEN_ON), NULL
+ * when nothing listens there. */
+static __always_inline __u32 *listen_entry(const struct sock *sk,
+					   bool trusted)
 {
 	struct tcp_listen_key k;
 
 	listen_key(sk, &k, trusted);
-	return bpf_map_lookup_elem(&listen_ports, &k) != NULL;
+	return bpf_map_lookup_elem(&listen_ports, &k);
 }
 
 /* --- connection state --- */
@@ -287,6 +289,17 @@ static __always_inline __u32 config_gen(void)
 
 	ctl = bpf_map_lookup_elem(&kmon_ctl, &zero);
 	return ctl ? ctl->gen : 0;
+}
+
+/* Whether the listener that accepted sk is known to serve no monitored
+ * process (under this config): its accepted sockets get no state. */
+static __always_inline bool listener_unmonitored(const struct sock *sk,
+						 bool trusted)
+{
+	__u32 *v = listen_entry(sk, trusted);
+
+	return v && (*v & TCP_LISTEN_UNMONITORED) &&
+	       *v == (TCP_LISTEN_UNMONITORED | config_gen());
 }
 
 /* A socket's state, made unless it has one (which then wins). */
@@ -333,7 +346,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 					       bool trusted)
 {
 	struct tcp_conn *c = conn_find(sk, trusted);
-	__u32 tgid, svc;
+	__u32 tgid, svc, *lv;
 	__u8 role;
 
 	/* A dropped connection is measured by no side until it closes. */
@@ -343,8 +356,14 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	 * monitor, and reading the socket costs more than a lookup. */
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(tgid, &svc)) {
-		if (c) /* accepted by a process nobody monitors */
+		if (c) { /* accepted by a process nobody monitors */
+			stat_inc(&tcp_stats, TCP_ACCEPTED_UNMONITORED);
+			lv = listen_entry(sk, trusted);
+			if (lv)
+				*lv = TCP_LISTEN_UNMONITORED | config_gen();
+			proto_closed(c); /* its first bytes: for no one */
 			conn_forget(sk, trusted);
+		}
 		return NULL;
 	}
 	/* A closed socket's last bytes start nothing new. */
@@ -359,9 +378,13 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		read_tuple(sk, &c->t, trusted);
 		return c;
 	}
-	/* Older than kmond, or a client: the listen list tells. */
-	role = on_listening_port(sk, trusted) ? TCP_ROLE_SERVER :
-						TCP_ROLE_CLIENT;
+	/* Older than kmond, or a client: the listen list tells. A monitored
+	 * process serves from this listener: its accepted sockets are
+	 * followed again. */
+	lv = listen_entry(sk, trusted);
+	role = lv ? TCP_ROLE_SERVER : TCP_ROLE_CLIENT;
+	if (lv && *lv != TCP_LISTEN_ON)
+		*lv = TCP_LISTEN_ON;
 	c = new_conn(sk, trusted, role, tgid, svc);
 	if (!c)
 		return NULL;
@@ -883,7 +906,7 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 					int newstate, bool trusted)
 {
 	struct tcp_listen_key lk;
-	__u32 one = 1;
+	__u32 on = TCP_LISTEN_ON;
 
 	/* Half of a connection's steps are none of these (FIN_WAIT1,
 	 * CLOSE_WAIT, ...): they end before the socket is read. */
@@ -898,10 +921,11 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 		on_connected(sk, trusted);
 	} else if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
 		/* Softirq: the owner is known at its first read. */
-		new_conn(sk, trusted, TCP_ROLE_UNKNOWN, 0, 0);
+		if (!listener_unmonitored(sk, trusted))
+			new_conn(sk, trusted, TCP_ROLE_UNKNOWN, 0, 0);
 	} else if (newstate == TCP_LISTEN) {
 		listen_key(sk, &lk, trusted);
-		bpf_map_update_elem(&listen_ports, &lk, &one, BPF_ANY);
+		bpf_map_update_elem(&listen_ports, &lk, &on, BPF_ANY);
 		__sync_fetch_and_add(&listen_changes, 1);
 	} else if (newstate == TCP_CLOSE) {
 		if (oldstate == TCP_LISTEN) {

@@ -672,7 +672,7 @@ static void refresh_listeners(struct tcp_collector *c)
 	const struct listener *ls;
 	uint64_t version;
 	int n = provider__listeners(c->k->provider, &ls, &version);
-	__u32 one = 1;
+	__u32 on = TCP_LISTEN_ON;
 	bool more;
 
 	if (n < 0) {
@@ -689,7 +689,8 @@ static void refresh_listeners(struct tcp_collector *c)
 		key = (struct tcp_listen_key){ ls[i].netns, ls[i].port, 0 };
 		hashmap__set(ports, (uint64_t)ls[i].netns << 16 | ls[i].port, 1);
 		hashmap__set(netns, ls[i].netns, 1);
-		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+		/* one the kernel knows keeps what it knows of its owner */
+		bpf_map_update_elem(fd, &key, &on, BPF_NOEXIST);
 	}
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
@@ -740,13 +741,18 @@ static void tcp_stats(void *state, struct collector_stats *st)
 		st->lost += proto_track__dropped(c->proto);
 }
 
-/* Calls with and without a parent, in collectors.tcp of stats. */
+/* Calls with and without a parent, and accepted sockets given state
+ * that no monitored process read, in collectors.tcp of stats. */
 static void tcp_stats_record(void *state, struct record *r)
 {
 	struct tcp_collector *c = state;
+	__u32 unmonitored = TCP_ACCEPTED_UNMONITORED;
 
 	tcp_links__stats(c->links, bpf_map__fd(c->skel->maps.links),
 			 c->k->provider, r);
+	record__u64(r, "accepted_unmonitored",
+		    map_percpu_sum(bpf_map__fd(c->skel->maps.tcp_stats),
+				   &unmonitored));
 }
 
 /* --- life cycle --- */
