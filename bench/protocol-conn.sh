@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Cost of protocol identification per new connection: nginx on loopback
 # under wrk with "Connection: close" (connect, one request, close, in a
-# loop), kmond watching nginx with requests: none, alternating in each
-# round: no kmond, tcp with protocols: false, tcp with protocols: true.
-# Per connection and round: kmond's CPU (every thread's run time,
+# loop), kmond watching this nginx (its pid: not the nginx of others)
+# with requests: none. Each round alternates: no kmond, tcp with
+# protocols: false, tcp with protocols: true, and floor: no kmond but
+# empty programs on the same hooks (bench/proto_floor.bpf.c), measured
+# alike. Per connection and round: kmond's CPU (every thread's run time,
 # /proc/PID/task/*/schedstat, from start-up done to exit begun) and its
-# BPF programs' run time (bpf_stats, on through the rounds with kmond:
-# the throughput ratios include its two clock reads per run). Prints
-# the medians over the rounds, per program too, and what identification
-# adds (protocols: true minus false, paired by round) against the
-# target. This machine is shared: figures vary, and other traffic on
-# the host runs kmond's programs too.
+# BPF programs' run time (bpf_stats, on through every round: the
+# throughput ratios include its two clock reads per run). Prints the
+# medians over the rounds, per program too, what identification adds
+# (protocols: true minus false, paired by round) against the target,
+# and the same above the floor (bpf_stats' own share of a program's
+# time). This machine is shared: figures vary, and other traffic on the
+# host runs kmond's programs too.
 # With MODE keepalive, wrk keeps its connections: the cost per request
 # of connections long decided (a socket-storage lookup per segment and
 # per send), "connection" then reads "request".
@@ -28,6 +31,10 @@ header=(-H "Connection: close")
 [ "$MODE" = keepalive ] && header=()
 PORT=18641
 bench_init
+clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -c bench/proto_floor.bpf.c -o "$WORK/floor.bpf.o"
+gcc -O2 bench/floor_load.c -o "$WORK/floor_load" -lbpf
+CGROUP=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CGROUP" ] || fail "no cgroup v2 hierarchy (protocol identification needs one)"
 source tests/lib/nginx.sh
 start_nginx $PORT 1
 
@@ -37,16 +44,26 @@ load() { # "requests/s requests" (each request on a connection of its own)
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
 
-config() { # true | false: protocols identified or not
+start() { # false | true: kmond, protocols identified or not; floor
+	if [ "$1" = floor ]; then # stopped by kmond_stop, measured alike
+		"$WORK/floor_load" "$WORK/floor.bpf.o" "$CGROUP" >"$WORK/floor.out" 2>&1 &
+		KMOND_PID=$!
+		until grep -q attached "$WORK/floor.out"; do
+			kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
+			sleep 0.1
+		done
+		return
+	fi
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 1s
 services:
-  - { name: web, match: { comm: nginx } }
+  - { name: web, match: { pid: $NGINX_PID } }
 collectors:
   tcp: { requests: none, protocols: $1 }
 exporters:
   - { type: file, path: "$WORK/out.json" }
 YAML
+	kmond_start "$WORK/kmond.yaml"
 }
 
 # kmond's run time in ns, over its threads
@@ -84,17 +101,16 @@ P=$WORK/progs  # one line per round, mode and program: r mode name ns runs
 stats_on
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
-	for m in off false true; do
+	for m in off false true floor; do
 		c0=0 c1=0
 		if [ $m != off ]; then
-			config $m
-			kmond_start "$WORK/kmond.yaml"
+			start $m
 			bpf_progs "" >"$WORK/before"
 			c0=$(kmond_ns)
 		fi
 		read -r x n < <(load)
 		if [ $m != off ]; then
-			sleep 1.1 # the last interval's drain counts too
+			[ $m != floor ] && sleep 1.1 # the last interval's drain counts too
 			c1=$(kmond_ns)
 			bpf_progs "" >"$WORK/after"
 			kmond_stop
@@ -103,13 +119,34 @@ for ((r = 1; r <= ROUNDS; r++)); do
 				{ print r, m, $1, $2 - ns[$1], $3 - n[$1] }' \
 				"$WORK/before" "$WORK/after" >>"$P"
 		fi
+		[ $m = floor ] && c1=$c0 # the loader only waits
 		bpf=$(awk -v r=$r -v m=$m '$1 == r && $2 == m { s += $4 } END { print s + 0 }' "$P")
 		echo "$r $m $x $n $((c1 - c0)) $bpf" >>"$R"
-		echo "round $r protocols=$m: $x conn/s ($n connections)" \
+		echo "round $r $m: $x conn/s ($n connections)" \
 			"kmond $(calc "($c1 - $c0) / $n" 0) ns, BPF $(calc "$bpf / $n" 0) ns per connection"
 	done
 done
 kill $STATS_PID
+
+# per_conn MODE PROG FIELD: PROG's FIELD (4: ns, 5: runs) per connection,
+# one line per round
+per_conn() {
+	awk -v m=$1 -v p=$2 -v f=$3 'FNR == NR { if ($2 == m) c[$1] = $4; next }
+		$2 == m && $3 == p { print $f / c[$1] }' "$R" "$P"
+}
+# floor_of PROG: the floor's ns per run on PROG's hook
+floor_of() {
+	local f
+	case $1 in
+	proto_ingress) f=floor_ingress ;;
+	proto_send | tcp_send_entry_btf) f=floor_sendmsg ;;
+	tcp_state_btf) f=floor_state ;;
+	tcp_recv_btf) f=floor_recv ;;
+	tcp_send_btf) f=floor_send ;;
+	*) echo -; return ;;
+	esac
+	awk -v p=$f '$2 == "floor" && $3 == p && $5 > 0 { print $4 / $5 }' "$P" | med
+}
 
 echo
 echo "mode $MODE, $CONNS connections at a time, $ROUNDS rounds of ${SECS}s, nginx 1 worker;" \
@@ -119,13 +156,11 @@ for m in false true; do
 	echo "  throughput ratio to no kmond: $(awk -v m=$m '$2 == "off" { off[$1] = $3 } $2 == m { print $3 / off[$1] }' "$R" | med)"
 	echo "  kmond CPU $(awk -v m=$m '$2 == m { print $5 / $4 }' "$R" | median) ns," \
 		"BPF $(awk -v m=$m '$2 == m { print $6 / $4 }' "$R" | median) ns"
-	echo "  BPF per program: ns per connection, runs per connection"
+	echo "  BPF per program: ns per connection, runs per connection, floor (an empty program's ns per run on its hook)"
 	for prog in $(awk -v m=$m '$2 == m && $5 > 0 { print $3 }' "$P" | sort -u); do
-		printf "    %-24s %s ns, %s runs\n" "$prog" \
-			"$(awk -v m=$m -v p=$prog 'FNR == NR { if ($2 == m) c[$1] = $4; next }
-				$2 == m && $3 == p { print $4 / c[$1] }' "$R" "$P" | median)" \
-			"$(awk -v m=$m -v p=$prog 'FNR == NR { if ($2 == m) c[$1] = $4; next }
-				$2 == m && $3 == p { print $5 / c[$1] }' "$R" "$P" | med)"
+		printf "    %-24s %s ns, %s runs, floor %s\n" "$prog" \
+			"$(per_conn $m $prog 4 | median)" "$(per_conn $m $prog 5 | med)" \
+			"$(floor_of $prog | sed 's/[0-9]$/& ns/')"
 	done
 done
 # what identification adds, true minus false of the same round
@@ -136,5 +171,9 @@ echo "identification per connection (true - false by round): kmond CPU +$(cut -d
 total=$(cut -d' ' -f3 "$WORK/delta" | med)
 echo "TOTAL identification CPU per connection: $(calc "$total" 0) ns (range $(cut -d' ' -f3 "$WORK/delta" | median | sed 's/^[^(]*//')), target <= $TARGET_NS ns:" \
 	"$(awk -v t="$total" -v g=$TARGET_NS 'BEGIN { print t <= g ? "met" : "NOT met" }')"
+# bpf_stats' share: the floor of each run identification adds
+floor=$(calc "$(per_conn true proto_ingress 5 | med) * $(floor_of proto_ingress) + $(per_conn true proto_send 5 | med) * $(floor_of proto_send)" 0)
+echo "  of which the floor of its programs' runs (bpf_stats' clock reads, the hooks): $floor ns;" \
+	"above it: $(calc "$total - $floor" 0) ns"
 echo "whole tcp collector with protocols per connection (BPF + kmond): $(awk '$2 == "true" { print ($5 + $6) / $4 }' "$R" | median) ns"
 echo "endpoint records in the last run: $(grep -c '"kind":"endpoint"' "$WORK/out.json" || true)"
