@@ -195,7 +195,8 @@ static __always_inline struct proto_sample *hello_sample(struct proto_sample *s)
 	struct proto_sample *h = reserve_sample(true);
 
 	if (h)
-		__builtin_memcpy(h, s, __builtin_offsetof(struct proto_sample, data));
+		__builtin_memcpy(h, s,
+				 __builtin_offsetof(struct proto_sample, data));
 	bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);
 	return h;
 }

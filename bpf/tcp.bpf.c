@@ -237,8 +237,10 @@ __u64 listen_changes;
 static __always_inline void listen_key(const struct sock *sk,
 				       struct tcp_listen_key *k, bool trusted)
 {
-	k->netns = trusted ? sk->__sk_common.skc_net.net->ns.inum :
-			     BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	if (trusted)
+		k->netns = sk->__sk_common.skc_net.net->ns.inum;
+	else
+		k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
 	k->port = SK_FIELD(trusted, sk, __sk_common.skc_num);
 	k->pad = 0;
 }

@@ -211,8 +211,8 @@ int listen_cache__get(struct listen_cache *lc, const struct listener **out,
 
 	if (lc->changes && !changed && !(lc->settle && now >= lc->settle_ns))
 		goto out;
-	/* the count first: a listener it counts after this is read next */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* The count was taken before the read: a listener it counts later
+	 * is read at the next call. */
 	n = listen__read(&ls);
 	if (n < 0) {
 		lc->valid = false;
