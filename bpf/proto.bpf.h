@@ -187,8 +187,17 @@ static __always_inline struct proto_sample *reserve_sample(bool hello)
 	return s;
 }
 
-/* The longer sample for a message whose first bytes, read into s, are a
- * TLS ClientHello that runs on past them: s's header moves into it and s
+/* Whether the first cap bytes of a len-byte message, read into s, are a
+ * TLS ClientHello that runs on past them: it needs the longer sample. */
+static __always_inline bool hello_runs_on(const struct proto_sample *s,
+					  const struct tcp_conn *c, __u8 dir,
+					  __u32 cap, __u32 len)
+{
+	return cap == PROTO_SAMPLE_BYTES && len > cap &&
+	       client_to_server(c, dir) && tls_hello(s->data);
+}
+
+/* The longer sample for such a message: s's header moves into it and s
  * goes. NULL (s gone too) when the ring is full. */
 static __always_inline struct proto_sample *hello_sample(struct proto_sample *s)
 {
@@ -281,10 +290,8 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	cap = cap_of(len, false);
 	if (bpf_skb_load_bytes(skb, off, s->data, cap))
 		cap = 0;
-	if (cap == PROTO_SAMPLE_BYTES && len > cap &&
-	    client_to_server(c, dir) && tls_hello(s->data)) {
-		s = hello_sample(s);
-		if (!s)
+	if (hello_runs_on(s, c, dir, cap, len)) {
+		if (!(s = hello_sample(s)))
 			return;
 		cap = cap_of(len, true);
 		if (bpf_skb_load_bytes(skb, off, s->data, cap))
@@ -424,10 +431,8 @@ static __always_inline void capture_send(const struct sock *sk,
 	cap = cap_of(avail, false);
 	if (!base || !avail || bpf_probe_read_user(s->data, cap, base))
 		cap = 0;
-	if (cap == PROTO_SAMPLE_BYTES && avail > cap &&
-	    client_to_server(c, PROTO_DIR_OUT) && tls_hello(s->data)) {
-		s = hello_sample(s);
-		if (!s)
+	if (hello_runs_on(s, c, PROTO_DIR_OUT, cap, avail)) {
+		if (!(s = hello_sample(s)))
 			return;
 		cap = cap_of(avail, true);
 		if (bpf_probe_read_user(s->data, cap, base))
