@@ -11,11 +11,10 @@
 # any other process's).
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
+source "$(dirname "$0")/../lib/netns.sh"
 
 NS=kmt_tcpnsl_$$
-ip netns add "$NS" || fail "cannot create netns $NS"
-trap 'cleanup; ip netns del "$NS" 2>/dev/null' EXIT
-ip -n "$NS" link set lo up
+netns_alone "$NS"
 PORT=$(test_port)
 
 cat >"$WORK/kmond.yaml" <<YAML
