@@ -14,6 +14,10 @@
 #                              the running kmond (else anyone) loaded whose
 #                              name starts with a PREFIX
 #   bpf_cost PREFIX...         "run_time_ns run_cnt" summed over them
+#   floor_start OBJECT.o [CGROUP]  empty programs on kmond's hooks, loaded
+#                              by bench/floor_load.c (cgroup programs on
+#                              CGROUP) in KMOND_PID: measured and stopped
+#                              like kmond
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/kmond_proc.sh"
@@ -73,3 +77,13 @@ for p in json.load(sys.stdin):
 }
 
 bpf_cost() { bpf_progs "$@" | awk '{ ns += $2; n += $3 } END { print ns + 0, n + 0 }'; }
+
+floor_start() {
+	[ -x "$WORK/floor_load" ] || gcc -O2 bench/floor_load.c -o "$WORK/floor_load" -lbpf
+	"$WORK/floor_load" "$@" >"$WORK/floor.out" 2>&1 &
+	KMOND_PID=$!
+	until grep -q attached "$WORK/floor.out"; do
+		kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
+		sleep 0.1
+	done
+}

@@ -32,7 +32,6 @@ header=(-H "Connection: close")
 PORT=18641
 bench_init
 clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -c bench/proto_floor.bpf.c -o "$WORK/floor.bpf.o"
-gcc -O2 bench/floor_load.c -o "$WORK/floor_load" -lbpf
 CGROUP=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$CGROUP" ] || fail "no cgroup v2 hierarchy (protocol identification needs one)"
 source tests/lib/nginx.sh
@@ -46,12 +45,7 @@ load() { # "requests/s requests" (each request on a connection of its own)
 
 start() { # false | true: kmond, protocols identified or not; floor
 	if [ "$1" = floor ]; then # stopped by kmond_stop, measured alike
-		"$WORK/floor_load" "$WORK/floor.bpf.o" "$CGROUP" >"$WORK/floor.out" 2>&1 &
-		KMOND_PID=$!
-		until grep -q attached "$WORK/floor.out"; do
-			kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
-			sleep 0.1
-		done
+		floor_start "$WORK/floor.bpf.o" "$CGROUP"
 		return
 	fi
 	cat >"$WORK/kmond.yaml" <<YAML

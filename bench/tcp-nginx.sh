@@ -24,7 +24,6 @@ CONNS=${3:-64}
 PORT=18631
 bench_init
 clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -c bench/floor.bpf.c -o "$WORK/floor.bpf.o"
-gcc -O2 bench/floor_load.c -o "$WORK/floor_load" -lbpf
 source tests/lib/nginx.sh
 start_nginx $PORT 1
 tck=$(getconf CLK_TCK)
@@ -37,12 +36,7 @@ load() {
 
 start() { # all | none | every | client | idle | floor
 	if [ "$1" = floor ]; then # stopped by kmond_stop, measured the same way
-		"$WORK/floor_load" "$WORK/floor.bpf.o" >"$WORK/floor.out" 2>&1 &
-		KMOND_PID=$!
-		until grep -q attached "$WORK/floor.out"; do
-			kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"
-			sleep 0.1
-		done
+		floor_start "$WORK/floor.bpf.o"
 		return
 	fi
 	local collectors="  tcp: { requests: $1 }" comm=nginx
