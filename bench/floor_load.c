@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Loads a BPF object, attaches every program in it, says "attached" on
  * stdout and holds them until SIGTERM or SIGINT (bench/tcp-nginx.sh's
- * floor: empty programs on the tcp collector's hooks).
- *   floor_load OBJECT.o */
+ * and bench/protocol-conn.sh's floor: empty programs on the tcp
+ * collector's hooks). Cgroup programs go on CGROUP (a cgroup v2 dir).
+ *   floor_load OBJECT.o [CGROUP] */
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -21,9 +23,15 @@ int main(int argc, char **argv)
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: floor_load OBJECT.o\n");
+	int cgroup = -1;
+
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: floor_load OBJECT.o [CGROUP]\n");
 		return 2;
+	}
+	if (argc == 3 && (cgroup = open(argv[2], O_RDONLY | O_DIRECTORY)) < 0) {
+		perror(argv[2]);
+		return 1;
 	}
 	obj = bpf_object__open_file(argv[1], NULL);
 	if (!obj || bpf_object__load(obj)) {
@@ -31,7 +39,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bpf_object__for_each_program(prog, obj) {
-		if (!bpf_program__attach(prog)) {
+		bool on_cgroup = bpf_program__type(prog) ==
+				 BPF_PROG_TYPE_CGROUP_SKB;
+
+		if (on_cgroup && cgroup < 0) {
+			fprintf(stderr, "floor_load: %s needs a cgroup\n",
+				bpf_program__name(prog));
+			return 2;
+		}
+		if (!(on_cgroup ? bpf_program__attach_cgroup(prog, cgroup) :
+				  bpf_program__attach(prog))) {
 			fprintf(stderr, "floor_load: cannot attach %s\n",
 				bpf_program__name(prog));
 			return 1;

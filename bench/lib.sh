@@ -17,10 +17,11 @@
 #                              the running kmond (else anyone) loaded whose
 #                              name starts with a PREFIX
 #   bpf_cost PREFIX...         "run_time_ns run_cnt" summed over them
-#   floor_start SRC            compiles bench/SRC (empty programs on kmond's
+#   floor_start SRC [CGROUP]   compiles bench/SRC (empty programs on kmond's
 #                              hooks) and holds them attached with
-#                              build/bench/floor_load, as KMOND_PID (so
-#                              kmond_stop stops it, kmond_* measure it)
+#                              build/bench/floor_load (cgroup programs on
+#                              CGROUP), as KMOND_PID (so kmond_stop stops
+#                              it, kmond_* measure it)
 #   median_spread VALUES...    "median [min .. max]"
 set -euo pipefail
 
@@ -90,7 +91,7 @@ floor_start() {
 	local obj=$WORK/${1%.c}.o
 	[ -e "$obj" ] || clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 \
 		-c "bench/$1" -o "$obj" || fail "cannot build bench/$1"
-	build/bench/floor_load "$obj" >"$WORK/floor.out" 2>&1 &
+	build/bench/floor_load "$obj" "${@:2}" >"$WORK/floor.out" 2>&1 &
 	KMOND_PID=$!
 	until grep -q attached "$WORK/floor.out"; do
 		kill -0 $KMOND_PID || fail "floor_load: $(cat "$WORK/floor.out")"

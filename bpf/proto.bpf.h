@@ -9,9 +9,11 @@
  * hand, without the kernel's page_offset_base). What it sends is read
  * from the sender's own buffer at tcp_sendmsg_locked, once per send call
  * (the cgroup's egress, which sees every segment and ack, stands in where
- * that tracepoint is missing). A segment costs one socket-storage lookup;
- * only connections still undecided go further, and at most
- * PROTO_MAX_SEGS messages each way reach the ring. */
+ * that tracepoint is missing). A segment without payload (most: the
+ * handshake, acks, the close) costs a few loads of its headers; one with
+ * payload a socket-storage lookup; only connections still undecided go
+ * further, and at most PROTO_MAX_SEGS messages each way reach the ring,
+ * each read once, straight into its sample. */
 #ifndef KMON_PROTO_BPF_H
 #define KMON_PROTO_BPF_H
 
@@ -118,29 +120,40 @@ static __always_inline void proto_closed(struct tcp_conn *c)
 	bpf_ringbuf_submit(s, wakeup_flags());
 }
 
-/* Where the TCP payload of skb starts (network header first), and its
- * sequence number; 0 when it is not TCP. Two loads: the IP header, then
- * the TCP header's sequence number and data offset. */
+/* Where the TCP payload of skb starts (from the network header) and its
+ * sequence number; 0 when it has none (a handshake, an ack) or it is not
+ * TCP. Plain loads, no helper: the stack pulled the headers into the
+ * linear part before either hook, and most segments (acks) end here,
+ * before their socket is looked at. */
 static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq)
 {
-	__u8 ip[10], tcp[9];
-	__u32 off;
+	__u8 *data = (__u8 *)(long)skb->data;
+	__u8 *end = (__u8 *)(long)skb->data_end;
+	__u8 *th;
+	__u32 ipl, off;
 
-	if (bpf_skb_load_bytes(skb, 0, ip, sizeof(ip)))
-		return 0;
-	if (skb->protocol == bpf_htons(ETH_P_IP) && ip[9] == IPPROTO_TCP)
-		off = (ip[0] & 0xf) * 4;
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		if (data + 20 > end || data[9] != IPPROTO_TCP)
+			return 0;
+		ipl = (data[0] & 0xf) * 4;
 	/* extension headers: not before TCP on a socket's own segments in
 	 * practice */
-	else if (skb->protocol == bpf_htons(ETH_P_IPV6) && ip[6] == IPPROTO_TCP)
-		off = 40;
-	else
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		if (data + 40 > end || data[6] != IPPROTO_TCP)
+			return 0;
+		ipl = 40;
+	} else {
 		return 0;
-	if (bpf_skb_load_bytes(skb, off + 4, tcp, sizeof(tcp)))
+	}
+	th = data + ipl;
+	if (th + 20 > end)
 		return 0;
-	*seq = (__u32)tcp[0] << 24 | (__u32)tcp[1] << 16 |
-	       (__u32)tcp[2] << 8 | tcp[3];
-	return off + (tcp[8] >> 4) * 4;
+	off = ipl + (th[12] >> 4) * 4;
+	if (skb->len <= off)
+		return 0;
+	*seq = (__u32)th[4] << 24 | (__u32)th[5] << 16 | (__u32)th[6] << 8 |
+	       th[7];
+	return off;
 }
 
 /* Whether a message starting with these 6 bytes is a TLS ClientHello
@@ -152,7 +165,7 @@ static __always_inline bool tls_hello(const __u8 *h)
 
 /* Whether what c carries in direction dir goes from the client to the
  * server: only that can be a ClientHello, and only that is worth the
- * read that tells (an accepted socket not yet read is a server's). */
+ * longer sample (an accepted socket not yet read is a server's). */
 static __always_inline bool client_to_server(const struct tcp_conn *c,
 					     __u8 dir)
 {
@@ -174,6 +187,29 @@ static __always_inline struct proto_sample *reserve_sample(bool hello)
 	return s;
 }
 
+/* Whether the first cap bytes of a len-byte message, read into s, are a
+ * TLS ClientHello that runs on past them: it needs the longer sample. */
+static __always_inline bool hello_runs_on(const struct proto_sample *s,
+					  const struct tcp_conn *c, __u8 dir,
+					  __u32 cap, __u32 len)
+{
+	return cap == PROTO_SAMPLE_BYTES && len > cap &&
+	       client_to_server(c, dir) && tls_hello(s->data);
+}
+
+/* The longer sample for such a message: s's header moves into it and s
+ * goes. NULL (s gone too) when the ring is full. */
+static __always_inline struct proto_sample *hello_sample(struct proto_sample *s)
+{
+	struct proto_sample *h = reserve_sample(true);
+
+	if (h)
+		__builtin_memcpy(h, s,
+				 __builtin_offsetof(struct proto_sample, data));
+	bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);
+	return h;
+}
+
 /* The bytes to capture of len: 1 .. the sample's room, as the verifier
  * can see it (the compiler would fold a mask written in C: it knows the
  * bounds already). */
@@ -191,60 +227,76 @@ static __always_inline __u32 cap_of(__u32 len, bool hello)
 	return cap + 1;
 }
 
+/* Counts message seg of direction dir as captured, taking the verdict
+ * user space may have left first; false when the connection wants no
+ * more (decided). ctx names the socket for its cookie. */
+static __always_inline bool take_segment(struct tcp_conn *c, void *ctx,
+					 __u8 dir, __u8 seg)
+{
+	if (!c->proto_cookie) {
+		c->proto_cookie = bpf_get_socket_cookie(ctx);
+		c->proto_gen = proto_verdict_gen; /* nothing for it yet */
+	}
+	proto_resolve(c);
+	if (c->proto_state != PROTO_CAPTURING)
+		return false;
+	c->proto_segs[dir & 1] = seg + 1;
+	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
+	    c->proto_segs[1] >= PROTO_MAX_SEGS)
+		c->proto_state = PROTO_WAITING;
+	return true;
+}
+
 static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 {
-	struct bpf_sock *sk = skb->sk;
+	struct bpf_sock *sk;
 	struct proto_sample *s;
 	struct tcp_conn *c;
 	__u32 off, len, cap, seq = 0;
-	bool hello;
-	__u8 seg, head[6];
+	__u8 seg;
 
+	off = payload_offset(skb, &seq);
+	if (!off)
+		return;
+	sk = skb->sk;
 	if (!sk)
 		return;
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
 		return;
 	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
-	/* the one test every segment of a decided connection pays */
+	/* the one test every segment with bytes of a decided connection
+	 * pays */
 	if (!c || c->proto_state != PROTO_CAPTURING)
 		return;
 	seg = c->proto_segs[dir & 1];
 	if (seg >= PROTO_MAX_SEGS)
 		return;
-	off = payload_offset(skb, &seq);
-	if (!off || skb->len <= off)
-		return; /* no payload: a handshake, an ack */
-	len = skb->len - off;
-	if (!c->proto_cookie) {
-		c->proto_cookie = bpf_get_socket_cookie(skb);
-		c->proto_gen = proto_verdict_gen; /* nothing for it yet */
-	}
-	proto_resolve(c);
-	if (c->proto_state != PROTO_CAPTURING)
-		return;
 	/* a retransmission, or a segment out of order: not the stream's
 	 * next bytes */
 	if (seg && seq != c->proto_next[dir & 1])
 		return;
+	len = skb->len - off;
+	if (!take_segment(c, skb, dir, seg))
+		return;
 	c->proto_next[dir & 1] = seq + len;
-	c->proto_segs[dir & 1] = seg + 1;
-	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
-	    c->proto_segs[1] >= PROTO_MAX_SEGS)
-		c->proto_state = PROTO_WAITING;
-	hello = len > PROTO_SAMPLE_BYTES && client_to_server(c, dir) &&
-		!bpf_skb_load_bytes(skb, off, head, sizeof(head)) &&
-		tls_hello(head);
-	s = reserve_sample(hello);
+	s = reserve_sample(false);
 	if (!s)
 		return;
 	proto_header(s, c);
 	s->len = len;
 	s->dir = dir;
 	s->seg = seg;
-	cap = cap_of(len, hello);
+	cap = cap_of(len, false);
 	if (bpf_skb_load_bytes(skb, off, s->data, cap))
 		cap = 0;
+	if (hello_runs_on(s, c, dir, cap, len)) {
+		if (!(s = hello_sample(s)))
+			return;
+		cap = cap_of(len, true);
+		if (bpf_skb_load_bytes(skb, off, s->data, cap))
+			cap = 0;
+	}
 	s->caplen = cap;
 	bpf_ringbuf_submit(s, wakeup_flags());
 }
@@ -314,7 +366,8 @@ static __always_inline __u32 gather_iovs(const struct iovec *iov, __u32 nr,
 /* What the owner sends, from its own buffer: once per send call (the
  * tracepoint fires per segment-sized chunk; a chunk after the first
  * starts inside the buffer). A send from the kernel's pages (sendfile,
- * splice) counts with its length, its bytes not read. */
+ * splice) counts with its length, its bytes not read. The arguments are
+ * BTF pointers: their fields are plain loads, not helper calls. */
 static __always_inline void capture_send(const struct sock *sk,
 					 const struct msghdr *msg)
 {
@@ -326,45 +379,29 @@ static __always_inline void capture_send(const struct sock *sk,
 	__u8 *buf;
 	struct tcp_conn *c;
 	__u32 len, cap, avail = 0;
-	__u8 seg, type, head[6];
-	bool hello;
+	__u8 seg, type;
 
 	c = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
 	if (!c || c->proto_state != PROTO_CAPTURING)
 		return;
 	seg = c->proto_segs[PROTO_DIR_OUT];
-	if (seg >= PROTO_MAX_SEGS || BPF_CORE_READ(it, iov_offset))
+	if (seg >= PROTO_MAX_SEGS || it->iov_offset)
 		return;
-	len = BPF_CORE_READ(it, count);
-	if (!len)
+	len = it->count;
+	if (!len || !take_segment(c, (void *)sk, PROTO_DIR_OUT, seg))
 		return;
-	if (!c->proto_cookie) {
-		c->proto_cookie = bpf_get_socket_cookie((struct sock *)sk);
-		c->proto_gen = proto_verdict_gen; /* nothing for it yet */
-	}
-	proto_resolve(c);
-	if (c->proto_state != PROTO_CAPTURING)
-		return;
-	c->proto_segs[PROTO_DIR_OUT] = seg + 1;
-	if (c->proto_segs[PROTO_DIR_IN] >= PROTO_MAX_SEGS &&
-	    seg + 1 >= PROTO_MAX_SEGS)
-		c->proto_state = PROTO_WAITING;
-	type = BPF_CORE_READ(it, iter_type);
+	type = it->iter_type;
 	if (type == bpf_core_enum_value(enum iter_type, ITER_UBUF)) {
-		base = BPF_CORE_READ(it, ubuf);
+		base = it->ubuf;
 		avail = len;
 	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
-		iov = BPF_CORE_READ(it, __iov);
-		base = BPF_CORE_READ(iov, iov_base);
-		avail = BPF_CORE_READ(iov, iov_len);
+		iov = it->__iov;
+		base = iov->iov_base;
+		avail = iov->iov_len;
 	}
 	if (avail > len)
 		avail = len;
-	hello = base && avail > PROTO_SAMPLE_BYTES &&
-		client_to_server(c, PROTO_DIR_OUT) &&
-		!bpf_probe_read_user(head, sizeof(head), base) &&
-		tls_hello(head);
-	s = reserve_sample(hello);
+	s = reserve_sample(false);
 	if (!s)
 		return;
 	proto_header(s, c);
@@ -376,24 +413,31 @@ static __always_inline void capture_send(const struct sock *sk,
 		if (kmon_selected_tgid(tgid, &svc)) {
 			s->pid = tgid;
 			s->svc = svc;
-			read_tuple(sk, &s->t);
+			read_tuple(sk, &s->t, true);
 		}
 	}
 	s->len = len;
 	s->dir = PROTO_DIR_OUT;
 	s->seg = seg;
 	/* the first iovec holds less than a sample of a longer send */
-	if (iov && !hello && avail < len && avail < PROTO_SAMPLE_BYTES &&
+	if (iov && avail < len && avail < PROTO_SAMPLE_BYTES &&
 	    (buf = bpf_map_lookup_elem(&proto_scratch, &zero))) {
-		cap = gather_iovs(iov, BPF_CORE_READ(it, nr_segs), buf);
+		cap = gather_iovs(iov, it->nr_segs, buf);
 		__builtin_memcpy(s->data, buf, PROTO_SAMPLE_BYTES);
 		s->caplen = cap;
 		bpf_ringbuf_submit(s, wakeup_flags());
 		return;
 	}
-	cap = cap_of(avail, hello);
+	cap = cap_of(avail, false);
 	if (!base || !avail || bpf_probe_read_user(s->data, cap, base))
 		cap = 0;
+	if (hello_runs_on(s, c, PROTO_DIR_OUT, cap, avail)) {
+		if (!(s = hello_sample(s)))
+			return;
+		cap = cap_of(avail, true);
+		if (bpf_probe_read_user(s->data, cap, base))
+			cap = 0;
+	}
 	s->caplen = cap;
 	bpf_ringbuf_submit(s, wakeup_flags());
 }

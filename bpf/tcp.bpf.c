@@ -156,15 +156,20 @@ struct {
 static __always_inline __u64 wakeup_flags(void);
 static __always_inline void edge_reattribute(const struct tcp_conn *c);
 static __always_inline void read_tuple(const struct sock *sk,
-				       struct tcp_tuple *t);
+				       struct tcp_tuple *t, bool trusted);
 #include "proto.bpf.h"
 
-static __always_inline bool is_tcp(const struct sock *sk)
+/* A field of a socket: a plain load from a BTF pointer (trusted: a
+ * tp_btf argument), a helper's probe read from a plain address. */
+#define SK_FIELD(trusted, sk, field) \
+	((trusted) ? (sk)->field : BPF_CORE_READ(sk, field))
+
+static __always_inline bool is_tcp(const struct sock *sk, bool trusted)
 {
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = SK_FIELD(trusted, sk, __sk_common.skc_family);
 
 	return (family == AF_INET || family == AF_INET6) &&
-	       BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP;
+	       SK_FIELD(trusted, sk, sk_protocol) == IPPROTO_TCP;
 }
 
 static __always_inline bool v4_mapped(const __u8 *a)
@@ -180,22 +185,29 @@ static __always_inline bool v4_mapped(const __u8 *a)
 /* IPv4-mapped IPv6 (a dual-stack socket reached over IPv4) reads as
  * IPv4, so both ends of one connection name it alike. */
 static __always_inline void read_tuple(const struct sock *sk,
-				       struct tcp_tuple *t)
+				       struct tcp_tuple *t, bool trusted)
 {
 	__builtin_memset(t, 0, sizeof(*t));
-	t->family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	t->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	t->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	t->family = SK_FIELD(trusted, sk, __sk_common.skc_family);
+	t->lport = SK_FIELD(trusted, sk, __sk_common.skc_num);
+	t->rport = bpf_ntohs(SK_FIELD(trusted, sk, __sk_common.skc_dport));
 	if (t->family == AF_INET) {
-		__u32 laddr = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
-		__u32 raddr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		__u32 laddr = SK_FIELD(trusted, sk, __sk_common.skc_rcv_saddr);
+		__u32 raddr = SK_FIELD(trusted, sk, __sk_common.skc_daddr);
 
 		__builtin_memcpy(t->laddr, &laddr, 4);
 		__builtin_memcpy(t->raddr, &raddr, 4);
 		return;
 	}
-	BPF_CORE_READ_INTO(&t->laddr, sk, __sk_common.skc_v6_rcv_saddr);
-	BPF_CORE_READ_INTO(&t->raddr, sk, __sk_common.skc_v6_daddr);
+	if (trusted) {
+		__builtin_memcpy(t->laddr, &sk->__sk_common.skc_v6_rcv_saddr,
+				 16);
+		__builtin_memcpy(t->raddr, &sk->__sk_common.skc_v6_daddr, 16);
+	} else {
+		BPF_CORE_READ_INTO(&t->laddr, sk,
+				   __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&t->raddr, sk, __sk_common.skc_v6_daddr);
+	}
 	if (v4_mapped(t->laddr) && v4_mapped(t->raddr)) {
 		__builtin_memcpy(t->laddr, t->laddr + 12, 4);
 		__builtin_memcpy(t->raddr, t->raddr + 12, 4);
@@ -217,20 +229,31 @@ static __always_inline void swap_tuple(const struct tcp_tuple *in,
 	out->pad = 0;
 }
 
+/* listen()s and closes of listening sockets, in every network namespace
+ * (since the state hook was attached): the listen list is read again only
+ * when this moved (provider__count_listens). */
+__u64 listen_changes;
+
 static __always_inline void listen_key(const struct sock *sk,
-				       struct tcp_listen_key *k)
+				       struct tcp_listen_key *k, bool trusted)
 {
-	k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
-	k->port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	if (trusted)
+		k->netns = sk->__sk_common.skc_net.net->ns.inum;
+	else
+		k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	k->port = SK_FIELD(trusted, sk, __sk_common.skc_num);
 	k->pad = 0;
 }
 
-static __always_inline bool on_listening_port(const struct sock *sk)
+/* The listen_ports value of sk's local port (see TCP_LISTEN_ON), NULL
+ * when nothing listens there. */
+static __always_inline __u32 *listen_entry(const struct sock *sk,
+					   bool trusted)
 {
 	struct tcp_listen_key k;
 
-	listen_key(sk, &k);
-	return bpf_map_lookup_elem(&listen_ports, &k) != NULL;
+	listen_key(sk, &k, trusted);
+	return bpf_map_lookup_elem(&listen_ports, &k);
 }
 
 /* --- connection state --- */
@@ -268,6 +291,17 @@ static __always_inline __u32 config_gen(void)
 
 	ctl = bpf_map_lookup_elem(&kmon_ctl, &zero);
 	return ctl ? ctl->gen : 0;
+}
+
+/* Whether the listener that accepted sk is known to serve no monitored
+ * process (under this config): its accepted sockets get no state. */
+static __always_inline bool listener_unmonitored(const struct sock *sk,
+						 bool trusted)
+{
+	__u32 *v = listen_entry(sk, trusted);
+
+	return v && (*v & TCP_LISTEN_UNMONITORED) &&
+	       *v == (TCP_LISTEN_UNMONITORED | config_gen());
 }
 
 /* A socket's state, made unless it has one (which then wins). */
@@ -314,7 +348,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 					       bool trusted)
 {
 	struct tcp_conn *c = conn_find(sk, trusted);
-	__u32 tgid, svc;
+	__u32 tgid, svc, *lv;
 	__u8 role;
 
 	/* A dropped connection is measured by no side until it closes. */
@@ -324,28 +358,39 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	 * monitor, and reading the socket costs more than a lookup. */
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(tgid, &svc)) {
-		if (c) /* accepted by a process nobody monitors */
+		if (c) { /* accepted by a process nobody monitors */
+			stat_inc(&tcp_stats, TCP_ACCEPTED_UNMONITORED);
+			lv = listen_entry(sk, trusted);
+			if (lv)
+				*lv = TCP_LISTEN_UNMONITORED | config_gen();
+			proto_closed(c); /* its first bytes: for no one */
 			conn_forget(sk, trusted);
+		}
 		return NULL;
 	}
 	/* A closed socket's last bytes start nothing new. */
-	if (!c && (!is_tcp(sk) ||
-		   BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE))
+	if (!c && (!is_tcp(sk, trusted) ||
+		   SK_FIELD(trusted, sk, __sk_common.skc_state) == TCP_CLOSE))
 		return NULL;
 	if (c) { /* accepted: its owner reads or writes it first */
 		c->role = TCP_ROLE_SERVER;
 		c->pid = tgid;
 		c->svc = svc;
 		c->gen = config_gen();
-		read_tuple(sk, &c->t);
+		read_tuple(sk, &c->t, trusted);
 		return c;
 	}
-	/* Older than kmond, or a client: the listen list tells. */
-	role = on_listening_port(sk) ? TCP_ROLE_SERVER : TCP_ROLE_CLIENT;
+	/* Older than kmond, or a client: the listen list tells. A monitored
+	 * process serves from this listener: its accepted sockets are
+	 * followed again. */
+	lv = listen_entry(sk, trusted);
+	role = lv ? TCP_ROLE_SERVER : TCP_ROLE_CLIENT;
+	if (lv && *lv != TCP_LISTEN_ON)
+		*lv = TCP_LISTEN_ON;
 	c = new_conn(sk, trusted, role, tgid, svc);
 	if (!c)
 		return NULL;
-	read_tuple(sk, &c->t);
+	read_tuple(sk, &c->t, trusted);
 	if (role == TCP_ROLE_CLIENT)
 		remember_client(c);
 	return c;
@@ -466,12 +511,25 @@ static __always_inline void edge_reattribute(const struct tcp_conn *c)
 	v->proto_requests[c->proto & (TCP_PROTO_SLOTS - 1)] += c->requests;
 }
 
+/* A wakeup is an interrupt raised on this CPU (8 us in a VM here): past
+ * the mark, every record until user space has drained below it asked for
+ * one (~2% of them under a stream of short connections). Once per
+ * millisecond is enough: the ring has room for 896 KiB more. */
+#define TCP_WAKEUP_EVERY_NS 1000000
+__u64 woken_ns; /* when the last wakeup was asked for */
+
 static __always_inline __u64 wakeup_flags(void)
 {
-	return bpf_ringbuf_query(&tcp_events, BPF_RB_AVAIL_DATA) >=
-			       TCP_WAKEUP_BYTES ?
-		       BPF_RB_FORCE_WAKEUP :
-		       BPF_RB_NO_WAKEUP;
+	__u64 now;
+
+	if (bpf_ringbuf_query(&tcp_events, BPF_RB_AVAIL_DATA) <
+	    TCP_WAKEUP_BYTES)
+		return BPF_RB_NO_WAKEUP;
+	now = bpf_ktime_get_ns();
+	if (now - woken_ns < TCP_WAKEUP_EVERY_NS)
+		return BPF_RB_NO_WAKEUP;
+	woken_ns = now;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 static __always_inline void send_event(const struct tcp_conn *c,
@@ -863,7 +921,7 @@ static __always_inline void on_connected(const struct sock *sk, bool trusted)
 
 	if (!c || c->role != TCP_ROLE_CLIENT)
 		return;
-	read_tuple(sk, &c->t);
+	read_tuple(sk, &c->t, trusted);
 	remember_client(c);
 }
 
@@ -871,9 +929,14 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 					int newstate, bool trusted)
 {
 	struct tcp_listen_key lk;
-	__u32 one = 1;
+	__u32 on = TCP_LISTEN_ON;
 
-	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	/* Half of a connection's steps are none of these (FIN_WAIT1,
+	 * CLOSE_WAIT, ...): they end before the socket is read. */
+	if (newstate != TCP_SYN_SENT && newstate != TCP_ESTABLISHED &&
+	    newstate != TCP_LISTEN && newstate != TCP_CLOSE)
+		return 0;
+	if (!sk || SK_FIELD(trusted, sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
 	if (newstate == TCP_SYN_SENT) {
 		on_connect(sk, trusted);
@@ -881,14 +944,17 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 		on_connected(sk, trusted);
 	} else if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
 		/* Softirq: the owner is known at its first read. */
-		new_conn(sk, trusted, TCP_ROLE_UNKNOWN, 0, 0);
+		if (!listener_unmonitored(sk, trusted))
+			new_conn(sk, trusted, TCP_ROLE_UNKNOWN, 0, 0);
 	} else if (newstate == TCP_LISTEN) {
-		listen_key(sk, &lk);
-		bpf_map_update_elem(&listen_ports, &lk, &one, BPF_ANY);
+		listen_key(sk, &lk, trusted);
+		bpf_map_update_elem(&listen_ports, &lk, &on, BPF_ANY);
+		__sync_fetch_and_add(&listen_changes, 1);
 	} else if (newstate == TCP_CLOSE) {
 		if (oldstate == TCP_LISTEN) {
-			listen_key(sk, &lk);
+			listen_key(sk, &lk, trusted);
 			bpf_map_delete_elem(&listen_ports, &lk);
+			__sync_fetch_and_add(&listen_changes, 1);
 		}
 		on_close(sk, trusted);
 	}

@@ -266,6 +266,14 @@ struct tcp_listen_key {
 	__u16 pad;
 };
 
+/* Its value: the port listens; or, TCP_LISTEN_UNMONITORED | the config
+ * generation (kmon_ctl.gen) when a socket it accepted was first read by a
+ * process kmond does not monitor: its next accepted sockets get no state
+ * (they would be made and dropped, their first bytes captured for no one)
+ * until a monitored process reads one of them, or a reload. */
+#define TCP_LISTEN_ON 1
+#define TCP_LISTEN_UNMONITORED 0x80000000u
+
 enum tcp_stat {
 	TCP_REQUESTS_SEEN, /* finished requests of monitored servers */
 	TCP_RB_LOST,	   /* request events the ringbuf had no room for */
@@ -274,6 +282,8 @@ enum tcp_stat {
 	TCP_PROTO_LOST,	   /* protocol samples the ringbuf had no room for */
 	TCP_LOADS_FULL,	   /* request starts or ends with no room for their load */
 	TCP_STEPS_LOST,	   /* occupancy targets' steps the ringbuf had no room for */
+	TCP_ACCEPTED_UNMONITORED, /* accepted sockets given state that a
+				   * process kmond does not monitor read */
 	TCP_NR_STATS,
 };
 

@@ -6,11 +6,10 @@
 # its older connection is known as server side; every request counts.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
+source "$(dirname "$0")/../lib/netns.sh"
 
 NS=kmt_tcpns_$$
-ip netns add "$NS" || fail "cannot create netns $NS"
-trap 'cleanup; ip netns del "$NS" 2>/dev/null' EXIT
-ip -n "$NS" link set lo up
+netns_alone "$NS"
 PORT=$(test_port)
 
 start_svc ns ip netns exec "$NS" $SVC server --port $PORT

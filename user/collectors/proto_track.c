@@ -59,9 +59,11 @@ struct conn {
 	uint8_t sweeps;	 /* sweeps since it was closed or told */
 	int proto;
 	int nmsgs, ndir[2];
-	struct msg msgs[2 * PROTO_MAX_SEGS];
-	char sni[PROTOCOL_SNI_MAX];
+	char *sni;	/* a TLS server name, when one was seen */
 	uint8_t *hello; /* a TLS ClientHello's longer capture */
+	/* last: only the first nmsgs are ever read, and a new connection
+	 * clears the fields above alone */
+	struct msg msgs[2 * PROTO_MAX_SEGS];
 };
 
 struct endpoint {
@@ -143,6 +145,7 @@ void proto_track__free(struct proto_track *t)
 		struct conn *c = (struct conn *)(uintptr_t)val;
 
 		free(c->hello);
+		free(c->sni);
 		free(c);
 	}
 	hashmap__free(t->conns);
@@ -278,7 +281,7 @@ static void vote(struct proto_track *t, struct conn *c)
 	e->votes[c->proto]++;
 	e->connections++;
 	e->new_votes++;
-	if (c->sni[0])
+	if (c->sni)
 		snprintf(e->sni, sizeof(e->sni), "%s", c->sni);
 	if (endpoint_proto(e) != e->reported)
 		report_endpoint(t, e, now_ns(CLOCK_REALTIME));
@@ -377,7 +380,8 @@ static void classify(struct proto_track *t, struct conn *c)
 		return;
 	c->decided = true;
 	c->proto = r.proto;
-	snprintf(c->sni, sizeof(c->sni), "%s", r.sni);
+	if (r.sni[0] && !(c->sni = strdup(r.sni)))
+		abort();
 	t->decided++;
 	if (r.proto == PROTO_TLS && r.sni[0]) {
 		struct sni_slot *slot;
@@ -411,9 +415,10 @@ static struct conn *conn_get(struct proto_track *t, uint64_t cookie)
 		t->dropped++;
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
+	c = malloc(sizeof(*c));
 	if (!c)
 		abort();
+	memset(c, 0, offsetof(struct conn, msgs));
 	c->cookie = cookie;
 	hashmap__set(t->conns, cookie, (uintptr_t)c);
 	return c;
@@ -499,6 +504,7 @@ static void forget(struct proto_track *t, struct conn *c)
 	}
 	hashmap__delete(t->conns, cookie);
 	free(c->hello);
+	free(c->sni);
 	free(c);
 }
 

@@ -81,6 +81,8 @@ struct tcp_collector {
 	struct tcp_edge_val *vals; /* one per possible CPU */
 	int ncpus;
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
+	uint64_t listen_version; /* of the listen list listen_ports has */
+	bool counts_listens;	 /* the provider reads listen_changes */
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
 	struct tcp_loads *loads;
 	struct tcp_links_report *links;
@@ -686,24 +688,29 @@ static void refresh_listeners(struct tcp_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.listen_ports);
 	struct tcp_listen_key key, next;
-	struct hashmap *ports = hashmap__new(), *netns = hashmap__new();
-	struct listener *ls;
-	int n = listen__read(&ls);
-	__u32 one = 1;
+	struct hashmap *ports, *netns;
+	const struct listener *ls;
+	uint64_t version;
+	int n = provider__listeners(c->k->provider, &ls, &version);
+	__u32 on = TCP_LISTEN_ON;
 	bool more;
 
 	if (n < 0) {
 		log_warn("tcp: cannot read the listen list: %s", strerror(-n));
-		hashmap__free(ports);
-		hashmap__free(netns);
 		return;
 	}
+	if (version == c->listen_version)
+		return; /* not read again: nothing changed */
+	c->listen_version = version;
+	ports = hashmap__new();
+	netns = hashmap__new();
 	hashmap__set(netns, c->netns, 1);
 	for (int i = 0; i < n; i++) {
 		key = (struct tcp_listen_key){ ls[i].netns, ls[i].port, 0 };
 		hashmap__set(ports, (uint64_t)ls[i].netns << 16 | ls[i].port, 1);
 		hashmap__set(netns, ls[i].netns, 1);
-		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+		/* one the kernel knows keeps what it knows of its owner */
+		bpf_map_update_elem(fd, &key, &on, BPF_NOEXIST);
 	}
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
@@ -715,7 +722,6 @@ static void refresh_listeners(struct tcp_collector *c)
 	}
 	hashmap__free(ports);
 	hashmap__free(netns);
-	free(ls);
 }
 
 static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
@@ -756,13 +762,18 @@ static void tcp_stats(void *state, struct collector_stats *st)
 		st->lost += proto_track__dropped(c->proto);
 }
 
-/* Calls with and without a parent, in collectors.tcp of stats. */
+/* Calls with and without a parent, and accepted sockets given state
+ * that no monitored process read, in collectors.tcp of stats. */
 static void tcp_stats_record(void *state, struct record *r)
 {
 	struct tcp_collector *c = state;
+	__u32 unmonitored = TCP_ACCEPTED_UNMONITORED;
 
 	tcp_links__stats(c->links, bpf_map__fd(c->skel->maps.links),
 			 c->k->provider, r);
+	record__u64(r, "accepted_unmonitored",
+		    map_percpu_sum(bpf_map__fd(c->skel->maps.tcp_stats),
+				   &unmonitored));
 }
 
 /* --- life cycle --- */
@@ -775,6 +786,8 @@ static void tcp_stop(void *state)
 
 	if (!c)
 		return;
+	if (c->counts_listens)
+		provider__count_listens(c->k->provider, NULL);
 	bpf_link__destroy(c->flush);
 	tcp_bpf__destroy(c->skel);
 	proto_track__free(c->proto);
@@ -983,6 +996,13 @@ static int tcp_start(struct kmond *k, void **state)
 		log_error("failed to attach tcp: %s", strerror(-err));
 		goto cleanup;
 	}
+	/* From now on the state hook counts listen()s and listener closes:
+	 * the listen list is read again only when they move (it is read
+	 * once more now, for those since the read above). */
+	provider__count_listens(
+		k->provider,
+		(const volatile uint64_t *)&c->skel->bss->listen_changes);
+	c->counts_listens = true;
 	proto_attach(c);
 	c->flush = tcp_flush__attach(c->skel);
 	*state = c;

@@ -66,6 +66,8 @@ void stats__record(struct record *r, struct kmond *k,
 	record__u64(r, "pid_changes", ps.pid_changes);
 	record__u64(r, "lost", ps.lost);
 	record__u64(r, "pids_full", ps.pids_full);
+	record__u64(r, "listen_reads", ps.listen_reads);
+	record__u64(r, "listen_changes", ps.listen_changes);
 	record__object_end(r);
 	record__object_begin(r, "collectors");
 	for (int i = 0; i < nreports; i++) {

@@ -156,8 +156,11 @@ static int http_client(const struct stream *s, const struct stream *srv)
 
 	(void)srv;
 	for (m = 0; m < sizeof(http_methods) / sizeof(*http_methods); m++) {
-		size_t len = strlen(http_methods[m]);
+		size_t len;
 
+		if (s->n && s->b[0] != (uint8_t)http_methods[m][0])
+			continue; /* most streams, most methods */
+		len = strlen(http_methods[m]);
 		if (s->n <= len) {
 			if (!memcmp(s->b, http_methods[m], s->n))
 				r = short_of(s, NO);
@@ -582,8 +585,11 @@ static int mc_client(const struct stream *s, const struct stream *srv)
 		return mc_binary(s, MC_REQ_MAGIC);
 	for (size_t k = 0; k < sizeof(mc_commands) / sizeof(*mc_commands);
 	     k++) {
-		size_t len = strlen(mc_commands[k]);
+		size_t len;
 
+		if (s->n && s->b[0] != (uint8_t)mc_commands[k][0])
+			continue; /* most streams, most commands */
+		len = strlen(mc_commands[k]);
 		if (s->n <= len) {
 			if (!memcmp(s->b, mc_commands[k], s->n))
 				r = short_of(s, NO);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -190,4 +191,56 @@ uint32_t listen__netns(void)
 	struct stat st;
 
 	return stat("/proc/self/ns/net", &st) ? 0 : (uint32_t)st.st_ino;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int listen_cache__get(struct listen_cache *lc, const struct listener **out,
+		      uint64_t *version)
+{
+	uint64_t seen = lc->changes ? *lc->changes : 0, now = monotonic_ns();
+	bool changed = !lc->valid || seen != lc->seen;
+	struct listener *ls;
+	int n;
+
+	if (lc->changes && !changed && !(lc->settle && now >= lc->settle_ns))
+		goto out;
+	/* The count was taken before the read: a listener it counts later
+	 * is read at the next call. */
+	n = listen__read(&ls);
+	if (n < 0) {
+		lc->valid = false;
+		return n;
+	}
+	free(lc->ls);
+	lc->ls = ls;
+	lc->n = n;
+	lc->version++;
+	lc->valid = true;
+	lc->seen = seen;
+	lc->settle = changed;
+	lc->settle_ns = now + LISTEN_SETTLE_NS;
+out:
+	*out = lc->ls;
+	*version = lc->version;
+	return lc->n;
+}
+
+void listen_cache__count(struct listen_cache *lc,
+			 const volatile uint64_t *changes)
+{
+	lc->changes = changes;
+	lc->valid = false;
+}
+
+void listen_cache__free(struct listen_cache *lc)
+{
+	free(lc->ls);
+	memset(lc, 0, sizeof(*lc));
 }

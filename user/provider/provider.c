@@ -68,6 +68,8 @@ struct provider {
 	 * were last scanned: a new one rescans */
 	uint64_t listeners_sum;
 	bool ports_stale; /* rescan whatever the sum */
+	struct listen_cache listen;
+	uint64_t ports_version; /* of the listen list the ports came from */
 	__u32 config_gen; /* kmon_ctl.gen */
 	/* pid_service_gen, mapped: bumped after each change of pid_service
 	 * made here (the BPF half bumps it for its own) */
@@ -482,16 +484,17 @@ static void scan_socket_owners(struct provider *p, struct hashmap *inodes)
  * whether they were (the caller re-resolves every process). */
 static bool provider__read_ports(struct provider *p)
 {
+	const struct listener *ls;
 	struct hashmap *inodes;
-	struct listener *ls;
-	uint64_t sum = 0;
+	uint64_t sum = 0, version;
 	int n;
 
 	if (!p->port_selectors)
 		return false;
-	n = listen__read(&ls);
-	if (n < 0)
+	n = listen_cache__get(&p->listen, &ls, &version);
+	if (n < 0 || (version == p->ports_version && !p->ports_stale))
 		return false;
+	p->ports_version = version;
 	inodes = hashmap__new();
 	for (int i = 0; i < n; i++) {
 		if (!port_selected(p->cfg, ls[i].port))
@@ -499,7 +502,6 @@ static bool provider__read_ports(struct provider *p)
 		hashmap__set(inodes, ls[i].inode, ls[i].port);
 		sum += (ls[i].inode * 0x9e3779b97f4a7c15ULL) ^ ls[i].port;
 	}
-	free(ls);
 	if (sum == p->listeners_sum && !p->ports_stale) {
 		hashmap__free(inodes);
 		return false;
@@ -870,6 +872,18 @@ void provider__end_interval(struct provider *p)
 		provider__resolve_all(p);
 }
 
+int provider__listeners(struct provider *p, const struct listener **out,
+			uint64_t *version)
+{
+	return listen_cache__get(&p->listen, out, version);
+}
+
+void provider__count_listens(struct provider *p,
+			     const volatile uint64_t *changes)
+{
+	listen_cache__count(&p->listen, changes);
+}
+
 void provider__stats(struct provider *p, struct provider_stats *st)
 {
 	int fd = bpf_map__fd(p->skel->maps.provider_stats);
@@ -881,6 +895,8 @@ void provider__stats(struct provider *p, struct provider_stats *st)
 	st->lost = map_percpu_sum(fd, &lost);
 	st->pids_full = map_percpu_sum(fd, &full);
 	st->pid_changes = p->pid_changes;
+	st->listen_reads = p->listen.version;
+	st->listen_changes = p->listen.changes ? *p->listen.changes : 0;
 	while (hashmap__next(p->procs, &pos, &pid, &value)) {
 		st->processes++;
 		if (((struct proc *)(uintptr_t)value)->service)
@@ -898,6 +914,7 @@ void provider__destroy(struct provider *p)
 	hashmap__free(p->port_pids);
 	if (p->pid_service_gen)
 		munmap(p->pid_service_gen, sizeof(uint64_t));
+	listen_cache__free(&p->listen);
 	provider_bpf__destroy(p->skel);
 	containers__free(p->containers);
 	free(p->names);

@@ -15,6 +15,7 @@ struct config;
 struct rings;
 struct provider;
 struct container;
+struct listener;
 struct record;
 
 extern const struct hook provider_hooks[];
@@ -26,6 +27,8 @@ struct provider_stats {
 	uint64_t processes;   /* processes known now */
 	uint64_t selected;    /* of those, in some service */
 	uint64_t pid_changes; /* pid -> service changes published */
+	uint64_t listen_reads;	 /* of the listen list, since start */
+	uint64_t listen_changes; /* listen()s and listener closes counted */
 };
 
 /* Starts tracking processes; its ringbuf joins rs. */
@@ -59,6 +62,17 @@ const char *provider__comm(struct provider *p, uint32_t pid);
 const char *provider__service(struct provider *p, uint32_t pid);
 /* Whether pid has exited (its last records may still be emitted). */
 bool provider__exited(struct provider *p, uint32_t pid);
+/* The listen list of every network namespace (provider/listen.h), read
+ * again only when it may have changed; *out is the provider's until the
+ * next call, *version changes when it was read again. Returns how many,
+ * or -errno. */
+int provider__listeners(struct provider *p, const struct listener **out,
+			uint64_t *version);
+/* A collector counts listen()s and listener closes in the kernel, in
+ * every network namespace (NULL: it stopped): the listen list is read
+ * only when that count moves, instead of every interval. */
+void provider__count_listens(struct provider *p,
+			     const volatile uint64_t *changes);
 /* After every collector emitted this interval: forget exited pids. */
 void provider__end_interval(struct provider *p);
 void provider__stats(struct provider *p, struct provider_stats *st);
