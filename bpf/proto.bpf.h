@@ -258,7 +258,8 @@ int proto_ingress(struct __sk_buff *skb)
 	return 1;
 }
 
-/* Used only where tcp_sendmsg_locked is not a BTF tracepoint. */
+/* Used only where tcp_sendmsg_locked is not a BTF tracepoint (where it
+ * is, tcp.bpf.c's program on it calls capture_send). */
 SEC("cgroup_skb/egress")
 int proto_egress(struct __sk_buff *skb)
 {
@@ -314,9 +315,12 @@ static __always_inline __u32 gather_iovs(const struct iovec *iov, __u32 nr,
 /* What the owner sends, from its own buffer: once per send call (the
  * tracepoint fires per segment-sized chunk; a chunk after the first
  * starts inside the buffer). A send from the kernel's pages (sendfile,
- * splice) counts with its length, its bytes not read. */
+ * splice) counts with its length, its bytes not read. c: the socket's
+ * state (tcp.bpf.c's tcp_sendmsg_locked program looks it up once for
+ * this and for the client side). */
 static __always_inline void capture_send(const struct sock *sk,
-					 const struct msghdr *msg)
+					 const struct msghdr *msg,
+					 struct tcp_conn *c)
 {
 	const struct iov_iter *it = &msg->msg_iter;
 	const struct iovec *iov = NULL;
@@ -324,13 +328,11 @@ static __always_inline void capture_send(const struct sock *sk,
 	const void *base = NULL;
 	__u32 zero = 0;
 	__u8 *buf;
-	struct tcp_conn *c;
 	__u32 len, cap, avail = 0;
 	__u8 seg, type, head[6];
 	bool hello;
 
-	c = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
-	if (!c || c->proto_state != PROTO_CAPTURING)
+	if (c->proto_state != PROTO_CAPTURING)
 		return;
 	seg = c->proto_segs[PROTO_DIR_OUT];
 	if (seg >= PROTO_MAX_SEGS || BPF_CORE_READ(it, iov_offset))
@@ -396,14 +398,6 @@ static __always_inline void capture_send(const struct sock *sk,
 		cap = 0;
 	s->caplen = cap;
 	bpf_ringbuf_submit(s, wakeup_flags());
-}
-
-SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(proto_send, const struct sock *sk, const struct msghdr *msg,
-	     const struct sk_buff *skb, int size_goal)
-{
-	capture_send(sk, msg);
-	return 0;
 }
 
 #endif

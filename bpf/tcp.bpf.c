@@ -727,11 +727,32 @@ static __always_inline void stamp_call(struct tcp_conn *c)
 		c->call_ns = bpf_ktime_get_ns();
 }
 
-static __always_inline int handle_send_entry(struct sock *sk)
+/* What the tcp_sendmsg_locked program does, set before load: stamp the
+ * client side's calls (collectors.tcp.client on at start), capture the
+ * protocol samples of sends (protocol identification where the hook is a
+ * BTF tracepoint). One program does both: one run and one socket-storage
+ * load per TCP send of the host, not two. */
+const volatile bool stamp_calls;
+const volatile bool capture_sends;
+/* Set by user space when the capture's cgroup programs could not be
+ * attached: the sends' samples would have no one to read them. */
+bool sends_uncaptured;
+
+static __always_inline int handle_send_entry(struct sock *sk,
+					     const struct msghdr *msg)
 {
+	struct tcp_conn *c;
+
 	if (!conn_in_socket)
 		return 0;
-	stamp_call(bpf_sk_storage_get(&sock_conns, sk, 0, 0));
+	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	if (!c)
+		return 0;
+	if (stamp_calls)
+		stamp_call(c);
+	if (capture_sends && c->proto_state == PROTO_CAPTURING &&
+	    !sends_uncaptured)
+		capture_send(sk, msg, c);
 	return 0;
 }
 
@@ -998,9 +1019,9 @@ int BPF_PROG(tcp_send_sys, struct pt_regs *regs, long ret)
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(tcp_send_entry_btf, struct sock *sk)
+int BPF_PROG(tcp_send_entry_btf, struct sock *sk, const struct msghdr *msg)
 {
-	return handle_send_entry(sk);
+	return handle_send_entry(sk, msg);
 }
 
 SEC("tp_btf/sched_process_fork")

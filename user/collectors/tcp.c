@@ -33,6 +33,7 @@
 #include "collectors/links.h"
 #include "collectors/loads.h"
 #include "collectors/occupancy.h"
+#include "loader/live_store.h"
 #include "loader/prealloc.h"
 #include "loader/rings.h"
 #include "provider/listen.h"
@@ -59,7 +60,6 @@ enum {
 	HOOK_SEND,
 	HOOK_STATE,
 	HOOK_SEND_ENTRY,
-	HOOK_PROTO_SEND,
 	HOOK_FORK,
 	NR_HOOKS
 };
@@ -112,16 +112,13 @@ static const struct hook tcp_hooks[] = {
 	  2 },
 	/* A client's call starts when it enters the send: the tracepoint
 	 * with the state in sockets, else (before 6.3) the send syscall's
-	 * entry with the state in the hash; else when the send returns. */
+	 * entry with the state in the hash; else when the send returns. The
+	 * tracepoint's program also reads protocol identification's sends
+	 * (without it, the root cgroup's egress: see bpf/proto.bpf.h). */
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
 	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" },
 	    { ATTACH_RAW_TP, "tcp_send_entry_sys", "sys_enter" } },
 	  2, .optional = true },
-	/* protocol identification's sends; without it, the root cgroup's
-	 * egress (see bpf/proto.bpf.h) */
-	[HOOK_PROTO_SEND] = { "proto_send",
-	  { { ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked" } },
-	  1, .optional = true },
 	/* request paths: threads created to serve a request (spawn links);
 	 * without it, only the thread that read a request links calls */
 	[HOOK_FORK] = { "sched_fork",
@@ -781,7 +778,7 @@ static void proto_open(struct tcp_collector *c, bool send_hook)
 	c->skel->rodata->proto_capture = on;
 	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
 	/* sends: at the send call, else every egress segment */
-	bpf_program__set_autoload(c->skel->progs.proto_send, at_send);
+	c->skel->rodata->capture_sends = at_send;
 	bpf_program__set_autoload(c->skel->progs.proto_egress,
 				  on && !at_send);
 	if (!c->k->cfg.tcp.protocols)
@@ -824,13 +821,14 @@ static void proto_attach(struct tcp_collector *c)
 	if (fd < 0) {
 		log_warn("tcp: protocol identification off: no cgroup v2 "
 			 "hierarchy");
+		live_store(c->skel->bss->sends_uncaptured, true);
 		return;
 	}
 	in = bpf_program__attach_cgroup(c->skel->progs.proto_ingress, fd);
 	if (!in)
 		err = -errno;
-	/* proto_send, a tracepoint, came with tcp_bpf__attach */
-	if (!err && !bpf_program__autoload(c->skel->progs.proto_send)) {
+	/* sends at the tracepoint came with tcp_bpf__attach */
+	if (!err && !c->skel->rodata->capture_sends) {
 		out = bpf_program__attach_cgroup(c->skel->progs.proto_egress,
 						 fd);
 		if (!out)
@@ -841,8 +839,7 @@ static void proto_attach(struct tcp_collector *c)
 		log_warn("tcp: protocol identification off: attach to %s: %s",
 			 root, strerror(-err));
 		bpf_link__destroy(in);
-		bpf_link__destroy(c->skel->links.proto_send);
-		c->skel->links.proto_send = NULL;
+		live_store(c->skel->bss->sends_uncaptured, true);
 		return;
 	}
 	c->skel->links.proto_ingress = in;
@@ -858,6 +855,7 @@ static void proto_attach(struct tcp_collector *c)
 static int tcp_open(struct tcp_collector *c, struct kmond *k)
 {
 	int chosen[NR_HOOKS];
+	bool send_btf;
 	int err;
 
 	c->skel = tcp_bpf__open();
@@ -884,9 +882,11 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	 * reads (tp_btf: the sockets, syscall: the hash), and not when
 	 * nothing needs it (a reload that turns the client side on then
 	 * stamps calls when their send returns). */
-	if (!c->skel->rodata->conn_in_socket || k->cfg.tcp.no_client)
-		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_btf,
-					  false);
+	send_btf = chosen[HOOK_SEND_ENTRY] >= 0 &&
+		   tcp_hooks[HOOK_SEND_ENTRY].cands[chosen[HOOK_SEND_ENTRY]].kind ==
+			   ATTACH_TP_BTF;
+	c->skel->rodata->stamp_calls = c->skel->rodata->conn_in_socket &&
+				       !k->cfg.tcp.no_client;
 	if (c->skel->rodata->conn_in_socket || k->cfg.tcp.no_client)
 		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_sys,
 					  false);
@@ -895,7 +895,10 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	/* Some hook is not tp_btf: its programs need preallocated maps. */
 	if (!c->skel->rodata->conn_in_socket)
 		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
-	proto_open(c, chosen[HOOK_PROTO_SEND] >= 0);
+	proto_open(c, send_btf);
+	if (!c->skel->rodata->stamp_calls && !c->skel->rodata->capture_sends)
+		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_btf,
+					  false);
 	tcp_flush__select(c->skel);
 	return err ?: provider__share_maps(k->provider, c->skel->obj);
 }
