@@ -170,6 +170,8 @@ struct tcp_conn {
 	__u8 load_pad[3];
 	__u32 load_n;	     /* in progress when the request arrived */
 	__u64 load_end_ns;   /* when the request last stopped being in progress */
+	__u32 load_slot;     /* its server's slot in loads + 1, 0: none yet */
+	__u32 load_pad2;
 	/* Request paths (bpf/tcp_link.bpf.h). */
 	__u64 id;	     /* the request in progress or last finished */
 	__u64 parent;	     /* client side: the request it serves, 0: none */

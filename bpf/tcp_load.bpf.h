@@ -17,27 +17,37 @@
 #include "tcp_load.h"
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, TCP_MAX_LOADS);
-	__type(key, struct tcp_load_key);
+	__type(key, __u32);
 	__type(value, struct tcp_load);
 } loads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TCP_MAX_LOADS * 2);
-	__type(key, struct tcp_load_max_key);
-	__type(value, __u64);
-} load_max SEC(".maps");
+	__uint(max_entries, TCP_MAX_LOADS);
+	__type(key, struct tcp_load_key);
+	__type(value, __u32);
+} load_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, TCP_MAX_LOADS);
+	__type(value, __u32);
+} load_free SEC(".maps");
 
 /* The occupancy targets' response times by the number in progress at
- * arrival; user space makes the entries. */
+ * arrival; user space makes the entries, and says in given_n_on whether
+ * there are any (a request of a service no target names then skips the
+ * lookup). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TCP_MAX_GIVEN_N);
 	__type(key, struct tcp_load_key);
 	__type(value, struct tcp_load_given_n);
 } load_given_n SEC(".maps");
+
+bool given_n_on;
 
 /* The interval number, written by user space as each interval closes. */
 struct {
@@ -47,50 +57,94 @@ struct {
 	__type(value, __u64);
 } load_epoch SEC(".maps");
 
-static __always_inline struct tcp_load *load_of(const struct tcp_conn *c,
-						struct tcp_load_key *k)
+static __always_inline void load_key(const struct tcp_conn *c,
+				     struct tcp_load_key *k)
 {
-	struct tcp_load zero = {}, *v;
-
 	k->svc = c->svc;
 	k->pid = c->svc ? 0 : c->pid;
-	v = bpf_map_lookup_elem(&loads, k);
-	if (v)
-		return v;
-	/* EEXIST: another CPU made it first; use theirs. */
-	bpf_map_update_elem(&loads, k, &zero, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(&loads, k);
-	if (!v)
-		stat_inc(&tcp_stats, TCP_LOADS_FULL);
+}
+
+static __always_inline bool load_owned_by(const struct tcp_load *v,
+					  const struct tcp_load_key *k)
+{
+	return v->key.svc == k->svc && v->key.pid == k->pid;
+}
+
+/* The slot of c's server when the connection has none yet, or its server
+ * changed (a reload), or user space freed it: from load_slots, or a free
+ * slot made the server's. */
+static __always_inline struct tcp_load *load_find(struct tcp_conn *c,
+						  const struct tcp_load_key *k)
+{
+	struct tcp_load *v;
+	__u32 *found, slot;
+
+	found = bpf_map_lookup_elem(&load_slots, k);
+	if (found) {
+		slot = *found;
+	} else {
+		if (bpf_map_pop_elem(&load_free, &slot))
+			goto full;
+		v = bpf_map_lookup_elem(&loads, &slot);
+		if (!v)
+			goto full;
+		v->key = *k;
+		if (bpf_map_update_elem(&load_slots, k, &slot, BPF_NOEXIST)) {
+			/* another CPU gave the server a slot first */
+			v->key.svc = 0;
+			v->key.pid = 0;
+			bpf_map_push_elem(&load_free, &slot, 0);
+			found = bpf_map_lookup_elem(&load_slots, k);
+			if (!found)
+				goto full;
+			slot = *found;
+		}
+	}
+	v = bpf_map_lookup_elem(&loads, &slot);
+	if (!v || !load_owned_by(v, k))
+		goto full;
+	c->load_slot = slot + 1;
 	return v;
+full:
+	stat_inc(&tcp_stats, TCP_LOADS_FULL);
+	return NULL;
+}
+
+/* c's server's accumulators: one array load with the connection's slot
+ * (the owner checked), load_find once per connection. */
+static __always_inline struct tcp_load *load_of(struct tcp_conn *c,
+						struct tcp_load_key *k)
+{
+	__u32 slot = c->load_slot - 1; /* none: past the array */
+	struct tcp_load *v;
+
+	load_key(c, k);
+	v = bpf_map_lookup_elem(&loads, &slot);
+	if (v && load_owned_by(v, k))
+		return v;
+	return load_find(c, k);
 }
 
 /* Raises this interval's largest in_progress to n. */
-static __always_inline void load_raise_max(const struct tcp_load_key *k,
-					   __u64 n)
+static __always_inline void load_raise_max(struct tcp_load *v, __u64 n)
 {
-	struct tcp_load_max_key mk = { .k = *k };
-	__u64 *epoch, *m, zero = 0, old;
-	__u32 key = 0;
+	__u64 *epoch, *m, old, want;
+	__u32 key = 0, tag;
 	int i;
 
 	epoch = bpf_map_lookup_elem(&load_epoch, &key);
 	if (!epoch)
 		return;
-	mk.parity = *epoch & 1;
-	m = bpf_map_lookup_elem(&load_max, &mk);
-	if (!m) {
-		bpf_map_update_elem(&load_max, &mk, &zero, BPF_NOEXIST);
-		m = bpf_map_lookup_elem(&load_max, &mk);
-		if (!m)
-			return;
-	}
+	tag = (__u32)*epoch;
+	m = &v->max[tag & 1];
+	/* a count gone below zero by a reload's lost ends reads huge */
+	want = (__u64)tag << 32 | (n > 0xffffffffULL ? 0xffffffffULL : n);
 	/* Another CPU may raise it at the same moment: compare and swap. */
 	for (i = 0; i < 4; i++) {
 		old = *m;
-		if ((__s64)n <= (__s64)old)
+		if ((__u32)(old >> 32) == tag && (__u32)old >= (__u32)want)
 			return;
-		if (__sync_val_compare_and_swap(m, old, n) == old)
+		if (__sync_val_compare_and_swap(m, old, want) == old)
 			return;
 	}
 }
@@ -113,18 +167,21 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	c->load_state = TCP_LOAD_OPEN;
 	/* a count gone below zero by a reload's lost ends reads huge */
 	c->load_n = old < TCP_LOAD_GIVEN_N ? (__u32)old : TCP_LOAD_GIVEN_N;
-	load_raise_max(&k, old + 1);
+	load_raise_max(v, old + 1);
 }
 
 /* A target's request completed after `lat` ns (occupancy_given_n.h). */
 static __always_inline void load_given(const struct tcp_load_key *k,
 				       const struct tcp_conn *c, __u64 lat)
 {
-	struct tcp_load_given_n *g = bpf_map_lookup_elem(&load_given_n, k);
+	struct tcp_load_given_n *g;
 	__u32 n = c->load_n, b;
 	__u64 sq = lat >> TCP_LOAD_SQ_SHIFT;
 
-	if (!g || n >= TCP_LOAD_GIVEN_N)
+	if (!given_n_on || n >= TCP_LOAD_GIVEN_N)
+		return;
+	g = bpf_map_lookup_elem(&load_given_n, k);
+	if (!g)
 		return;
 	__sync_fetch_and_add(&g->count[n], 1);
 	__sync_fetch_and_add(&g->sum_ns[n], lat);

@@ -23,7 +23,13 @@ struct tcp_load_key {
 	__u32 pid; /* 0 when svc names it */
 };
 
+/* The accumulators are an array, a slot per server: load_slots (a hash)
+ * gives a server's slot and each connection keeps it, so a request's
+ * start and end find their server without a hash lookup. Free slots wait
+ * in load_free (a queue): user space puts them all there at start, and
+ * each slot of a server it forgets, zeroed. */
 struct tcp_load {
+	struct tcp_load_key key; /* the slot's server; 0, 0: free */
 	/* Writers add 1 to begun before their first change and to ended
 	 * after their last: a copy with begun == ended that equals the next
 	 * copy is consistent. */
@@ -36,15 +42,15 @@ struct tcp_load {
 	__u64 latency_sum; /* ns, of completed requests */
 	__u64 idle_since;  /* when in_progress last fell to 0 */
 	__u64 begun;
+	/* The largest in_progress of an interval, one per parity of the
+	 * interval number user space writes into load_epoch: the number's
+	 * low 32 bits << 32 | the largest, so a value an earlier interval
+	 * left says nothing of this one and needs no reset. */
+	__u64 max[2];
 };
 
-/* The largest in_progress of an interval, one slot per parity of the
- * interval number user space writes into load_epoch. */
-struct tcp_load_max_key {
-	struct tcp_load_key k;
-	__u32 parity;
-	__u32 pad;
-};
+#define TCP_LOAD_MAX_OF(v, epoch) \
+	((__u32)((v) >> 32) == (__u32)(epoch) ? (__u32)(v) : 0)
 
 /* Response times by the number of requests in progress at arrival, for
  * the occupancy fit (user/collectors/occupancy_given_n.h): kept only for

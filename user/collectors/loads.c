@@ -82,17 +82,27 @@ void tcp_loads__free(struct tcp_loads *l)
 	free(l);
 }
 
+int tcp_loads__init(const struct tcp_load_maps *m)
+{
+	for (__u32 slot = 0; slot < TCP_MAX_LOADS; slot++)
+		if (bpf_map_update_elem(m->free, NULL, &slot, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
 /* A copy no writer was changing: writers bracket their changes with
  * begun++ and ended++, so a copy with begun == ended that the next copy
- * repeats holds no half-done change. */
-static int read_load(int fd, const struct tcp_load_key *key,
+ * repeats holds no half-done change. The slot must still be key's. */
+static int read_load(int fd, __u32 slot, const struct tcp_load_key *key,
 		     struct tcp_load *out)
 {
 	struct tcp_load again;
 
 	for (int i = 0; i < 64; i++) {
-		if (bpf_map_lookup_elem(fd, key, out) ||
-		    bpf_map_lookup_elem(fd, key, &again))
+		if (bpf_map_lookup_elem(fd, &slot, out) ||
+		    bpf_map_lookup_elem(fd, &slot, &again))
+			return -1;
+		if (out->key.svc != key->svc || out->key.pid != key->pid)
 			return -1;
 		if (out->begun == out->ended && !memcmp(out, &again, sizeof(again)))
 			return 0;
@@ -100,17 +110,16 @@ static int read_load(int fd, const struct tcp_load_key *key,
 	return -1; /* writers all along: read it next interval */
 }
 
-/* This interval's largest number in progress (its slot is then cleared
- * for the interval after next). */
-static uint64_t read_max(int fd, const struct tcp_load_key *key, uint64_t epoch)
+/* Frees a forgotten server's slot: out of load_slots, zeroed (its owner
+ * too), back in load_free. */
+static void free_slot(const struct tcp_load_maps *m,
+		      const struct tcp_load_key *key, __u32 slot)
 {
-	struct tcp_load_max_key mk = { .k = *key, .parity = epoch & 1 };
-	__u64 v = 0;
+	struct tcp_load zero = { 0 };
 
-	if (bpf_map_lookup_elem(fd, &mk, &v))
-		return 0;
-	bpf_map_delete_elem(fd, &mk);
-	return v;
+	bpf_map_delete_elem(m->slots, key);
+	bpf_map_update_elem(m->loads, &slot, &zero, BPF_ANY);
+	bpf_map_update_elem(m->free, NULL, &slot, BPF_ANY);
 }
 
 static struct load_was *was_of(struct tcp_loads *l, uint64_t id)
@@ -130,17 +139,27 @@ static struct load_was *was_of(struct tcp_loads *l, uint64_t id)
 	return w;
 }
 
+/* A server without a service whose process exited: its slot can go. */
+static bool server_gone(struct kmond *k, const struct tcp_load_key *key)
+{
+	struct proc_name who;
+
+	if (key->svc)
+		return false;
+	provider__name(k->provider, key->pid, 0, &who);
+	return who.gone;
+}
+
 static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 		 const struct tcp_load_key *key, const struct load_was *w,
 		 const struct tcp_load *v, uint64_t t, uint64_t area,
-		 uint64_t busy, uint64_t max, bool *gone)
+		 uint64_t busy, uint64_t max)
 {
 	double dt = (double)(t - w->t);
 	uint64_t done = v->completions - w->completions;
 	struct proc_name who;
 
 	provider__name(k->provider, key->pid, key->svc, &who);
-	*gone = key->svc == 0 && who.gone;
 	record__begin(rec, "load", ts, k->cfg.node);
 	if (key->svc) {
 		record__str(rec, "service", who.service ? who.service : "?");
@@ -169,10 +188,14 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		       struct kmond *k, struct record *rec, uint64_t ts)
 {
-	struct tcp_load_key key, next, *gone = NULL;
+	struct tcp_load_key key, next;
+	struct gone {
+		struct tcp_load_key key;
+		__u32 slot;
+	} *gone = NULL;
 	uint64_t epoch = l->epoch, next_epoch = epoch + 1;
 	size_t ngone = 0;
-	__u32 zero = 0;
+	__u32 zero = 0, slot;
 	bool more;
 
 	uint64_t began = mono_ns();
@@ -180,23 +203,24 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 	/* New maxima go to the other slot from now on. */
 	bpf_map_update_elem(m->epoch, &zero, &next_epoch, BPF_ANY);
 	l->epoch = next_epoch;
-	more = bpf_map_get_next_key(m->loads, NULL, &next) == 0;
+	more = bpf_map_get_next_key(m->slots, NULL, &next) == 0;
 	while (more) {
 		uint64_t id, t, area, busy, max;
 		struct load_was *w;
 		struct tcp_load v;
-		bool idle, forget = false;
+		bool idle;
 
 		key = next;
-		more = bpf_map_get_next_key(m->loads, &key, &next) == 0;
-		if (read_load(m->loads, &key, &v))
+		more = bpf_map_get_next_key(m->slots, &key, &next) == 0;
+		if (bpf_map_lookup_elem(m->slots, &key, &slot) ||
+		    read_load(m->loads, slot, &key, &v))
 			continue;
 		t = mono_ns();
 		id = (uint64_t)key.svc << 32 | key.pid;
 		w = was_of(l, id);
 		area = tcp_load__area(v.area, v.in_progress, t);
 		busy = tcp_load__busy(v.busy, v.in_progress, t);
-		max = read_max(m->max, &key, epoch);
+		max = TCP_LOAD_MAX_OF(v.max[epoch & 1], epoch);
 		/* in progress from the last interval, or now: also the max */
 		if (w->in_progress > max)
 			max = w->in_progress;
@@ -205,7 +229,7 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		idle = v.arrivals == w->arrivals && v.completions == w->completions &&
 		       !v.in_progress && !w->in_progress;
 		if (!idle)
-			emit(k, rec, ts, &key, w, &v, t, area, busy, max, &forget);
+			emit(k, rec, ts, &key, w, &v, t, area, busy, max);
 		w->t = t;
 		w->arrivals = v.arrivals;
 		w->completions = v.completions;
@@ -213,19 +237,21 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		w->area = area;
 		w->busy = busy;
 		w->in_progress = v.in_progress;
-		if (!forget || v.in_progress)
+		/* also when it exited after its last report: its slot would
+		 * be lost */
+		if (v.in_progress || !server_gone(k, &key))
 			continue;
 		gone = realloc(gone, (ngone + 1) * sizeof(*gone));
 		if (!gone)
 			abort();
-		gone[ngone++] = key;
+		gone[ngone++] = (struct gone){ key, slot };
 	}
 	/* servers without a service whose process exited */
 	for (size_t i = 0; i < ngone; i++) {
-		uint64_t id = (uint64_t)gone[i].svc << 32 | gone[i].pid;
+		uint64_t id = (uint64_t)gone[i].key.svc << 32 | gone[i].key.pid;
 		uint64_t *v = hashmap__find(l->was, id);
 
-		bpf_map_delete_elem(m->loads, &gone[i]);
+		free_slot(m, &gone[i].key, gone[i].slot);
 		if (v)
 			free((void *)(uintptr_t)*v);
 		hashmap__delete(l->was, id);

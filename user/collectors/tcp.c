@@ -193,6 +193,8 @@ static int tcp_apply(void *state, const struct config *cfg)
 
 	if (occupancy__configure(c->occ, &cfg->tcp))
 		return -ENOMEM;
+	/* the kernel keeps the given-n sums only with targets to read them */
+	live_store(c->skel->bss->given_n_on, cfg->tcp.noccupancy > 0);
 	for (__u32 side = TCP_SIDE_SERVER; side <= TCP_SIDE_CLIENT; side++)
 		bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count),
 				    &side, &none, BPF_ANY);
@@ -642,14 +644,19 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 
 /* --- load --- */
 
+static void load_maps(struct tcp_collector *c, struct tcp_load_maps *m)
+{
+	m->loads = bpf_map__fd(c->skel->maps.loads);
+	m->slots = bpf_map__fd(c->skel->maps.load_slots);
+	m->free = bpf_map__fd(c->skel->maps.load_free);
+	m->epoch = bpf_map__fd(c->skel->maps.load_epoch);
+}
+
 static void report_loads(struct tcp_collector *c, uint64_t ts)
 {
-	struct tcp_load_maps m = {
-		.loads = bpf_map__fd(c->skel->maps.loads),
-		.max = bpf_map__fd(c->skel->maps.load_max),
-		.epoch = bpf_map__fd(c->skel->maps.load_epoch),
-	};
+	struct tcp_load_maps m;
 
+	load_maps(c, &m);
 	tcp_loads__report(c->loads, &m, c->k, &c->rec, ts);
 }
 
@@ -906,6 +913,7 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 static int tcp_start(struct kmond *k, void **state)
 {
 	struct tcp_collector *c = xcalloc(1, sizeof(*c));
+	struct tcp_load_maps m;
 	int err;
 
 	c->k = k;
@@ -923,6 +931,13 @@ static int tcp_start(struct kmond *k, void **state)
 	err = tcp_bpf__load(c->skel);
 	if (err) {
 		log_error("failed to load tcp: %s", strerror(-err));
+		goto cleanup;
+	}
+	load_maps(c, &m);
+	err = tcp_loads__init(&m);
+	if (err) {
+		log_error("tcp: cannot fill the free load slots: %s",
+			  strerror(-err));
 		goto cleanup;
 	}
 	err = tcp_apply(c, &k->cfg);
