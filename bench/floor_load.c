@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Loads a BPF object, attaches every program in it, says "attached" on
- * stdout and holds them until SIGTERM or SIGINT (bench/tcp-nginx.sh's
- * floor: empty programs on the tcp collector's hooks).
+/* Loads a BPF object, attaches every program in it (cgroup ones to the
+ * root of the cgroup v2 hierarchy), says "attached" on stdout and holds
+ * them until SIGTERM or SIGINT (bench/tcp-nginx.sh's floor: empty
+ * programs on the tcp collector's hooks).
  *   floor_load OBJECT.o */
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t stop;
@@ -14,6 +17,35 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+/* The cgroup v2 root, opened; -1 when none is mounted. */
+static int cgroup2_root(void)
+{
+	char dev[256], dir[4096], type[64];
+	FILE *f = fopen("/proc/self/mounts", "r");
+	int fd = -1;
+
+	while (f && fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3)
+		if (!strcmp(type, "cgroup2")) {
+			fd = open(dir, O_RDONLY | O_DIRECTORY);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return fd;
+}
+
+static struct bpf_link *attach(struct bpf_program *prog)
+{
+	int fd;
+
+	if (bpf_program__type(prog) != BPF_PROG_TYPE_CGROUP_SKB)
+		return bpf_program__attach(prog);
+	fd = cgroup2_root();
+	if (fd < 0)
+		return NULL;
+	return bpf_program__attach_cgroup(prog, fd);
 }
 
 int main(int argc, char **argv)
@@ -31,7 +63,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bpf_object__for_each_program(prog, obj) {
-		if (!bpf_program__attach(prog)) {
+		if (!attach(prog)) {
 			fprintf(stderr, "floor_load: cannot attach %s\n",
 				bpf_program__name(prog));
 			return 1;

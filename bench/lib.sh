@@ -14,6 +14,10 @@
 #                              the running kmond (else anyone) loaded whose
 #                              name starts with a PREFIX
 #   bpf_cost PREFIX...         "run_time_ns run_cnt" summed over them
+#   bpf_stats_hold             keeps the run-time stats on until
+#                              bpf_stats_release (or exit), whatever
+#                              others do to kernel.bpf_stats_enabled
+#                              (build/bench/bpf_stats_on)
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/kmond_proc.sh"
@@ -73,3 +77,21 @@ for p in json.load(sys.stdin):
 }
 
 bpf_cost() { bpf_progs "$@" | awk '{ ns += $2; n += $3 } END { print ns + 0, n + 0 }'; }
+
+BPF_STATS_PID=
+bpf_stats_hold() {
+	[ -x build/bench/bpf_stats_on ] || make -s build/bench/bpf_stats_on >&2
+	build/bench/bpf_stats_on >"$WORK/bpf_stats_on.out" 2>&1 &
+	BPF_STATS_PID=$!
+	STARTED_PIDS+=($BPF_STATS_PID)
+	until grep -q '^on' "$WORK/bpf_stats_on.out" 2>/dev/null; do
+		kill -0 $BPF_STATS_PID 2>/dev/null ||
+			fail "bpf_stats_on: $(cat "$WORK/bpf_stats_on.out")"
+		sleep 0.1
+	done
+}
+
+bpf_stats_release() {
+	kill -TERM $BPF_STATS_PID 2>/dev/null || true
+	wait $BPF_STATS_PID 2>/dev/null || true
+}
