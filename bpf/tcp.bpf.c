@@ -474,16 +474,10 @@ static __always_inline __u64 wakeup_flags(void)
 		       BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void send_event(const struct tcp_conn *c,
+static __always_inline void fill_event(struct tcp_event *ev,
+				       const struct tcp_conn *c,
 				       __u64 latency)
 {
-	struct tcp_event *ev;
-
-	ev = bpf_ringbuf_reserve(&tcp_events, sizeof(*ev), 0);
-	if (!ev) {
-		stat_inc(&tcp_stats, TCP_RB_LOST);
-		return;
-	}
 	ev->t = c->t;
 	ev->end_ns = c->last_send_ns;
 	ev->latency_ns = latency;
@@ -508,6 +502,23 @@ static __always_inline void send_event(const struct tcp_conn *c,
 	ev->link = c->link;
 	ev->link_pad = 0;
 	ev->size_pad = 0;
+}
+
+#include "tcp_batch.bpf.h"
+
+static __always_inline void send_event(const struct tcp_conn *c,
+				       __u64 latency)
+{
+	struct tcp_event *ev;
+
+	if (batch_event(c, latency))
+		return;
+	ev = bpf_ringbuf_reserve(&tcp_events, sizeof(*ev), 0);
+	if (!ev) {
+		stat_inc(&tcp_stats, TCP_RB_LOST);
+		return;
+	}
+	fill_event(ev, c, latency);
 	bpf_ringbuf_submit(ev, wakeup_flags());
 }
 

@@ -180,7 +180,11 @@ struct tcp_conn {
 	__u8 link_pad[6];
 };
 
-/* One finished request (only when the requests policy wants it). */
+/* One finished request (only when the requests policy wants it). A
+ * ring record holds one, or a batch of up to TCP_BATCH of them back to
+ * back (bpf/tcp_batch.bpf.h). */
+#define TCP_BATCH 16 /* a power of two */
+
 struct tcp_event {
 	struct tcp_tuple t;
 	__u64 end_ns; /* last response byte (monotonic) */

@@ -47,11 +47,12 @@
 #include "bpf/tcp.h"
 #include "tcp.skel.h"
 
-/* One ring carries them all, told apart by their sizes. */
-_Static_assert(sizeof(struct proto_sample) != sizeof(struct tcp_event) &&
-		       sizeof(struct proto_close) != sizeof(struct tcp_event) &&
+/* One ring carries them all, told apart by their sizes (request events
+ * come in batches: a multiple of one's size). */
+_Static_assert(sizeof(struct proto_sample) % sizeof(struct tcp_event) &&
+		       sizeof(struct proto_close) % sizeof(struct tcp_event) &&
 		       sizeof(struct proto_close) != sizeof(struct proto_sample) &&
-		       sizeof(struct proto_hello) != sizeof(struct tcp_event) &&
+		       sizeof(struct proto_hello) % sizeof(struct tcp_event) &&
 		       sizeof(struct proto_hello) != sizeof(struct proto_close),
 	       "protocol samples, closes and request events need different sizes");
 
@@ -346,28 +347,12 @@ static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
 			  PROTO_UNKNOWN;
 }
 
-static int on_event(void *ctx, void *data, size_t len)
+static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 {
-	struct tcp_collector *c = ctx;
-	const struct tcp_event *e = data;
 	struct proc_name who;
 	const char *sni;
 	int proto;
 
-	/* a hello is a sample with more bytes (caplen says how many) */
-	if (len == sizeof(struct proto_sample) ||
-	    len == sizeof(struct proto_hello)) {
-		if (c->proto)
-			proto_track__sample(c->proto, data);
-		return 0;
-	}
-	if (len == sizeof(struct proto_close)) {
-		if (c->proto)
-			on_close(c, data);
-		return 0;
-	}
-	if (len < sizeof(*e))
-		return 0;
 	/* Events wait up to an interval: stamp them with their end. */
 	record__begin(&c->rec, "tcp", e->end_ns + c->realtime_offset,
 		      c->k->cfg.node);
@@ -386,7 +371,54 @@ static int on_event(void *ctx, void *data, size_t len)
 		record__str(&c->rec, "tls_sni", sni);
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct tcp_collector *c = ctx;
+	const struct tcp_event *e = data;
+
+	/* a hello is a sample with more bytes (caplen says how many) */
+	if (len == sizeof(struct proto_sample) ||
+	    len == sizeof(struct proto_hello)) {
+		if (c->proto)
+			proto_track__sample(c->proto, data);
+		return 0;
+	}
+	if (len == sizeof(struct proto_close)) {
+		if (c->proto)
+			on_close(c, data);
+		return 0;
+	}
+	/* one request, or a batch of them (bpf/tcp_batch.bpf.h) */
+	for (; len >= sizeof(*e); len -= sizeof(*e))
+		on_request(c, e++);
 	return 0;
+}
+
+/* Sends what the kernel's batches of request events hold into the ring
+ * (before it is read for a report). A batch taken at that moment by a
+ * program of ours on its CPU is tried again a few times; else it goes at
+ * the next report. */
+static void send_batches(struct tcp_collector *c)
+{
+	int fd = bpf_program__fd(c->skel->progs.tcp_send_batches);
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (!c->skel->rodata->batch_events)
+		return;
+	for (int i = 0; i < 100; i++) {
+		if (bpf_prog_test_run_opts(fd, &opts)) {
+			log_warn("tcp: request events not sent: %s",
+				 strerror(errno));
+			return;
+		}
+		if (!opts.retval)
+			return;
+		usleep(100);
+	}
+	log_debug("tcp: %u batches of request events wait for the next report",
+		  opts.retval);
 }
 
 /* --- topology --- */
@@ -710,6 +742,7 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	/* Requests answered an interval ago on connections quiet since:
 	 * finished now, so they are in this report. */
 	tcp_flush__run(c->flush, c->skel, k->cfg.interval_ns);
+	send_batches(c);
 	rings__consume(k->rings);
 	report_topology(c, ts);
 	report_loads(c, ts);
@@ -859,6 +892,25 @@ static void proto_attach(struct tcp_collector *c)
 	log_debug("tcp: protocols identified from the segments of %s", root);
 }
 
+/* Request events in batches (bpf/tcp_batch.bpf.h) where the kernel can
+ * run the program that sends them on user space's behalf. */
+static void batches_open(struct tcp_collector *c)
+{
+	bool can = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) > 0 &&
+		   libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL,
+					   BPF_FUNC_map_lookup_percpu_elem,
+					   NULL) > 0 &&
+		   libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL, BPF_FUNC_loop,
+					   NULL) > 0;
+
+	c->skel->rodata->batch_events = can;
+	c->skel->rodata->batch_cpus = c->ncpus;
+	bpf_program__set_autoload(c->skel->progs.tcp_send_batches, can);
+	if (!can)
+		log_debug("tcp: request events one record each (no syscall "
+			  "programs here)");
+}
+
 static int tcp_open(struct tcp_collector *c, struct kmond *k)
 {
 	int chosen[NR_HOOKS];
@@ -903,6 +955,7 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	if (!c->skel->rodata->conn_in_socket)
 		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
 	proto_open(c, send_btf);
+	batches_open(c);
 	if (!c->skel->rodata->stamp_calls && !c->skel->rodata->capture_sends)
 		bpf_program__set_autoload(c->skel->progs.tcp_send_entry_btf,
 					  false);
