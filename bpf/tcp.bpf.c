@@ -159,12 +159,16 @@ static __always_inline void read_tuple(const struct sock *sk,
 				       struct tcp_tuple *t);
 #include "proto.bpf.h"
 
-static __always_inline bool is_tcp(const struct sock *sk)
+/* trusted: sk is a BTF pointer (a tp_btf argument), read with plain
+ * loads instead of a probe read per field. */
+static __always_inline bool is_tcp(const struct sock *sk, bool trusted)
 {
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = trusted ? sk->__sk_common.skc_family :
+				 BPF_CORE_READ(sk, __sk_common.skc_family);
 
 	return (family == AF_INET || family == AF_INET6) &&
-	       BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP;
+	       (trusted ? sk->sk_protocol :
+			  BPF_CORE_READ(sk, sk_protocol)) == IPPROTO_TCP;
 }
 
 static __always_inline bool v4_mapped(const __u8 *a)
@@ -320,8 +324,13 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	/* A dropped connection is measured by no side until it closes. */
 	if (c && c->role != TCP_ROLE_UNKNOWN)
 		return c->role == TCP_ROLE_DROPPED ? NULL : c;
+	/* Other sockets (a Unix socket, UDP) fire these hooks too: with a
+	 * BTF pointer two loads tell, cheaper than the process's lookup. */
+	if (!c && trusted && !is_tcp(sk, true))
+		return NULL;
 	/* The process first: most of a host's sockets are no one's we
-	 * monitor, and reading the socket costs more than a lookup. */
+	 * monitor, and reading the socket costs more than a lookup (but
+	 * for a BTF pointer, above). */
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(tgid, &svc)) {
 		if (c) /* accepted by a process nobody monitors */
@@ -329,7 +338,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		return NULL;
 	}
 	/* A closed socket's last bytes start nothing new. */
-	if (!c && (!is_tcp(sk) ||
+	if (!c && ((!trusted && !is_tcp(sk, false)) ||
 		   BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE))
 		return NULL;
 	if (c) { /* accepted: its owner reads or writes it first */
