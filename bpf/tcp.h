@@ -243,7 +243,9 @@ struct tcp_edge {
 	__u32 pad2;
 };
 
-/* Per edge and CPU; cumulative, user space reports the increase. */
+/* Per edge and CPU; cumulative, user space reports the increase. What a
+ * request adds to besides its bucket comes first, in as few cache lines
+ * as it takes. */
 struct tcp_edge_val {
 	__u64 requests;
 	__u64 req_bytes;
@@ -251,13 +253,13 @@ struct tcp_edge_val {
 	__u8 dst_addr[16]; /* the server's address, last seen */
 	__u16 dst_family;
 	__u16 pad[3];
-	__u64 buckets[HIST_BUCKETS]; /* latency, histogram.h layout */
 	__u8 src_addr[16]; /* client side: the client's address, last seen */
 	__u16 src_family;
 	__u16 pad2[3];
 	/* requests by the protocol of their connection (proto.h ids), and
 	 * at TCP_PROTO_UNDECIDED those finished before their verdict */
 	__u64 proto_requests[TCP_PROTO_SLOTS];
+	__u64 buckets[HIST_BUCKETS]; /* latency, histogram.h layout */
 };
 
 /* A listening port, from listen() seen in the kernel and from the listen
