@@ -38,6 +38,29 @@ struct {
  * connections never see one, and skip the lookup). */
 volatile __u32 proto_verdict_gen;
 
+/* Connections capturing (proto_state PROTO_CAPTURING), each counted
+ * once (proto_counted): while there are none, a received segment costs
+ * the ingress program no socket lookup. Never below the true number: a
+ * connection is counted when its state is made, before its first data
+ * segment, and uncounted once, when it stops capturing or its state is
+ * removed; a socket freed without kmond's close leaves it above, which
+ * costs only lookups. */
+__u64 capturing;
+
+static __always_inline void proto_count(struct tcp_conn *c)
+{
+	if (c->proto_state == PROTO_CAPTURING &&
+	    !__sync_val_compare_and_swap(&c->proto_counted, 0, 1))
+		__sync_fetch_and_add(&capturing, 1);
+}
+
+/* c stopped capturing, or its state goes. */
+static __always_inline void proto_uncount(struct tcp_conn *c)
+{
+	if (__sync_val_compare_and_swap(&c->proto_counted, 1, 0) == 1)
+		__sync_fetch_and_add(&capturing, -1);
+}
+
 /* Takes the verdict user space left for c, if any. */
 static __always_inline void proto_resolve(struct tcp_conn *c)
 {
@@ -59,6 +82,7 @@ static __always_inline void proto_resolve(struct tcp_conn *c)
 		return;
 	c->proto = v->proto < PROTO_NR ? v->proto : PROTO_UNKNOWN;
 	c->proto_state = PROTO_DECIDED;
+	proto_uncount(c);
 	bpf_map_delete_elem(&proto_verdicts, &cookie);
 	if (c->role == TCP_ROLE_SERVER)
 		edge_reattribute(c);
@@ -200,7 +224,8 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	bool hello;
 	__u8 seg, head[6];
 
-	if (!sk)
+	/* the one test a segment pays while no connection captures */
+	if (!*(volatile __u64 *)&capturing || !sk)
 		return;
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
@@ -230,8 +255,10 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	c->proto_next[dir & 1] = seq + len;
 	c->proto_segs[dir & 1] = seg + 1;
 	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
-	    c->proto_segs[1] >= PROTO_MAX_SEGS)
+	    c->proto_segs[1] >= PROTO_MAX_SEGS) {
 		c->proto_state = PROTO_WAITING;
+		proto_uncount(c);
+	}
 	hello = len > PROTO_SAMPLE_BYTES && client_to_server(c, dir) &&
 		!bpf_skb_load_bytes(skb, off, head, sizeof(head)) &&
 		tls_hello(head);
@@ -349,8 +376,10 @@ static __always_inline void capture_send(const struct sock *sk,
 		return;
 	c->proto_segs[PROTO_DIR_OUT] = seg + 1;
 	if (c->proto_segs[PROTO_DIR_IN] >= PROTO_MAX_SEGS &&
-	    seg + 1 >= PROTO_MAX_SEGS)
+	    seg + 1 >= PROTO_MAX_SEGS) {
 		c->proto_state = PROTO_WAITING;
+		proto_uncount(c);
+	}
 	type = BPF_CORE_READ(it, iter_type);
 	if (type == bpf_core_enum_value(enum iter_type, ITER_UBUF)) {
 		base = BPF_CORE_READ(it, ubuf);

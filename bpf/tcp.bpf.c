@@ -255,9 +255,12 @@ static __always_inline struct tcp_conn *conn_find(const struct sock *sk,
 	return bpf_map_lookup_elem(&conns, &skp);
 }
 
-static __always_inline void conn_forget(const struct sock *sk, bool trusted)
+static __always_inline void conn_forget(const struct sock *sk,
+					struct tcp_conn *c, bool trusted)
 {
 	__u64 skp = (__u64)sk;
+
+	proto_uncount(c);
 
 	if (in_socket(trusted))
 		bpf_sk_storage_delete(&sock_conns, (struct sock *)sk);
@@ -296,6 +299,8 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 						0, 0);
 		if (!cp)
 			stat_inc(&tcp_stats, TCP_CONNS_FULL);
+		else
+			proto_count(cp);
 		return cp;
 	}
 	err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
@@ -334,7 +339,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(tgid, &svc)) {
 		if (c) /* accepted by a process nobody monitors */
-			conn_forget(sk, trusted);
+			conn_forget(sk, c, trusted);
 		return NULL;
 	}
 	/* A closed socket's last bytes start nothing new. */
@@ -862,6 +867,8 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 
 	if (!c)
 		return;
+	/* before closing gets a copy: the copy is in no count */
+	proto_uncount(c);
 	load_closed(c);
 	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_RESPONSE)
 		finish(c);
@@ -878,7 +885,7 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 		bpf_map_delete_elem(&server_of, &c->t);
 	}
 	proto_closed(c);
-	conn_forget(sk, trusted);
+	conn_forget(sk, c, trusted);
 }
 
 static __always_inline void on_connect(const struct sock *sk, bool trusted)
