@@ -255,13 +255,32 @@ static __always_inline struct tcp_conn *conn_find(const struct sock *sk,
 	return bpf_map_lookup_elem(&conns, &skp);
 }
 
+/* Client connections, each counted once (client_counted): while there
+ * are none, a send's entry has no call to stamp (tcp_sendmsg_locked's
+ * program then looks up no socket). Never below the true number, as
+ * capturing (proto.bpf.h). */
+__u64 clients;
+
+static __always_inline void client_count(struct tcp_conn *c)
+{
+	if (c->role == TCP_ROLE_CLIENT &&
+	    !__sync_val_compare_and_swap(&c->client_counted, 0, 1))
+		__sync_fetch_and_add(&clients, 1);
+}
+
+static __always_inline void client_uncount(struct tcp_conn *c)
+{
+	if (__sync_val_compare_and_swap(&c->client_counted, 1, 0) == 1)
+		__sync_fetch_and_add(&clients, -1);
+}
+
 static __always_inline void conn_forget(const struct sock *sk,
 					struct tcp_conn *c, bool trusted)
 {
 	__u64 skp = (__u64)sk;
 
 	proto_uncount(c);
-
+	client_uncount(c);
 	if (in_socket(trusted))
 		bpf_sk_storage_delete(&sock_conns, (struct sock *)sk);
 	else
@@ -297,10 +316,12 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 		if (!cp)
 			cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk,
 						0, 0);
-		if (!cp)
+		if (!cp) {
 			stat_inc(&tcp_stats, TCP_CONNS_FULL);
-		else
-			proto_count(cp);
+			return NULL;
+		}
+		proto_count(cp);
+		client_count(cp);
 		return cp;
 	}
 	err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
@@ -769,6 +790,10 @@ static __always_inline int handle_send_entry(struct sock *sk,
 	struct tcp_conn *c;
 
 	if (!conn_in_socket)
+		return 0;
+	/* no call to stamp, no send to capture: no socket to look up */
+	if (!(stamp_calls && *(volatile __u64 *)&clients) &&
+	    !(capture_sends && *(volatile __u64 *)&capturing))
 		return 0;
 	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
 	if (!c)

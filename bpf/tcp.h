@@ -167,6 +167,7 @@ struct tcp_conn {
 	__u32 proto_pad;
 	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
 	__u64 proto_counted; /* 1: in the count of capturing connections */
+	__u64 client_counted; /* 1: in the count of client connections */
 	__u8 load_state;     /* enum tcp_load_state (tcp_load.h) */
 	__u8 load_pad[3];
 	__u32 load_n;	     /* in progress when the request arrived */

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# A call starts when its caller enters the send, not when the send
+# returns: requests of 2 MiB through 64 KiB socket buffers, read by a
+# server that takes 5 ms per 64 KiB, block the caller's send until the
+# server has read most of them. Protocol identification is off, so the
+# send's entry is followed for the client side alone. For each of the
+# calls on one connection, the client's latency is at least the server's
+# (their records joined by the request's sequence number).
+source "$(dirname "$0")/../lib/kmond.sh"
+
+PORT=$(test_port)
+CALLS=5
+cat >"$WORK/peer.py" <<'PY'
+import os, socket, sys, time
+
+SIZE, CHUNK, BUF = 2 << 20, 64 << 10, 64 << 10
+role, port, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+
+def small(s):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, BUF)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, BUF)
+
+if role == "server":
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    small(ls)
+    ls.bind(("127.0.0.1", port))
+    ls.listen(1)
+    open(sys.argv[4], "w").close()
+    c, _ = ls.accept()
+    for _ in range(calls):
+        got = 0
+        while got < SIZE:
+            n = len(c.recv(min(CHUNK, SIZE - got)))
+            if not n:
+                sys.exit("short request")
+            got += n
+            time.sleep(0.005)
+        c.sendall(b"ok")
+else:
+    while not os.path.exists(sys.argv[4]):
+        time.sleep(0.05)
+    c = socket.socket()
+    small(c)
+    c.connect(("127.0.0.1", port))
+    for _ in range(calls):
+        c.sendall(b"x" * SIZE)
+        if c.recv(2) != b"ok":
+            sys.exit("no answer")
+PY
+python3 "$WORK/peer.py" server $PORT $CALLS "$WORK/listening" &
+server=$!
+STARTED_PIDS+=($server)
+for _ in $(seq 50); do [ -e "$WORK/listening" ] && break; sleep 0.1; done
+python3 "$WORK/peer.py" client $PORT $CALLS "$WORK/go" &
+client=$!
+STARTED_PIDS+=($client)
+
+cat >"$WORK/kmond.yaml" <<YAML
+interval: 500ms
+services:
+  - { name: srv, match: { pid: $server } }
+  - { name: caller, match: { pid: $client } }
+collectors:
+  tcp: { enabled: true, protocols: false }
+YAML
+start_kmond "$WORK/kmond.yaml"
+sleep 0.6 # one interval: the pids are selected
+touch "$WORK/go"
+wait $client || fail "the client failed"
+wait $server || fail "the server failed"
+sleep 1.2 # two intervals
+stop_kmond
+
+python3 - "$WORK/out.json" $PORT $CALLS <<'PY' || fail "client latency below the server's"
+import json, sys
+port, calls = int(sys.argv[2]), int(sys.argv[3])
+side = {"server": {}, "client": {}}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["kind"] == "tcp" and port in (r["lport"], r["rport"]):
+        side[r["side"]][r["req_seq"]] = r["latency_ns"]
+print("server", sorted(side["server"].values()))
+print("client", sorted(side["client"].values()))
+if len(side["server"]) != calls or side["server"].keys() != side["client"].keys():
+    sys.exit("want %d calls seen from both ends" % calls)
+for seq, lat in side["server"].items():
+    if side["client"][seq] < lat:
+        sys.exit("call %d: client %d ns, server %d ns"
+                 % (seq, side["client"][seq], lat))
+PY
+echo "PASS"
