@@ -245,13 +245,22 @@ static __always_inline bool in_socket(bool trusted)
 	return trusted && conn_in_socket;
 }
 
+/* The state in a BTF socket, NULL if none: a socket that holds no BPF
+ * storage at all (most of a host's) is told by one load, not a call. */
+static __always_inline struct tcp_conn *sock_state(struct sock *sk)
+{
+	if (!sk->sk_bpf_storage)
+		return NULL;
+	return bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+}
+
 static __always_inline struct tcp_conn *conn_find(const struct sock *sk,
 						  bool trusted)
 {
 	__u64 skp = (__u64)sk;
 
 	if (in_socket(trusted))
-		return bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
+		return sock_state((struct sock *)sk);
 	return bpf_map_lookup_elem(&conns, &skp);
 }
 
@@ -795,7 +804,7 @@ static __always_inline int handle_send_entry(struct sock *sk,
 	if (!(stamp_calls && *(volatile __u64 *)&clients) &&
 	    !(capture_sends && *(volatile __u64 *)&capturing))
 		return 0;
-	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	c = sock_state(sk);
 	if (!c)
 		return 0;
 	if (stamp_calls)
