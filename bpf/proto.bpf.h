@@ -49,16 +49,14 @@ __u64 capturing;
 
 static __always_inline void proto_count(struct tcp_conn *c)
 {
-	if (c->proto_state == PROTO_CAPTURING &&
-	    !__sync_val_compare_and_swap(&c->proto_counted, 0, 1))
-		__sync_fetch_and_add(&capturing, 1);
+	if (c->proto_state == PROTO_CAPTURING)
+		count_once(&c->proto_counted, &capturing);
 }
 
 /* c stopped capturing, or its state goes. */
 static __always_inline void proto_uncount(struct tcp_conn *c)
 {
-	if (__sync_val_compare_and_swap(&c->proto_counted, 1, 0) == 1)
-		__sync_fetch_and_add(&capturing, -1);
+	uncount_once(&c->proto_counted, &capturing);
 }
 
 /* Takes the verdict user space left for c, if any. */

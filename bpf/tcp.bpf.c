@@ -270,26 +270,13 @@ static __always_inline struct tcp_conn *conn_find(const struct sock *sk,
  * capturing (proto.bpf.h). */
 __u64 clients;
 
-static __always_inline void client_count(struct tcp_conn *c)
-{
-	if (c->role == TCP_ROLE_CLIENT &&
-	    !__sync_val_compare_and_swap(&c->client_counted, 0, 1))
-		__sync_fetch_and_add(&clients, 1);
-}
-
-static __always_inline void client_uncount(struct tcp_conn *c)
-{
-	if (__sync_val_compare_and_swap(&c->client_counted, 1, 0) == 1)
-		__sync_fetch_and_add(&clients, -1);
-}
-
 static __always_inline void conn_forget(const struct sock *sk,
 					struct tcp_conn *c, bool trusted)
 {
 	__u64 skp = (__u64)sk;
 
 	proto_uncount(c);
-	client_uncount(c);
+	uncount_once(&c->client_counted, &clients);
 	if (in_socket(trusted))
 		bpf_sk_storage_delete(&sock_conns, (struct sock *)sk);
 	else
@@ -330,7 +317,8 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 			return NULL;
 		}
 		proto_count(cp);
-		client_count(cp);
+		if (cp->role == TCP_ROLE_CLIENT)
+			count_once(&cp->client_counted, &clients);
 		return cp;
 	}
 	err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
