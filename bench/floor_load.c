@@ -2,12 +2,14 @@
 /* Loads a BPF object, attaches every program in it, says "attached" on
  * stdout and holds them until SIGTERM or SIGINT (bench/tcp-nginx.sh's
  * and bench/protocol-conn.sh's floor: empty programs on the tcp
- * collector's hooks). Cgroup programs go on CGROUP (a cgroup v2 dir).
+ * collector's hooks). Cgroup programs go on CGROUP (a cgroup v2 dir),
+ * else on the root of the cgroup v2 hierarchy.
  *   floor_load OBJECT.o [CGROUP] */
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t stop;
@@ -16,6 +18,23 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+/* The cgroup v2 root, opened; -1 when none is mounted. */
+static int cgroup2_root(void)
+{
+	char dev[256], dir[4096], type[64];
+	FILE *f = fopen("/proc/self/mounts", "r");
+	int fd = -1;
+
+	while (f && fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3)
+		if (!strcmp(type, "cgroup2")) {
+			fd = open(dir, O_RDONLY | O_DIRECTORY);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return fd;
 }
 
 int main(int argc, char **argv)
@@ -42,8 +61,9 @@ int main(int argc, char **argv)
 		bool on_cgroup = bpf_program__type(prog) ==
 				 BPF_PROG_TYPE_CGROUP_SKB;
 
-		if (on_cgroup && cgroup < 0) {
-			fprintf(stderr, "floor_load: %s needs a cgroup\n",
+		if (on_cgroup && cgroup < 0 && (cgroup = cgroup2_root()) < 0) {
+			fprintf(stderr, "floor_load: %s needs a cgroup (no "
+					"cgroup v2 hierarchy)\n",
 				bpf_program__name(prog));
 			return 2;
 		}

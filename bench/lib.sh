@@ -23,6 +23,10 @@
 #                              CGROUP), as KMOND_PID (so kmond_stop stops
 #                              it, kmond_* measure it)
 #   median_spread VALUES...    "median [min .. max]"
+#   bpf_stats_hold             keeps the run-time stats on until
+#                              bpf_stats_release (or exit), whatever
+#                              others do to kernel.bpf_stats_enabled
+#                              (build/bench/bpf_stats_on)
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/kmond_proc.sh"
@@ -91,6 +95,7 @@ floor_start() {
 	local obj=$WORK/${1%.c}.o
 	[ -e "$obj" ] || clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 \
 		-c "bench/$1" -o "$obj" || fail "cannot build bench/$1"
+	: >"$WORK/floor.out" # not the last floor's "attached"
 	build/bench/floor_load "$obj" "${@:2}" >"$WORK/floor.out" 2>&1 &
 	KMOND_PID=$!
 	until grep -q attached "$WORK/floor.out"; do
@@ -103,3 +108,22 @@ median_spread() {
 	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
 		END { if (!NR) { print "-"; exit } printf "%s [%s .. %s]", v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
+
+BPF_STATS_PID=
+bpf_stats_hold() {
+	[ -x build/bench/bpf_stats_on ] || make -s build/bench/bpf_stats_on >&2
+	build/bench/bpf_stats_on >"$WORK/bpf_stats_on.out" 2>&1 &
+	BPF_STATS_PID=$!
+	STARTED_PIDS+=($BPF_STATS_PID)
+	until grep -q '^on' "$WORK/bpf_stats_on.out" 2>/dev/null; do
+		kill -0 $BPF_STATS_PID 2>/dev/null ||
+			fail "bpf_stats_on: $(cat "$WORK/bpf_stats_on.out")"
+		sleep 0.1
+	done
+}
+
+bpf_stats_release() {
+	kill -TERM $BPF_STATS_PID 2>/dev/null || true
+	wait $BPF_STATS_PID 2>/dev/null || true
+}
+

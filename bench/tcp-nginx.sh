@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Cost of the tcp collector: nginx on loopback under wrk, runs alternating
-# within each round: without kmond; with it (tcp on, requests: all, then
-# none; then every collector on, as configs/kmond.yaml has them, requests:
-# all; then the client side: wrk monitored instead of nginx, requests:
-# all; then idle: tcp on but neither monitored, the floor both pay); and
-# floor: no kmond but empty programs on the same tp_btf hooks
-# (bench/floor.bpf.c, loaded by build/bench/floor_load).
-# Per mode, medians with [min .. max] over the rounds: the throughput ratio
-# (over the same round's run without kmond), the wall time per request
-# added, kmond's CPU per request (its threads' CPU over the run, the last
-# interval included, / wrk's requests: with requests: all a record per
-# request) and its peak RSS (VmHWM); and, from one more run per mode with
-# kernel.bpf_stats_enabled, the BPF programs' cost per event and per
-# request: per request over every tcp program, minus idle's, is what
-# following one side costs (server: mode all, client: mode client), and
-# all's and none's as a multiple of the floor's.
+# Cost of the tcp collector: nginx (1 worker) on loopback under wrk.
+#
+# Modes, alternating within each round:
+#   off     no kmond
+#   floor   no kmond, an empty program on each hook the tcp collector
+#           runs on per request (bench/floor.bpf.c: sock_recv_length,
+#           sock_send_length, tcp_sendmsg_locked, inet_sock_set_state,
+#           the root cgroup's ingress)
+#   idle    tcp on, neither nginx nor wrk monitored: what every process
+#           pays
+#   none    nginx monitored, requests: none (topology, load, no records)
+#   all     nginx monitored, requests: all (a record per request)
+#   client  wrk monitored instead (the client side), requests: all
+#   every   nginx monitored, every collector on (configs/kmond.yaml's set)
+# First the throughput rounds (bpf_stats off), per mode medians with
+# [min .. max] over the rounds: the throughput ratio (over the same
+# round's run without kmond), the wall time per request added, kmond's CPU
+# per request (its threads' CPU over the run, the last interval included,
+# / wrk's requests: with requests: all a record per request) and its peak
+# RSS (VmHWM).
+# Then the BPF rounds (bpf_stats on, held by build/bench/bpf_stats_on):
+# the run time of every program of the tcp collector (tcp_*, proto_*)
+# per request, the median over the rounds with the spread, as a multiple
+# of the floor's; and following one side over idle's, server (all) and
+# client (client). A BPF round in which the send hook ran more often per
+# request than the workload's own sends (another workload on the host)
+# is left out and counted.
+# BPF_KEEP=FILE keeps the BPF rounds' raw figures (bench/tcp_nginx_bpf.py
+# reads them).
 #   bench/tcp-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root; 10 rounds)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -25,7 +38,8 @@ SECS=${2:-5}
 # two processes fall into batching or into a switch per request).
 CONNS=${3:-64}
 PORT=18631
-make -s build/kmond build/bench/floor_load || fail "cannot build kmond"
+make -s build/kmond build/bench/floor_load build/bench/bpf_stats_on ||
+	fail "cannot build kmond"
 bench_init
 source tests/lib/nginx.sh
 start_nginx $PORT 1
@@ -36,22 +50,23 @@ load() {
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
 
-start() { # all | none | every | client | idle | floor
+start() { # floor | idle | none | all | client | every
 	if [ "$1" = floor ]; then # stopped by kmond_stop, measured the same way
 		floor_start floor.bpf.c
 		return
 	fi
-	local collectors="  tcp: { requests: $1 }" comm=nginx
+	local collectors="  tcp: { requests: all }" comm=nginx
 	case $1 in
-	client) comm=wrk collectors="  tcp: { requests: all }" ;;
-	idle) comm=kmt_nobody collectors="  tcp: { requests: all }" ;;
-	esac
-	[ "$1" = every ] && collectors="  tcp: { requests: all }
+	none) collectors="  tcp: { requests: none }" ;;
+	client) comm=wrk ;;
+	idle) comm=kmt_nobody ;;
+	every) collectors="  tcp: { requests: all }
   syscall: { enabled: true }
   drop: { enabled: true }
   offcpu: { enabled: true }
   bio: { enabled: true }
-  counters: { tracepoints: [tcp:tcp_retransmit_skb, sched:sched_process_fork] }"
+  counters: { tracepoints: [tcp:tcp_retransmit_skb, sched:sched_process_fork] }" ;;
+	esac
 	cat >"$WORK/kmond.yaml" <<YAML
 interval: 1s
 services:
@@ -67,8 +82,8 @@ YAML
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
 median() { median_spread "$@" | awk '{ print $1 }'; }
 declare -A ratio added cpu hwm
-declare -A bpf_ns bpf_cnt bpf_reqs bpf_all_ns
-MODES="all none every client idle floor"
+MODES="floor idle none all client every"
+BPF_MODES="floor idle none all client"
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
 	read -r rps_off n < <(load)
@@ -88,35 +103,28 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	done
 	echo "$line"
 done
-# bpf_stats costs two clock reads per program run: off while timing,
-# on in one more run per mode, for the cost per event.
-for mode in $MODES; do
-	start $mode
-	sysctl -q kernel.bpf_stats_enabled=1
-	read -r rps n < <(load)
-	read -r bpf_ns[$mode] bpf_cnt[$mode] < <(bpf_cost tcp_recv tcp_send)
-	read -r bpf_all_ns[$mode] _ < <(bpf_cost tcp_)
-	bpf_reqs[$mode]=$n
-	sysctl -q kernel.bpf_stats_enabled=0
-	kmond_stop
+# bpf_stats costs two clock reads per program run: on only here.
+bpf_stats_hold
+for ((r = 1; r <= ROUNDS; r++)); do
+	for mode in $BPF_MODES; do
+		start $mode
+		read -r rps n < <(load)
+		bpf_progs tcp_ proto_ | sed "s/^/$mode $r $n /" >>"$WORK/bpf"
+		kmond_stop
+		echo "bpf round $r $mode: $n requests"
+	done
 done
+bpf_stats_release
 
 echo
 echo "connections: $CONNS, $ROUNDS rounds of ${SECS}s per mode, nginx 1 worker; median [min .. max]"
 echo "over the rounds. ratio: throughput over the same round's run without kmond; added: wall ns"
-echo "per request over it; kmond CPU: its threads' CPU / requests (all: a record per request);"
-echo "BPF: from one more run per mode with bpf_stats (which adds ~40 ns per program run)."
+echo "per request over it; kmond CPU: its threads' CPU / requests (all: a record per request)."
 # shellcheck disable=SC2086
 for mode in $MODES; do
 	echo "mode $mode: ratio $(median_spread ${ratio[$mode]}), added $(median_spread ${added[$mode]}) ns," \
-		"kmond CPU $(median_spread ${cpu[$mode]}) us/request, peak RSS $(median_spread ${hwm[$mode]}) MiB," \
-		"BPF $(calc "${bpf_ns[$mode]} / (${bpf_cnt[$mode]} + 0.000001)" 0) ns per recv/send event" \
-		"($(calc "${bpf_cnt[$mode]} / ${bpf_reqs[$mode]}" 1) per request, wrk's included)," \
-		"$(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]}" 0) ns per request (every tcp program)"
+		"kmond CPU $(median_spread ${cpu[$mode]}) us/request, peak RSS $(median_spread ${hwm[$mode]}) MiB"
 done
-per_req() { calc "${bpf_all_ns[$1]} / ${bpf_reqs[$1]} - ${bpf_all_ns[idle]} / ${bpf_reqs[idle]}" 0; }
-echo "BPF per request over idle's: server side (nginx monitored) $(per_req all) ns," \
-	"client side (wrk monitored) $(per_req client) ns"
 # shellcheck disable=SC2086
 echo "kmond CPU per request (user space, a record each): server side $(median ${cpu[all]}) us," \
 	"client side $(median ${cpu[client]}) us; target 0.25"
@@ -126,8 +134,7 @@ echo "every collector on: throughput ratio $(median ${ratio[every]}) (target >= 
 for mode in all none; do
 	# shellcheck disable=SC2086
 	echo "mode $mode over the floor: ns per request added $(median ${added[$mode]})" \
-		"(floor $(median ${added[floor]}), $(calc "$(median ${added[$mode]}) / ($(median ${added[floor]}) + 0.000001)" 1)x; noisy)," \
-		"BPF ns per request $(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]}" 0)" \
-		"(floor $(calc "${bpf_all_ns[floor]} / ${bpf_reqs[floor]}" 0)," \
-		"$(calc "${bpf_all_ns[$mode]} / ${bpf_reqs[$mode]} / (${bpf_all_ns[floor]} / ${bpf_reqs[floor]} + 0.000001)" 1)x)"
+		"(floor $(median ${added[floor]}), $(calc "$(median ${added[$mode]}) / ($(median ${added[floor]}) + 0.000001)" 1)x; noisy)"
 done
+if [ -n "${BPF_KEEP:-}" ]; then cp "$WORK/bpf" "$BPF_KEEP"; fi
+python3 bench/tcp_nginx_bpf.py "$WORK/bpf"

@@ -47,4 +47,19 @@ static __always_inline void *lookup_or_try_init(void *map, const void *key,
 	return bpf_map_lookup_elem(map, key);
 }
 
+/* Counts a thing once in *count, by its flag (0: not counted): the
+ * compare and swap lets only one of several CPUs count it, or take it
+ * back, so the count never falls below the things counted. */
+static __always_inline void count_once(__u64 *flag, __u64 *count)
+{
+	if (!__sync_val_compare_and_swap(flag, 0, 1))
+		__sync_fetch_and_add(count, 1);
+}
+
+static __always_inline void uncount_once(__u64 *flag, __u64 *count)
+{
+	if (__sync_val_compare_and_swap(flag, 1, 0) == 1)
+		__sync_fetch_and_add(count, -1);
+}
+
 #endif

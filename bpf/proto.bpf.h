@@ -9,11 +9,12 @@
  * hand, without the kernel's page_offset_base). What it sends is read
  * from the sender's own buffer at tcp_sendmsg_locked, once per send call
  * (the cgroup's egress, which sees every segment and ack, stands in where
- * that tracepoint is missing). A segment without payload (most: the
- * handshake, acks, the close) costs a few loads of its headers; one with
- * payload a socket-storage lookup; only connections still undecided go
- * further, and at most PROTO_MAX_SEGS messages each way reach the ring,
- * each read once, straight into its sample. */
+ * that tracepoint is missing). While no connection is undecided, a
+ * segment costs one load (the count of those capturing); else one
+ * without payload (most: the handshake, acks, the close) a few loads of
+ * its headers, one with payload a socket-storage lookup; only connections
+ * still undecided go further, and at most PROTO_MAX_SEGS messages each way
+ * reach the ring, each read once, straight into its sample. */
 #ifndef KMON_PROTO_BPF_H
 #define KMON_PROTO_BPF_H
 
@@ -40,6 +41,27 @@ struct {
  * connections never see one, and skip the lookup). */
 volatile __u32 proto_verdict_gen;
 
+/* Connections capturing (proto_state PROTO_CAPTURING), each counted
+ * once (proto_counted): while there are none, a received segment costs
+ * the ingress program no socket lookup. Never below the true number: a
+ * connection is counted when its state is made, before its first data
+ * segment, and uncounted once, when it stops capturing or its state is
+ * removed; a socket freed without kmond's close leaves it above, which
+ * costs only lookups. */
+__u64 capturing;
+
+static __always_inline void proto_count(struct tcp_conn *c)
+{
+	if (c->proto_state == PROTO_CAPTURING)
+		count_once(&c->proto_counted, &capturing);
+}
+
+/* c stopped capturing, or its state goes. */
+static __always_inline void proto_uncount(struct tcp_conn *c)
+{
+	uncount_once(&c->proto_counted, &capturing);
+}
+
 /* Takes the verdict user space left for c, if any. */
 static __always_inline void proto_resolve(struct tcp_conn *c)
 {
@@ -61,6 +83,7 @@ static __always_inline void proto_resolve(struct tcp_conn *c)
 		return;
 	c->proto = v->proto < PROTO_NR ? v->proto : PROTO_UNKNOWN;
 	c->proto_state = PROTO_DECIDED;
+	proto_uncount(c);
 	bpf_map_delete_elem(&proto_verdicts, &cookie);
 	if (c->role == TCP_ROLE_SERVER)
 		edge_reattribute(c);
@@ -242,8 +265,10 @@ static __always_inline bool take_segment(struct tcp_conn *c, void *ctx,
 		return false;
 	c->proto_segs[dir & 1] = seg + 1;
 	if (c->proto_segs[0] >= PROTO_MAX_SEGS &&
-	    c->proto_segs[1] >= PROTO_MAX_SEGS)
+	    c->proto_segs[1] >= PROTO_MAX_SEGS) {
 		c->proto_state = PROTO_WAITING;
+		proto_uncount(c);
+	}
 	return true;
 }
 
@@ -255,6 +280,9 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	__u32 off, len, cap, seq = 0;
 	__u8 seg;
 
+	/* the one test a segment pays while no connection captures */
+	if (!*(volatile __u64 *)&capturing)
+		return;
 	off = payload_offset(skb, &seq);
 	if (!off)
 		return;
@@ -310,7 +338,8 @@ int proto_ingress(struct __sk_buff *skb)
 	return 1;
 }
 
-/* Used only where tcp_sendmsg_locked is not a BTF tracepoint. */
+/* Used only where tcp_sendmsg_locked is not a BTF tracepoint (where it
+ * is, tcp.bpf.c's program on it calls capture_send). */
 SEC("cgroup_skb/egress")
 int proto_egress(struct __sk_buff *skb)
 {
@@ -367,9 +396,12 @@ static __always_inline __u32 gather_iovs(const struct iovec *iov, __u32 nr,
  * tracepoint fires per segment-sized chunk; a chunk after the first
  * starts inside the buffer). A send from the kernel's pages (sendfile,
  * splice) counts with its length, its bytes not read. The arguments are
- * BTF pointers: their fields are plain loads, not helper calls. */
+ * BTF pointers: their fields are plain loads, not helper calls. c: the
+ * socket's state (tcp.bpf.c's tcp_sendmsg_locked program looks it up
+ * once for this and for stamping the send). */
 static __always_inline void capture_send(const struct sock *sk,
-					 const struct msghdr *msg)
+					 const struct msghdr *msg,
+					 struct tcp_conn *c)
 {
 	const struct iov_iter *it = &msg->msg_iter;
 	const struct iovec *iov = NULL;
@@ -377,12 +409,10 @@ static __always_inline void capture_send(const struct sock *sk,
 	const void *base = NULL;
 	__u32 zero = 0;
 	__u8 *buf;
-	struct tcp_conn *c;
 	__u32 len, cap, avail = 0;
 	__u8 seg, type;
 
-	c = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
-	if (!c || c->proto_state != PROTO_CAPTURING)
+	if (c->proto_state != PROTO_CAPTURING)
 		return;
 	seg = c->proto_segs[PROTO_DIR_OUT];
 	if (seg >= PROTO_MAX_SEGS || it->iov_offset)
@@ -440,14 +470,6 @@ static __always_inline void capture_send(const struct sock *sk,
 	}
 	s->caplen = cap;
 	bpf_ringbuf_submit(s, wakeup_flags());
-}
-
-SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(proto_send, const struct sock *sk, const struct msghdr *msg,
-	     const struct sk_buff *skb, int size_goal)
-{
-	capture_send(sk, msg);
-	return 0;
 }
 
 #endif

@@ -264,20 +264,38 @@ static __always_inline bool in_socket(bool trusted)
 	return trusted && conn_in_socket;
 }
 
+/* The state in a BTF socket, NULL if none: a socket that holds no BPF
+ * storage at all (most of a host's) is told by one load, not a call. */
+static __always_inline struct tcp_conn *sock_state(struct sock *sk)
+{
+	if (!sk->sk_bpf_storage)
+		return NULL;
+	return bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+}
+
 static __always_inline struct tcp_conn *conn_find(const struct sock *sk,
 						  bool trusted)
 {
 	__u64 skp = (__u64)sk;
 
 	if (in_socket(trusted))
-		return bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
+		return sock_state((struct sock *)sk);
 	return bpf_map_lookup_elem(&conns, &skp);
 }
 
-static __always_inline void conn_forget(const struct sock *sk, bool trusted)
+/* Connections with state, each counted once (followed_counted): while
+ * there are none, a send's entry has no send to stamp, a client's call
+ * or a server's response (the send-entry programs then look up no
+ * socket). Never below the true number, as capturing (proto.bpf.h). */
+__u64 followed;
+
+static __always_inline void conn_forget(const struct sock *sk,
+					struct tcp_conn *c, bool trusted)
 {
 	__u64 skp = (__u64)sk;
 
+	proto_uncount(c);
+	uncount_once(&c->followed_counted, &followed);
 	if (in_socket(trusted))
 		bpf_sk_storage_delete(&sock_conns, (struct sock *)sk);
 	else
@@ -324,14 +342,21 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 		if (!cp)
 			cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk,
 						0, 0);
-		if (!cp)
+		if (!cp) {
 			stat_inc(&tcp_stats, TCP_CONNS_FULL);
+			return NULL;
+		}
+		proto_count(cp);
+		count_once(&cp->followed_counted, &followed);
 		return cp;
 	}
 	err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
 	if (err && err != -EEXIST) /* full */
 		stat_inc(&tcp_stats, TCP_CONNS_FULL);
-	return bpf_map_lookup_elem(&conns, &skp);
+	cp = bpf_map_lookup_elem(&conns, &skp);
+	if (cp)
+		count_once(&cp->followed_counted, &followed);
+	return cp;
 }
 
 static __always_inline void remember_client(struct tcp_conn *c)
@@ -354,8 +379,13 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	/* A dropped connection is measured by no side until it closes. */
 	if (c && c->role != TCP_ROLE_UNKNOWN)
 		return c->role == TCP_ROLE_DROPPED ? NULL : c;
+	/* Other sockets (a Unix socket, UDP) fire these hooks too: with a
+	 * BTF pointer two loads tell, cheaper than the process's lookup. */
+	if (!c && trusted && !is_tcp(sk, true))
+		return NULL;
 	/* The process first: most of a host's sockets are no one's we
-	 * monitor, and reading the socket costs more than a lookup. */
+	 * monitor, and reading the socket costs more than a lookup (but
+	 * for a BTF pointer, above). */
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(tgid, &svc)) {
 		if (c) { /* accepted by a process nobody monitors */
@@ -364,12 +394,12 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 			if (lv)
 				*lv = TCP_LISTEN_UNMONITORED | config_gen();
 			proto_closed(c); /* its first bytes: for no one */
-			conn_forget(sk, trusted);
+			conn_forget(sk, c, trusted);
 		}
 		return NULL;
 	}
 	/* A closed socket's last bytes start nothing new. */
-	if (!c && (!is_tcp(sk, trusted) ||
+	if (!c && ((!trusted && !is_tcp(sk, false)) ||
 		   SK_FIELD(trusted, sk, __sk_common.skc_state) == TCP_CLOSE))
 		return NULL;
 	if (c) { /* accepted: its owner reads or writes it first */
@@ -532,16 +562,10 @@ static __always_inline __u64 wakeup_flags(void)
 	return BPF_RB_FORCE_WAKEUP;
 }
 
-static __always_inline void send_event(const struct tcp_conn *c,
+static __always_inline void fill_event(struct tcp_event *ev,
+				       const struct tcp_conn *c,
 				       __u64 latency)
 {
-	struct tcp_event *ev;
-
-	ev = bpf_ringbuf_reserve(&tcp_events, sizeof(*ev), 0);
-	if (!ev) {
-		stat_inc(&tcp_stats, TCP_RB_LOST);
-		return;
-	}
 	ev->t = c->t;
 	ev->end_ns = c->last_send_ns;
 	ev->latency_ns = latency;
@@ -566,6 +590,23 @@ static __always_inline void send_event(const struct tcp_conn *c,
 	ev->link = c->link;
 	ev->link_pad = 0;
 	ev->size_pad = 0;
+}
+
+#include "tcp_batch.bpf.h"
+
+static __always_inline void send_event(const struct tcp_conn *c,
+				       __u64 latency)
+{
+	struct tcp_event *ev;
+
+	if (batch_event(c, latency))
+		return;
+	ev = bpf_ringbuf_reserve(&tcp_events, sizeof(*ev), 0);
+	if (!ev) {
+		stat_inc(&tcp_stats, TCP_RB_LOST);
+		return;
+	}
+	fill_event(ev, c, latency);
 	bpf_ringbuf_submit(ev, wakeup_flags());
 }
 
@@ -794,9 +835,34 @@ static __always_inline void stamp_send(struct tcp_conn *c)
 		c->call_ns = bpf_ktime_get_ns();
 }
 
-static __always_inline int handle_send_entry(struct sock *sk)
+/* What the tcp_sendmsg_locked program does, set before load: stamp the
+ * sends of the sockets we follow (collectors.tcp.client on at start),
+ * capture the protocol samples of sends (protocol identification where
+ * the hook is a BTF tracepoint). One program does both: one run and one
+ * socket lookup per TCP send of the host, not two. */
+const volatile bool stamp_sends;
+const volatile bool capture_sends;
+/* Set by user space when the capture's cgroup programs could not be
+ * attached: the sends' samples would have no one to read them. */
+bool sends_uncaptured;
+
+static __always_inline int handle_send_entry(struct sock *sk,
+					     const struct msghdr *msg)
 {
-	stamp_send(conn_find(sk, true));
+	struct tcp_conn *c;
+
+	/* no send to stamp, none to capture: no socket to look up */
+	if (!(stamp_sends && *(volatile __u64 *)&followed) &&
+	    !(capture_sends && *(volatile __u64 *)&capturing))
+		return 0;
+	c = conn_find(sk, true);
+	if (!c)
+		return 0;
+	if (stamp_sends)
+		stamp_send(c);
+	if (capture_sends && c->proto_state == PROTO_CAPTURING &&
+	    !sends_uncaptured)
+		capture_send(sk, msg, c);
 	return 0;
 }
 
@@ -887,6 +953,8 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 
 	if (!c)
 		return;
+	/* before closing gets a copy: the copy is in no count */
+	proto_uncount(c);
 	load_closed(c);
 	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_RESPONSE)
 		finish(c);
@@ -903,7 +971,7 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 		bpf_map_delete_elem(&server_of, &c->t);
 	}
 	proto_closed(c);
-	conn_forget(sk, trusted);
+	conn_forget(sk, c, trusted);
 }
 
 static __always_inline void on_connect(const struct sock *sk, bool trusted)
@@ -1072,9 +1140,9 @@ int BPF_PROG(tcp_send_sys, struct pt_regs *regs, long ret)
 }
 
 SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(tcp_send_entry_btf, struct sock *sk)
+int BPF_PROG(tcp_send_entry_btf, struct sock *sk, const struct msghdr *msg)
 {
-	return handle_send_entry(sk);
+	return handle_send_entry(sk, msg);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -1102,6 +1170,8 @@ int BPF_PROG(tcp_send_entry_sys, struct pt_regs *regs, long nr)
 
 	if (nr != NR_WRITE && nr != NR_WRITEV && nr != NR_SENDTO &&
 	    nr != NR_SENDMSG && nr != NR_SENDFILE)
+		return 0;
+	if (!*(volatile __u64 *)&followed)
 		return 0;
 	sk = sock_of_fd(PT_REGS_PARM1_CORE_SYSCALL(regs));
 	if (sk)

@@ -168,11 +168,15 @@ struct tcp_conn {
 	__u32 proto_gen;     /* proto_verdict_gen when last looked */
 	__u32 proto_pad;
 	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
+	__u64 proto_counted; /* 1: in the count of capturing connections */
+	__u64 followed_counted; /* 1: in the count of connections followed */
 	__u8 load_state;     /* enum tcp_load_state (tcp_load.h) */
-	__u8 load_slot;	     /* an occupancy target's slot + 1, 0: none */
+	__u8 target_slot;    /* an occupancy target's slot + 1, 0: none */
 	__u8 load_pad[2];
 	__u32 load_n;	     /* in progress when the request arrived */
 	__u64 load_end_ns;   /* when the request last stopped being in progress */
+	__u32 load_slot;     /* its load's slot in loads + 1, 0: none yet */
+	__u32 load_pad2;
 	/* Request paths (bpf/tcp_link.bpf.h). */
 	__u64 id;	     /* the request in progress or last finished */
 	__u64 parent;	     /* client side: the request it serves, 0: none */
@@ -181,7 +185,11 @@ struct tcp_conn {
 	__u8 link_pad[6];
 };
 
-/* One finished request (only when the requests policy wants it). */
+/* One finished request (only when the requests policy wants it). A
+ * ring record holds one, or a batch of up to TCP_BATCH of them back to
+ * back (bpf/tcp_batch.bpf.h). */
+#define TCP_BATCH 16 /* a power of two */
+
 struct tcp_event {
 	struct tcp_tuple t;
 	__u64 end_ns; /* last response byte (monotonic) */
@@ -240,7 +248,9 @@ struct tcp_edge {
 	__u32 pad2;
 };
 
-/* Per edge and CPU; cumulative, user space reports the increase. */
+/* Per edge and CPU; cumulative, user space reports the increase. What a
+ * request adds to besides its bucket comes first, in as few cache lines
+ * as it takes. */
 struct tcp_edge_val {
 	__u64 requests;
 	__u64 req_bytes;
@@ -248,13 +258,13 @@ struct tcp_edge_val {
 	__u8 dst_addr[16]; /* the server's address, last seen */
 	__u16 dst_family;
 	__u16 pad[3];
-	__u64 buckets[HIST_BUCKETS]; /* latency, histogram.h layout */
 	__u8 src_addr[16]; /* client side: the client's address, last seen */
 	__u16 src_family;
 	__u16 pad2[3];
 	/* requests by the protocol of their connection (proto.h ids), and
 	 * at TCP_PROTO_UNDECIDED those finished before their verdict */
 	__u64 proto_requests[TCP_PROTO_SLOTS];
+	__u64 buckets[HIST_BUCKETS]; /* latency, histogram.h layout */
 };
 
 /* A listening port, from listen() seen in the kernel and from the listen

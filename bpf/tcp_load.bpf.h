@@ -24,41 +24,36 @@
 #include "tcp_load.h"
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, TCP_MAX_LOADS);
-	__type(key, struct tcp_load_key);
+	__type(key, __u32);
 	__type(value, struct tcp_load);
 } loads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TCP_MAX_LOADS * 2);
-	__type(key, struct tcp_load_max_key);
-	__type(value, __u64);
-} load_max SEC(".maps");
-
-/* The client side's, per endpoint called. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TCP_MAX_LOADS);
-	__type(key, struct tcp_call_key);
-	__type(value, struct tcp_load);
-} call_loads SEC(".maps");
+	__type(key, struct tcp_load_key);
+	__type(value, __u32);
+} load_slots SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TCP_MAX_LOADS * 2);
-	__type(key, struct tcp_call_max_key);
-	__type(value, __u64);
-} call_load_max SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, TCP_MAX_LOADS);
+	__type(value, __u32);
+} load_free SEC(".maps");
 
-/* The occupancy targets; user space makes and removes the entries. */
+/* The occupancy targets; user space makes and removes the entries, and
+ * says in targets_on whether there are any (a request then skips the
+ * lookup). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TCP_MAX_TARGETS);
 	__type(key, struct tcp_target_key);
 	__type(value, struct tcp_target);
 } load_targets SEC(".maps");
+
+bool targets_on;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -88,13 +83,6 @@ struct {
 	__type(value, __u64);
 } load_epoch SEC(".maps");
 
-/* Whose load a request moves: its server's (service, or pid without
- * one), or on the client side the endpoint it calls. */
-union load_key {
-	struct tcp_load_key srv;
-	struct tcp_call_key call;
-};
-
 static __always_inline void call_key_of(const struct tcp_conn *c,
 					struct tcp_call_key *k)
 {
@@ -103,74 +91,115 @@ static __always_inline void call_key_of(const struct tcp_conn *c,
 	k->family = c->t.family;
 }
 
-static __always_inline struct tcp_load *load_of(const struct tcp_conn *c,
-						union load_key *k)
+/* Whose load a request moves: its server's (service, or pid without
+ * one), or on the client side the endpoint it calls. */
+static __always_inline void load_key(const struct tcp_conn *c,
+				     struct tcp_load_key *k)
 {
-	struct tcp_load zero = {}, *v;
-	bool client = c->role == TCP_ROLE_CLIENT;
-
 	__builtin_memset(k, 0, sizeof(*k));
-	if (client) {
+	if (c->role == TCP_ROLE_CLIENT) {
 		call_key_of(c, &k->call);
-		v = lookup_or_try_init(&call_loads, &k->call, &zero);
 	} else {
-		k->srv.svc = c->svc;
-		k->srv.pid = c->svc ? 0 : c->pid;
-		v = lookup_or_try_init(&loads, &k->srv, &zero);
+		k->svc = c->svc;
+		k->pid = c->svc ? 0 : c->pid;
 	}
-	if (!v)
-		stat_inc(&tcp_stats, TCP_LOADS_FULL);
-	return v;
 }
 
-/* Raises the slot m to n: another CPU may raise it at the same moment,
- * so compare and swap. */
-static __always_inline void raise_to(__u64 *m, __u64 n)
+static __always_inline bool load_owned_by(const struct tcp_load *v,
+					  const struct tcp_load_key *k)
 {
-	__u64 old;
-	int i;
+	const __u64 *a = (const __u64 *)&v->key, *b = (const __u64 *)k;
 
-	for (i = 0; i < 4; i++) {
-		old = *m;
-		if ((__s64)n <= (__s64)old)
-			return;
-		if (__sync_val_compare_and_swap(m, old, n) == old)
-			return;
+	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
+}
+
+/* The slot of c's key when the connection has none yet, or its key
+ * changed (a reload), or user space freed it: from load_slots, or a free
+ * slot made the key's. */
+static __always_inline struct tcp_load *load_find(struct tcp_conn *c,
+						  const struct tcp_load_key *k)
+{
+	struct tcp_load *v;
+	__u32 *found, slot;
+
+	found = bpf_map_lookup_elem(&load_slots, k);
+	if (found) {
+		slot = *found;
+	} else {
+		if (bpf_map_pop_elem(&load_free, &slot))
+			goto full;
+		v = bpf_map_lookup_elem(&loads, &slot);
+		if (!v)
+			goto full;
+		v->key = *k;
+		if (bpf_map_update_elem(&load_slots, k, &slot, BPF_NOEXIST)) {
+			/* another CPU gave the key a slot first */
+			__builtin_memset(&v->key, 0, sizeof(v->key));
+			bpf_map_push_elem(&load_free, &slot, 0);
+			found = bpf_map_lookup_elem(&load_slots, k);
+			if (!found)
+				goto full;
+			slot = *found;
+		}
 	}
+	v = bpf_map_lookup_elem(&loads, &slot);
+	if (!v || !load_owned_by(v, k))
+		goto full;
+	c->load_slot = slot + 1;
+	return v;
+full:
+	stat_inc(&tcp_stats, TCP_LOADS_FULL);
+	return NULL;
+}
+
+/* c's accumulators: one array load with the connection's slot (the
+ * owner checked), load_find once per connection. */
+static __always_inline struct tcp_load *load_of(struct tcp_conn *c)
+{
+	__u32 slot = c->load_slot - 1; /* none: past the array */
+	struct tcp_load_key k;
+	struct tcp_load *v;
+
+	load_key(c, &k);
+	v = bpf_map_lookup_elem(&loads, &slot);
+	if (v && load_owned_by(v, &k))
+		return v;
+	return load_find(c, &k);
 }
 
 /* Raises this interval's largest in_progress to n. */
-static __always_inline void load_raise_max(const struct tcp_conn *c,
-					   const union load_key *k, __u64 n)
+static __always_inline void load_raise_max(struct tcp_load *v, __u64 n)
 {
-	__u64 *epoch, *m, zero = 0;
-	__u32 key = 0;
+	__u64 *epoch, *m, old, want;
+	__u32 key = 0, tag;
+	int i;
 
 	epoch = bpf_map_lookup_elem(&load_epoch, &key);
 	if (!epoch)
 		return;
-	if (c->role == TCP_ROLE_CLIENT) {
-		struct tcp_call_max_key mk = { .k = k->call,
-					       .parity = *epoch & 1 };
-
-		m = lookup_or_try_init(&call_load_max, &mk, &zero);
-	} else {
-		struct tcp_load_max_key mk = { .k = k->srv,
-					       .parity = *epoch & 1 };
-
-		m = lookup_or_try_init(&load_max, &mk, &zero);
+	tag = (__u32)*epoch;
+	m = &v->max[tag & 1];
+	/* a count gone below zero by a reload's lost ends reads huge */
+	want = (__u64)tag << 32 | (n > 0xffffffffULL ? 0xffffffffULL : n);
+	/* Another CPU may raise it at the same moment: compare and swap. */
+	for (i = 0; i < 4; i++) {
+		old = *m;
+		if ((__u32)(old >> 32) == tag && (__u32)old >= (__u32)want)
+			return;
+		if (__sync_val_compare_and_swap(m, old, want) == old)
+			return;
 	}
-	if (m)
-		raise_to(m, n);
 }
 
 /* The occupancy target a request counts for, as its slot + 1 (0: none):
- * looked up once, at its start. */
-static __always_inline __u8 target_slot(const struct tcp_conn *c)
+ * looked up once, at its start, and only while there are targets. */
+static __always_inline __u8 target_of(const struct tcp_conn *c)
 {
 	struct tcp_target_key k;
 	struct tcp_target *t;
 
+	if (!targets_on)
+		return 0;
 	__builtin_memset(&k, 0, sizeof(k));
 	if (c->role == TCP_ROLE_CLIENT)
 		call_key_of(c, &k.call);
@@ -186,7 +215,7 @@ static __always_inline __u8 target_slot(const struct tcp_conn *c)
 static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
 				      __u64 n, int delta)
 {
-	__u32 slot = c->load_slot - 1;
+	__u32 slot = c->target_slot - 1;
 	struct tcp_load_step step = { .t_ns = now,
 				      .n = n < 0xffff ? (__u16)n : 0xffff,
 				      .slot = (__u8)slot,
@@ -207,11 +236,10 @@ static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
 
 static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 {
-	union load_key k;
-	struct tcp_load *v = load_of(c, &k);
+	struct tcp_load *v = load_of(c);
 	__u64 old;
 
-	c->load_slot = target_slot(c);
+	c->target_slot = target_of(c);
 	if (!v)
 		return;
 	__sync_fetch_and_add(&v->begun, 1);
@@ -224,15 +252,15 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	c->load_state = TCP_LOAD_OPEN;
 	/* a count gone below zero by a reload's lost ends reads huge */
 	c->load_n = old < TCP_LOAD_GIVEN_N ? (__u32)old : TCP_LOAD_GIVEN_N;
-	load_raise_max(c, &k, old + 1);
-	if (c->load_slot)
+	load_raise_max(v, old + 1);
+	if (c->target_slot)
 		load_step(c, now, old + 1, 1);
 }
 
 /* A target's request completed after `lat` ns (occupancy_given_n.h). */
 static __always_inline void load_given(const struct tcp_conn *c, __u64 lat)
 {
-	__u32 slot = c->load_slot - 1;
+	__u32 slot = c->target_slot - 1;
 	struct tcp_target_data *g = bpf_map_lookup_elem(&target_data, &slot);
 	__u64 sq = lat >> TCP_LOAD_SQ_SHIFT, n = c->load_n;
 	__u64 b = hist_bucket(lat);
@@ -260,8 +288,7 @@ static __always_inline void load_given(const struct tcp_conn *c, __u64 lat)
 static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 				     bool completed)
 {
-	union load_key k;
-	struct tcp_load *v = load_of(c, &k);
+	struct tcp_load *v = load_of(c);
 	__u64 old;
 
 	if (!v)
@@ -278,7 +305,7 @@ static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 		__sync_fetch_and_add(&v->latency_sum, now - c->start_ns);
 	}
 	__sync_fetch_and_add(&v->ended, 1);
-	if (c->load_slot) {
+	if (c->target_slot) {
 		if (completed)
 			load_given(c, now - c->start_ns);
 		load_step(c, now, old - 1, -1);
@@ -291,8 +318,7 @@ static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 static __always_inline void load_extend(struct tcp_conn *c, __u64 now,
 					bool completed)
 {
-	union load_key k;
-	struct tcp_load *v = load_of(c, &k);
+	struct tcp_load *v = load_of(c);
 	__u64 gap = now - c->load_end_ns, from;
 
 	if (!v)

@@ -16,15 +16,36 @@
 
 #include "histogram.h"
 
-#define TCP_MAX_LOADS 1024
+/* Servers and endpoints called together. */
+#define TCP_MAX_LOADS 2048
 
-/* A server: its service, or its pid when it has none. */
+/* Client side: the endpoint a monitored caller calls, whose load is
+ * that of every call to it from this host. */
+struct tcp_call_key {
+	__u8 addr[16];
+	__u16 port; /* host order */
+	__u16 family;
+};
+
+/* Whose load: a server, its service or its pid when it has none (call
+ * zero); or on the client side, an endpoint called (svc and pid 0, call
+ * with a family). */
 struct tcp_load_key {
 	__u32 svc;
 	__u32 pid; /* 0 when svc names it */
-};
+	struct tcp_call_key call;
+	__u32 pad;
+} __attribute__((aligned(8))); /* compared a word at a time */
 
+/* The accumulators are an array, a slot per server or endpoint:
+ * load_slots (a hash) gives a key's slot and each connection keeps it,
+ * so a request's start and end find their accumulators without a hash
+ * lookup. Free slots wait in load_free (a queue): user space puts them
+ * all there at start, and each slot of a key it forgets, zeroed an
+ * interval later (a program that found the slot just before may still
+ * add to it). */
 struct tcp_load {
+	struct tcp_load_key key; /* the slot's owner; all 0: free */
 	/* Writers add 1 to begun before their first change and to ended
 	 * after their last: a copy with begun == ended that equals the next
 	 * copy is consistent. */
@@ -37,28 +58,15 @@ struct tcp_load {
 	__u64 latency_sum; /* ns, of completed requests */
 	__u64 idle_since;  /* when in_progress last fell to 0 */
 	__u64 begun;
+	/* The largest in_progress of an interval, one per parity of the
+	 * interval number user space writes into load_epoch: the number's
+	 * low 32 bits << 32 | the largest, so a value an earlier interval
+	 * left says nothing of this one and needs no reset. */
+	__u64 max[2];
 };
 
-/* The largest in_progress of an interval, one slot per parity of the
- * interval number user space writes into load_epoch. */
-struct tcp_load_max_key {
-	struct tcp_load_key k;
-	__u32 parity;
-	__u32 pad;
-};
-
-/* Client side: the endpoint a monitored caller calls, whose load is
- * that of every call to it from this host. */
-struct tcp_call_key {
-	__u8 addr[16];
-	__u16 port; /* host order */
-	__u16 family;
-};
-
-struct tcp_call_max_key {
-	struct tcp_call_key k;
-	__u32 parity;
-};
+#define TCP_LOAD_MAX_OF(v, epoch) \
+	((__u32)((v) >> 32) == (__u32)(epoch) ? (__u32)(v) : 0)
 
 /* An occupancy target (user/collectors/occupancy.h): a service seen from
  * its server side (svc, call zero) or an endpoint seen from its callers

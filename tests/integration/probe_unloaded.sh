@@ -5,9 +5,9 @@
 # tcp's send-entry hook: without tcp_sendmsg_locked (6.12) the kernel
 # still has sys_enter, but that program reads the hash and the state is in
 # the sockets: none loads. With the state in the hash (sock_recv_length
-# on its plain tracepoint), tcp_sendmsg_locked serves it, and protocol
-# identification (proto_send) is off. Each time the programs kmond holds
-# while it runs say the same.
+# on its plain tracepoint), tcp_sendmsg_locked serves it (protocol
+# identification, whose sends its program also reads, is off). Each time
+# the programs kmond holds while it runs say the same.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 [ -d /sys/kernel/tracing/events/sock/sock_recv_length ] ||
@@ -34,16 +34,14 @@ check() {
 	shift
 	KMOND_PROBE_DENY=$deny start_kmond "$WORK/kmond.yaml"
 	progs=$(prog_names $KMOND_PID | tr ' ' '\n' |
-		grep -E '^(tcp_send_entry|proto_send)' | tr '\n' ' ')
+		grep -E '^tcp_send_entry' | tr '\n' ' ')
 	stop_kmond
 	expect_eq "send programs loaded with $deny" "$progs" "$*"
 }
 check tp_btf:tcp_sendmsg_locked \
 	'^tcp +tcp_sendmsg +none loaded \(raw_tp sys_enter: it reads the hash, and the state is in the sockets\); tp_btf: tcp_sendmsg_locked denied' \
-	'^tcp +proto_send +absent' -- ""
+	-- ""
 check tp_btf:sock_recv_length \
 	'^tcp +tcp_sendmsg +tp_btf tcp_sendmsg_locked' \
-	'^tcp +proto_send +none loaded \(tp_btf tcp_sendmsg_locked: protocol identification needs every tcp hook on tp_btf\)' \
 	-- "tcp_send_entry_btf "
-check "" '^tcp +tcp_sendmsg +tp_btf tcp_sendmsg_locked' \
-	'^tcp +proto_send +tp_btf tcp_sendmsg_locked' -- "proto_send tcp_send_entry_btf "
+check "" '^tcp +tcp_sendmsg +tp_btf tcp_sendmsg_locked' -- "tcp_send_entry_btf "

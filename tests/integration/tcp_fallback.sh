@@ -7,9 +7,11 @@
 # sendfile, writev) and tcp_join.sh (the client side, sequence numbers)
 # hold all the same. Without tcp_sendmsg_locked either (as before 6.3), a
 # client's call starts and a server's response ends at a send syscall's
-# entry (sys_enter): tcp_response_end.sh holds too.
+# entry (sys_enter): tcp_response_end.sh holds too, and
+# tcp_response_end_server.sh (no client connection followed).
 export KMOND_PROBE_DENY=sock_recv_length,sock/sock_recv_length,sock_send_length,sock/sock_send_length,tcp_sendmsg_locked
 dir=$(dirname "$0")
 bash "$dir/tcp_requests.sh" && bash "$dir/tcp_nginx.sh" &&
 	bash "$dir/tcp_join.sh" && bash "$dir/tcp_load.sh" &&
-	bash "$dir/tcp_response_end.sh"
+	bash "$dir/tcp_response_end.sh" &&
+	bash "$dir/tcp_response_end_server.sh"

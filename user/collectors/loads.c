@@ -27,7 +27,7 @@
 #include "collectors/loads.h"
 #include "bpf/tcp_load.h"
 
-/* What was reported of one server. */
+/* What was reported of one server or endpoint. */
 struct load_was {
 	uint64_t t; /* monotonic ns of the read */
 	uint64_t arrivals, completions, latency_sum;
@@ -37,22 +37,18 @@ struct load_was {
 };
 
 /* An endpoint nobody called for this many intervals is forgotten, so the
- * endpoints called over time do not fill the map. (A call that begins
- * while its entry goes leaves it below zero in progress, forgotten again
- * at the next quiet.) */
+ * endpoints called over time do not fill the slots. (A call that begins
+ * while its slot goes leaves the next one below zero in progress,
+ * forgotten again at the next quiet.) */
 #define CALL_IDLE_INTERVALS 64
 
-/* Servers (tcp_load_key) or, on the client side, endpoints called
- * (tcp_call_key): the maps of one, and what was reported of each. */
-struct load_side {
-	int map, max;
-	size_t key_size; /* the max map's key: this key, then the parity */
-	bool client;
-	struct hashmap *was; /* id -> struct load_was * */
-};
-
 struct tcp_loads {
-	struct hashmap *was[2]; /* server, client */
+	struct hashmap *was[2]; /* server, client: id -> struct load_was * */
+	/* Slots forgotten at the last report, zeroed then: a program that
+	 * found one just before may have added to it since, so they are
+	 * zeroed again and freed at this one. */
+	__u32 *retired;
+	size_t nretired;
 	uint64_t epoch;
 	uint64_t last; /* monotonic ns: when the last report began */
 };
@@ -102,19 +98,37 @@ void tcp_loads__free(struct tcp_loads *l)
 			free((void *)(uintptr_t)v);
 		hashmap__free(l->was[i]);
 	}
+	free(l->retired);
 	free(l);
+}
+
+int tcp_loads__init(const struct tcp_load_maps *m)
+{
+	for (__u32 slot = 0; slot < TCP_MAX_LOADS; slot++)
+		if (bpf_map_update_elem(m->free, NULL, &slot, BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/* An endpoint called (client side), not a server. */
+static bool is_call(const struct tcp_load_key *key)
+{
+	return key->call.family != 0;
 }
 
 /* A copy no writer was changing: writers bracket their changes with
  * begun++ and ended++, so a copy with begun == ended that the next copy
- * repeats holds no half-done change. */
-static int read_load(int fd, const void *key, struct tcp_load *out)
+ * repeats holds no half-done change. The slot must still be key's. */
+static int read_load(int fd, __u32 slot, const struct tcp_load_key *key,
+		     struct tcp_load *out)
 {
 	struct tcp_load again;
 
 	for (int i = 0; i < 64; i++) {
-		if (bpf_map_lookup_elem(fd, key, out) ||
-		    bpf_map_lookup_elem(fd, key, &again))
+		if (bpf_map_lookup_elem(fd, &slot, out) ||
+		    bpf_map_lookup_elem(fd, &slot, &again))
+			return -1;
+		if (memcmp(&out->key, key, sizeof(*key)))
 			return -1;
 		if (out->begun == out->ended && !memcmp(out, &again, sizeof(again)))
 			return 0;
@@ -122,26 +136,32 @@ static int read_load(int fd, const void *key, struct tcp_load *out)
 	return -1; /* writers all along: read it next interval */
 }
 
-/* This interval's largest number in progress (its slot is then cleared
- * for the interval after next). */
-static uint64_t read_max(const struct load_side *sd, const void *key,
-			 uint64_t epoch)
+/* Forgets a key's slot: out of load_slots and zeroed (its owner too, so
+ * a connection that kept it looks for a slot again); freed at the next
+ * report. */
+static void retire_slot(struct tcp_loads *l, const struct tcp_load_maps *m,
+			const struct tcp_load_key *key, __u32 slot)
 {
-	/* tcp_load_max_key, tcp_call_max_key: the key, then the parity */
-	union {
-		struct tcp_load_max_key srv;
-		struct tcp_call_max_key call;
-	} mk;
-	__u32 parity = epoch & 1;
-	__u64 v = 0;
+	struct tcp_load zero = { 0 };
 
-	memset(&mk, 0, sizeof(mk));
-	memcpy(&mk, key, sd->key_size);
-	memcpy((char *)&mk + sd->key_size, &parity, sizeof(parity));
-	if (bpf_map_lookup_elem(sd->max, &mk, &v))
-		return 0;
-	bpf_map_delete_elem(sd->max, &mk);
-	return v;
+	bpf_map_delete_elem(m->slots, key);
+	bpf_map_update_elem(m->loads, &slot, &zero, BPF_ANY);
+	l->retired = realloc(l->retired, (l->nretired + 1) * sizeof(*l->retired));
+	if (!l->retired)
+		abort();
+	l->retired[l->nretired++] = slot;
+}
+
+/* The slots retired at the last report: zeroed again, back in load_free. */
+static void free_retired(struct tcp_loads *l, const struct tcp_load_maps *m)
+{
+	struct tcp_load zero = { 0 };
+
+	for (size_t i = 0; i < l->nretired; i++) {
+		bpf_map_update_elem(m->loads, &l->retired[i], &zero, BPF_ANY);
+		bpf_map_update_elem(m->free, NULL, &l->retired[i], BPF_ANY);
+	}
+	l->nretired = 0;
 }
 
 static struct load_was *was_of(struct tcp_loads *l, struct hashmap *was,
@@ -162,18 +182,27 @@ static struct load_was *was_of(struct tcp_loads *l, struct hashmap *was,
 	return w;
 }
 
-/* Who the record is of: a server's service or process, or the endpoint
- * its callers call. *gone: a process without a service that exited. */
-static void emit_who(struct kmond *k, struct record *rec,
-		     const struct load_side *sd, const void *key, bool *gone)
+/* A server without a service whose process exited: its slot can go. */
+static bool server_gone(struct kmond *k, const struct tcp_load_key *key)
 {
-	const struct tcp_load_key *srv = key;
-	const struct tcp_call_key *call = key;
+	struct proc_name who;
+
+	if (key->svc)
+		return false;
+	provider__name(k->provider, key->pid, 0, &who);
+	return who.gone;
+}
+
+/* Who the record is of: a server's service or process, or the endpoint
+ * its callers call. */
+static void emit_who(struct kmond *k, struct record *rec,
+		     const struct tcp_load_key *key)
+{
+	const struct tcp_call_key *call = &key->call;
 	struct proc_name who;
 	char ep[64]; /* "[v6]:port" is at most 53 */
 
-	*gone = false;
-	if (sd->client) {
+	if (is_call(key)) {
 		hostport__format(call->family, call->addr, call->port, ep,
 				 sizeof(ep));
 		record__str(rec, "endpoint", ep);
@@ -181,28 +210,27 @@ static void emit_who(struct kmond *k, struct record *rec,
 		record__str(rec, "side", "client");
 		return;
 	}
-	provider__name(k->provider, srv->pid, srv->svc, &who);
-	*gone = srv->svc == 0 && who.gone;
-	if (srv->svc) {
+	provider__name(k->provider, key->pid, key->svc, &who);
+	if (key->svc) {
 		record__str(rec, "service", who.service ? who.service : "?");
 		snprintf(rec->key, sizeof(rec->key), "%s",
 			 who.service ? who.service : "?");
 	} else {
-		record__process(rec, srv->pid, who.comm, NULL);
+		record__process(rec, key->pid, who.comm, NULL);
 	}
 	record__str(rec, "side", "server");
 }
 
 static void emit(struct kmond *k, struct record *rec, uint64_t ts,
-		 const struct load_side *sd, const void *key,
-		 const struct load_was *w, const struct tcp_load *v, uint64_t t,
-		 uint64_t area, uint64_t busy, uint64_t max, bool *gone)
+		 const struct tcp_load_key *key, const struct load_was *w,
+		 const struct tcp_load *v, uint64_t t, uint64_t area,
+		 uint64_t busy, uint64_t max)
 {
 	double dt = (double)(t - w->t);
 	uint64_t done = v->completions - w->completions;
 
 	record__begin(rec, "load", ts, k->cfg.node);
-	emit_who(k, rec, sd, key, gone);
+	emit_who(k, rec, key);
 	record__u64(rec, "interval_ns", t - w->t);
 	record__u64(rec, "arrivals", v->arrivals - w->arrivals);
 	record__u64(rec, "completions", done);
@@ -219,47 +247,60 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 	exporter__send(k->exporter, rec);
 }
 
-/* The entry's id in sd->was. */
-static uint64_t id_of(const struct load_side *sd, const void *key)
+/* The key's id in its side's was. */
+static uint64_t id_of(const struct tcp_load_key *key)
 {
-	const struct tcp_load_key *srv = key;
-
-	if (sd->client)
-		return fnv1a(key, sd->key_size);
-	return (uint64_t)srv->svc << 32 | srv->pid;
+	if (is_call(key))
+		return fnv1a(&key->call, sizeof(key->call));
+	return (uint64_t)key->svc << 32 | key->pid;
 }
 
-/* Reports every entry of one side's map; forgets the servers without a
- * service whose process exited and the endpoints long quiet. */
-static void report_side(struct tcp_loads *l, const struct load_side *sd,
-			struct kmond *k, struct record *rec, uint64_t ts,
-			uint64_t epoch)
+/* Forgets what was reported of a key whose slot went. */
+static void forget_was(struct tcp_loads *l, const struct tcp_load_key *key)
 {
-	union {
-		struct tcp_load_key srv;
-		struct tcp_call_key call;
-	} key, next, *gone = NULL;
+	struct hashmap *was = l->was[is_call(key)];
+	uint64_t id = id_of(key), *v = hashmap__find(was, id);
+
+	if (v)
+		free((void *)(uintptr_t)*v);
+	hashmap__delete(was, id);
+}
+
+void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
+		       struct kmond *k, struct record *rec, uint64_t ts)
+{
+	struct tcp_load_key key, next;
+	struct gone {
+		struct tcp_load_key key;
+		__u32 slot;
+	} *gone = NULL;
+	uint64_t epoch = l->epoch, next_epoch = epoch + 1;
+	uint64_t began = mono_ns();
 	size_t ngone = 0;
+	__u32 zero = 0, slot;
 	bool more;
 
-	memset(&next, 0, sizeof(next));
-	more = bpf_map_get_next_key(sd->map, NULL, &next) == 0;
+	/* New maxima go to the other slot from now on. */
+	bpf_map_update_elem(m->epoch, &zero, &next_epoch, BPF_ANY);
+	l->epoch = next_epoch;
+	free_retired(l, m);
+	more = bpf_map_get_next_key(m->slots, NULL, &next) == 0;
 	while (more) {
-		uint64_t id, t, area, busy, max;
+		uint64_t t, area, busy, max;
 		struct load_was *w;
 		struct tcp_load v;
-		bool idle, forget = false;
+		bool idle, forget;
 
 		key = next;
-		more = bpf_map_get_next_key(sd->map, &key, &next) == 0;
-		if (read_load(sd->map, &key, &v))
+		more = bpf_map_get_next_key(m->slots, &key, &next) == 0;
+		if (bpf_map_lookup_elem(m->slots, &key, &slot) ||
+		    read_load(m->loads, slot, &key, &v))
 			continue;
 		t = mono_ns();
-		id = id_of(sd, &key);
-		w = was_of(l, sd->was, id);
+		w = was_of(l, l->was[is_call(&key)], id_of(&key));
 		area = tcp_load__area(v.area, v.in_progress, t);
 		busy = tcp_load__busy(v.busy, v.in_progress, t);
-		max = read_max(sd, &key, epoch);
+		max = TCP_LOAD_MAX_OF(v.max[epoch & 1], epoch);
 		/* in progress from the last interval, or now: also the max */
 		if (w->in_progress > max)
 			max = w->in_progress;
@@ -268,8 +309,7 @@ static void report_side(struct tcp_loads *l, const struct load_side *sd,
 		idle = v.arrivals == w->arrivals && v.completions == w->completions &&
 		       !v.in_progress && !w->in_progress;
 		if (!idle)
-			emit(k, rec, ts, sd, &key, w, &v, t, area, busy, max,
-			     &forget);
+			emit(k, rec, ts, &key, w, &v, t, area, busy, max);
 		w->t = t;
 		w->arrivals = v.arrivals;
 		w->completions = v.completions;
@@ -278,45 +318,22 @@ static void report_side(struct tcp_loads *l, const struct load_side *sd,
 		w->busy = busy;
 		w->in_progress = v.in_progress;
 		w->idle = idle ? w->idle + 1 : 0;
-		if (sd->client)
-			forget = w->idle >= CALL_IDLE_INTERVALS;
+		/* a server also when it exited after its last report: its
+		 * slot would be lost */
+		forget = is_call(&key) ? w->idle >= CALL_IDLE_INTERVALS :
+					 server_gone(k, &key);
 		if (!forget || (int64_t)v.in_progress > 0)
 			continue;
 		gone = realloc(gone, (ngone + 1) * sizeof(*gone));
 		if (!gone)
 			abort();
-		gone[ngone++] = key;
+		gone[ngone++] = (struct gone){ key, slot };
 	}
 	/* servers without a service whose process exited, endpoints quiet */
 	for (size_t i = 0; i < ngone; i++) {
-		uint64_t id = id_of(sd, &gone[i]);
-		uint64_t *v = hashmap__find(sd->was, id);
-
-		bpf_map_delete_elem(sd->map, &gone[i]);
-		if (v)
-			free((void *)(uintptr_t)*v);
-		hashmap__delete(sd->was, id);
+		retire_slot(l, m, &gone[i].key, gone[i].slot);
+		forget_was(l, &gone[i].key);
 	}
 	free(gone);
-}
-
-void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
-		       struct kmond *k, struct record *rec, uint64_t ts)
-{
-	const struct load_side sides[2] = {
-		{ m->loads, m->max, sizeof(struct tcp_load_key), false,
-		  l->was[0] },
-		{ m->call_loads, m->call_max, sizeof(struct tcp_call_key), true,
-		  l->was[1] },
-	};
-	uint64_t epoch = l->epoch, next_epoch = epoch + 1;
-	uint64_t began = mono_ns();
-	__u32 zero = 0;
-
-	/* New maxima go to the other slot from now on. */
-	bpf_map_update_elem(m->epoch, &zero, &next_epoch, BPF_ANY);
-	l->epoch = next_epoch;
-	for (int i = 0; i < 2; i++)
-		report_side(l, &sides[i], k, rec, ts, epoch);
 	l->last = began;
 }

@@ -11,14 +11,16 @@ struct kmond;
 struct record;
 struct tcp_loads;
 
-/* The maps of one loaded tcp object. */
+/* The maps of one loaded tcp object (bpf/tcp_load.h). */
 struct tcp_load_maps {
-	int loads, max, epoch;
-	int call_loads, call_max; /* the client side's */
+	int loads, slots, free, epoch;
 };
 
 struct tcp_loads *tcp_loads__new(void);
 void tcp_loads__free(struct tcp_loads *l); /* NULL-safe */
+/* Makes every slot of the accumulators free (a loaded object, before its
+ * programs run). Returns 0 or -errno. */
+int tcp_loads__init(const struct tcp_load_maps *m);
 /* Emits one record per server, and per endpoint called, with requests in
  * progress or moving this interval; ts is the record time (epoch ns). */
 void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,

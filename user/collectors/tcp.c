@@ -33,6 +33,7 @@
 #include "collectors/links.h"
 #include "collectors/loads.h"
 #include "collectors/occupancy.h"
+#include "loader/live_store.h"
 #include "loader/prealloc.h"
 #include "loader/rings.h"
 #include "provider/listen.h"
@@ -46,11 +47,12 @@
 #include "bpf/tcp.h"
 #include "tcp.skel.h"
 
-/* One ring carries them all, told apart by their sizes. */
-_Static_assert(sizeof(struct proto_sample) != sizeof(struct tcp_event) &&
-		       sizeof(struct proto_close) != sizeof(struct tcp_event) &&
+/* One ring carries them all, told apart by their sizes (request events
+ * come in batches: a multiple of one's size). */
+_Static_assert(sizeof(struct proto_sample) % sizeof(struct tcp_event) &&
+		       sizeof(struct proto_close) % sizeof(struct tcp_event) &&
 		       sizeof(struct proto_close) != sizeof(struct proto_sample) &&
-		       sizeof(struct proto_hello) != sizeof(struct tcp_event) &&
+		       sizeof(struct proto_hello) % sizeof(struct tcp_event) &&
 		       sizeof(struct proto_hello) != sizeof(struct proto_close),
 	       "protocol samples, closes and request events need different sizes");
 
@@ -59,7 +61,6 @@ enum {
 	HOOK_SEND,
 	HOOK_STATE,
 	HOOK_SEND_ENTRY,
-	HOOK_PROTO_SEND,
 	HOOK_FORK,
 	NR_HOOKS
 };
@@ -112,18 +113,16 @@ static const struct hook tcp_hooks[] = {
 	    { ATTACH_TRACEPOINT, "tcp_state_tp",
 	      "sock/inet_sock_set_state" } },
 	  2 },
-	/* A client's call starts when it enters the send: the tracepoint
-	 * with the state in sockets, else (before 6.3) the send syscall's
-	 * entry with the state in the hash; else when the send returns. */
+	/* A client's call starts when it enters the send, and a server's
+	 * response has left by the entry of its last send: the tracepoint
+	 * (either state), else (before 6.3) the send syscall's entry with
+	 * the state in the hash; else when the send returns. The
+	 * tracepoint's program also reads protocol identification's sends
+	 * (without it, the root cgroup's egress: see bpf/proto.bpf.h). */
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
 	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" },
 	    { ATTACH_RAW_TP, "tcp_send_entry_sys", "sys_enter" } },
 	  2, .optional = true },
-	/* protocol identification's sends; without it, the root cgroup's
-	 * egress (see bpf/proto.bpf.h) */
-	[HOOK_PROTO_SEND] = { "proto_send",
-	  { { ATTACH_TP_BTF, "proto_send", "tcp_sendmsg_locked" } },
-	  1, .optional = true },
 	/* request paths: threads created to serve a request (spawn links);
 	 * without it, only the thread that read a request links calls */
 	[HOOK_FORK] = { "sched_fork",
@@ -209,6 +208,8 @@ static int tcp_apply(void *state, const struct config *cfg)
 
 	if (occupancy__configure(c->occ, &cfg->tcp, c->k->provider, &occ))
 		return -ENOMEM;
+	/* a request looks up its target only while there are targets */
+	live_store(c->skel->bss->targets_on, cfg->tcp.noccupancy > 0);
 	for (__u32 side = TCP_SIDE_SERVER; side <= TCP_SIDE_CLIENT; side++)
 		bpf_map_update_elem(bpf_map__fd(c->skel->maps.sample_count),
 				    &side, &none, BPF_ANY);
@@ -373,28 +374,12 @@ static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
 			  PROTO_UNKNOWN;
 }
 
-static int on_event(void *ctx, void *data, size_t len)
+static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 {
-	struct tcp_collector *c = ctx;
-	const struct tcp_event *e = data;
 	struct proc_name who;
 	const char *sni;
 	int proto;
 
-	/* a hello is a sample with more bytes (caplen says how many) */
-	if (len == sizeof(struct proto_sample) ||
-	    len == sizeof(struct proto_hello)) {
-		if (c->proto)
-			proto_track__sample(c->proto, data);
-		return 0;
-	}
-	if (len == sizeof(struct proto_close)) {
-		if (c->proto)
-			on_close(c, data);
-		return 0;
-	}
-	if (len < sizeof(*e))
-		return 0;
 	/* Events wait up to an interval: stamp them with their end. */
 	record__begin(&c->rec, "tcp", e->end_ns + c->realtime_offset,
 		      c->k->cfg.node);
@@ -413,7 +398,54 @@ static int on_event(void *ctx, void *data, size_t len)
 		record__str(&c->rec, "tls_sni", sni);
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct tcp_collector *c = ctx;
+	const struct tcp_event *e = data;
+
+	/* a hello is a sample with more bytes (caplen says how many) */
+	if (len == sizeof(struct proto_sample) ||
+	    len == sizeof(struct proto_hello)) {
+		if (c->proto)
+			proto_track__sample(c->proto, data);
+		return 0;
+	}
+	if (len == sizeof(struct proto_close)) {
+		if (c->proto)
+			on_close(c, data);
+		return 0;
+	}
+	/* one request, or a batch of them (bpf/tcp_batch.bpf.h) */
+	for (; len >= sizeof(*e); len -= sizeof(*e))
+		on_request(c, e++);
 	return 0;
+}
+
+/* Sends what the kernel's batches of request events hold into the ring
+ * (before it is read for a report). A batch taken at that moment by a
+ * program of ours on its CPU is tried again a few times; else it goes at
+ * the next report. */
+static void send_batches(struct tcp_collector *c)
+{
+	int fd = bpf_program__fd(c->skel->progs.tcp_send_batches);
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (!c->skel->rodata->batch_events)
+		return;
+	for (int i = 0; i < 100; i++) {
+		if (bpf_prog_test_run_opts(fd, &opts)) {
+			log_warn("tcp: request events not sent: %s",
+				 strerror(errno));
+			return;
+		}
+		if (!opts.retval)
+			return;
+		usleep(100);
+	}
+	log_debug("tcp: %u batches of request events wait for the next report",
+		  opts.retval);
 }
 
 /* --- topology --- */
@@ -665,16 +697,19 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 
 /* --- load --- */
 
+static void load_maps(struct tcp_collector *c, struct tcp_load_maps *m)
+{
+	m->loads = bpf_map__fd(c->skel->maps.loads);
+	m->slots = bpf_map__fd(c->skel->maps.load_slots);
+	m->free = bpf_map__fd(c->skel->maps.load_free);
+	m->epoch = bpf_map__fd(c->skel->maps.load_epoch);
+}
+
 static void report_loads(struct tcp_collector *c, uint64_t ts)
 {
-	struct tcp_load_maps m = {
-		.loads = bpf_map__fd(c->skel->maps.loads),
-		.max = bpf_map__fd(c->skel->maps.load_max),
-		.epoch = bpf_map__fd(c->skel->maps.load_epoch),
-		.call_loads = bpf_map__fd(c->skel->maps.call_loads),
-		.call_max = bpf_map__fd(c->skel->maps.call_load_max),
-	};
+	struct tcp_load_maps m;
 
+	load_maps(c, &m);
 	tcp_loads__report(c->loads, &m, c->k, &c->rec, ts);
 }
 
@@ -733,6 +768,7 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	/* Requests answered an interval ago on connections quiet since:
 	 * finished now, so they are in this report. */
 	tcp_flush__run(c->flush, c->skel, k->cfg.interval_ns);
+	send_batches(c);
 	rings__consume(k->rings);
 	report_topology(c, ts);
 	report_loads(c, ts);
@@ -815,7 +851,7 @@ static void proto_open(struct tcp_collector *c, bool send_hook)
 	c->skel->rodata->proto_capture = on;
 	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
 	/* sends: at the send call, else every egress segment */
-	bpf_program__set_autoload(c->skel->progs.proto_send, at_send);
+	c->skel->rodata->capture_sends = at_send;
 	bpf_program__set_autoload(c->skel->progs.proto_egress,
 				  on && !at_send);
 	if (!c->k->cfg.tcp.protocols)
@@ -823,12 +859,6 @@ static void proto_open(struct tcp_collector *c, bool send_hook)
 	else if (!on)
 		log_info("tcp: protocol identification unavailable (it needs "
 			 "every tcp hook on tp_btf)");
-	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_SEND],
-			    !send_hook || at_send  ? NULL :
-			    !c->k->cfg.tcp.protocols ? "protocols: false" :
-						       "protocol identification "
-						       "needs every tcp hook on "
-						       "tp_btf");
 }
 
 /* Where the cgroup v2 hierarchy is mounted ("" when it is not). */
@@ -864,13 +894,14 @@ static void proto_attach(struct tcp_collector *c)
 	if (fd < 0) {
 		log_warn("tcp: protocol identification off: no cgroup v2 "
 			 "hierarchy");
+		live_store(c->skel->bss->sends_uncaptured, true);
 		return;
 	}
 	in = bpf_program__attach_cgroup(c->skel->progs.proto_ingress, fd);
 	if (!in)
 		err = -errno;
-	/* proto_send, a tracepoint, came with tcp_bpf__attach */
-	if (!err && !bpf_program__autoload(c->skel->progs.proto_send)) {
+	/* sends at the tracepoint came with tcp_bpf__attach */
+	if (!err && !c->skel->rodata->capture_sends) {
 		out = bpf_program__attach_cgroup(c->skel->progs.proto_egress,
 						 fd);
 		if (!out)
@@ -881,8 +912,7 @@ static void proto_attach(struct tcp_collector *c)
 		log_warn("tcp: protocol identification off: attach to %s: %s",
 			 root, strerror(-err));
 		bpf_link__destroy(in);
-		bpf_link__destroy(c->skel->links.proto_send);
-		c->skel->links.proto_send = NULL;
+		live_store(c->skel->bss->sends_uncaptured, true);
 		return;
 	}
 	c->skel->links.proto_ingress = in;
@@ -896,10 +926,13 @@ static void proto_attach(struct tcp_collector *c)
 }
 
 /* The send-entry hooks run on every TCP send (the syscall one on every
- * syscall) of the host: tcp_sendmsg_locked reads either state, the
- * syscall one only the hash (its socket is a plain address); neither is
- * loaded when the client side is off at start (a reload that turns it on
- * then stamps calls when their send returns, and responses end so). */
+ * syscall) of the host. They stamp the sends of the sockets we follow
+ * (tcp_sendmsg_locked reads either state, the syscall one only the hash:
+ * its socket is a plain address), not when the client side is off at
+ * start (a reload that turns it on then stamps calls when their send
+ * returns, and responses end so); tcp_sendmsg_locked's program also
+ * captures protocol identification's sends (after proto_open). Neither
+ * is loaded with nothing to do. */
 static void send_entry_select(struct tcp_collector *c, struct kmond *k,
 			      int chosen)
 {
@@ -913,20 +946,43 @@ static void send_entry_select(struct tcp_collector *c, struct kmond *k,
 	else if (hook->cands[chosen].kind == ATTACH_RAW_TP &&
 		 c->skel->rodata->conn_in_socket)
 		why = "it reads the hash, and the state is in the sockets";
-	if (why) {
-		log_debug("tcp: no send-entry hook (%s): sends are stamped "
-			  "when they return", why);
+	c->skel->rodata->stamp_sends = !why;
+	if (why)
+		log_debug("tcp: sends not stamped at their entry (%s): "
+			  "stamped when they return", why);
+	if (c->skel->rodata->capture_sends)
+		why = NULL;
+	if (why)
 		bpf_program__set_autoload(
 			bpf_object__find_program_by_name(
 				c->skel->obj, hook->cands[chosen].prog),
 			false);
-	}
 	probe__set_unloaded(hook, why);
+}
+
+/* Request events in batches (bpf/tcp_batch.bpf.h) where the kernel can
+ * run the program that sends them on user space's behalf. */
+static void batches_open(struct tcp_collector *c)
+{
+	bool can = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) > 0 &&
+		   libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL,
+					   BPF_FUNC_map_lookup_percpu_elem,
+					   NULL) > 0 &&
+		   libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL, BPF_FUNC_loop,
+					   NULL) > 0;
+
+	c->skel->rodata->batch_events = can;
+	c->skel->rodata->batch_cpus = c->ncpus;
+	bpf_program__set_autoload(c->skel->progs.tcp_send_batches, can);
+	if (!can)
+		log_debug("tcp: request events one record each (no syscall "
+			  "programs here)");
 }
 
 static int tcp_open(struct tcp_collector *c, struct kmond *k)
 {
 	int chosen[NR_HOOKS];
+	bool send_btf;
 	int err;
 
 	c->skel = tcp_bpf__open();
@@ -948,13 +1004,17 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	c->skel->rodata->id_prefix = tcp_links__prefix(k->cfg.node);
 	c->skel->rodata->id_cpu_bits = tcp_links__cpu_bits(c->ncpus);
-	send_entry_select(c, k, chosen[HOOK_SEND_ENTRY]);
+	send_btf = chosen[HOOK_SEND_ENTRY] >= 0 &&
+		   tcp_hooks[HOOK_SEND_ENTRY].cands[chosen[HOOK_SEND_ENTRY]].kind ==
+			   ATTACH_TP_BTF;
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
 	/* Some hook is not tp_btf: its programs need preallocated maps. */
 	if (!c->skel->rodata->conn_in_socket)
 		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
-	proto_open(c, chosen[HOOK_PROTO_SEND] >= 0);
+	proto_open(c, send_btf);
+	send_entry_select(c, k, chosen[HOOK_SEND_ENTRY]);
+	batches_open(c);
 	tcp_flush__select(c->skel);
 	return err ?: provider__share_maps(k->provider, c->skel->obj);
 }
@@ -962,6 +1022,7 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 static int tcp_start(struct kmond *k, void **state)
 {
 	struct tcp_collector *c = xcalloc(1, sizeof(*c));
+	struct tcp_load_maps m;
 	int err;
 
 	c->k = k;
@@ -979,6 +1040,13 @@ static int tcp_start(struct kmond *k, void **state)
 	err = tcp_bpf__load(c->skel);
 	if (err) {
 		log_error("failed to load tcp: %s", strerror(-err));
+		goto cleanup;
+	}
+	load_maps(c, &m);
+	err = tcp_loads__init(&m);
+	if (err) {
+		log_error("tcp: cannot fill the free load slots: %s",
+			  strerror(-err));
 		goto cleanup;
 	}
 	err = tcp_apply(c, &k->cfg);
