@@ -5,7 +5,7 @@
 # loop), kmond watching this nginx (its pid: not the nginx of others)
 # with requests: none. Each round alternates: no kmond, tcp with
 # protocols: false, tcp with protocols: true, and floor: no kmond but
-# empty programs on the same hooks (bench/proto_floor.bpf.c), measured
+# empty programs on the same hooks (bench/floor.bpf.c), measured
 # alike. Per connection and round: kmond's CPU (every thread's run time,
 # /proc/PID/task/*/schedstat, from start-up done to exit begun) and its
 # BPF programs' run time (bpf_stats, on through every round: the
@@ -45,7 +45,7 @@ load() { # "requests/s requests" (each request on a connection of its own)
 
 start() { # false | true: kmond, protocols identified or not; floor
 	if [ "$1" = floor ]; then # stopped by kmond_stop, measured alike
-		floor_start proto_floor.bpf.c "$CGROUP"
+		floor_start floor.bpf.c "$CGROUP"
 		return
 	fi
 	cat >"$WORK/kmond.yaml" <<YAML
@@ -132,11 +132,11 @@ per_conn() {
 floor_of() {
 	local f
 	case $1 in
-	proto_ingress) f=floor_ingress ;;
-	proto_send | tcp_send_entry_btf) f=floor_sendmsg ;;
-	tcp_state_btf) f=floor_state ;;
-	tcp_recv_btf) f=floor_recv ;;
-	tcp_send_btf) f=floor_send ;;
+	proto_ingress) f=proto_ingress_floor ;;
+	tcp_send_entry_btf) f=tcp_send_entry_floor ;;
+	tcp_state_btf) f=tcp_state_floor ;;
+	tcp_recv_btf) f=tcp_recv_floor ;;
+	tcp_send_btf) f=tcp_send_floor ;;
 	*) echo -; return ;;
 	esac
 	awk -v p=$f '$2 == "floor" && $3 == p && $5 > 0 { print $4 / $5 }' "$P" | med
