@@ -49,10 +49,10 @@
 
 /* One ring carries them all, told apart by their sizes (request events
  * come in batches: a multiple of one's size). */
-_Static_assert(sizeof(struct proto_sample) % sizeof(struct tcp_event) &&
-		       sizeof(struct proto_close) % sizeof(struct tcp_event) &&
+_Static_assert(sizeof(struct proto_sample) % sizeof(struct tcp_event) != 0 &&
+		       sizeof(struct proto_close) % sizeof(struct tcp_event) != 0 &&
 		       sizeof(struct proto_close) != sizeof(struct proto_sample) &&
-		       sizeof(struct proto_hello) % sizeof(struct tcp_event) &&
+		       sizeof(struct proto_hello) % sizeof(struct tcp_event) != 0 &&
 		       sizeof(struct proto_hello) != sizeof(struct proto_close),
 	       "protocol samples, closes and request events need different sizes");
 
