@@ -423,6 +423,8 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	read_tuple(sk, &c->t, trusted);
 	if (role == TCP_ROLE_CLIENT)
 		remember_client(c);
+	else
+		c->src_late = 1;
 	return c;
 }
 
@@ -757,6 +759,16 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 	/* Bytes before any request (a greeting) answer nothing. */
 	if (c->phase == TCP_REQUEST) {
 		c->phase = TCP_RESPONSE;
+		/* A connection older than kmond: its client end's state is
+		 * made by the client's first send hook, which may run after
+		 * this end read the request (a send still blocked on a full
+		 * buffer, a sender preempted on PREEMPT_RT). Once more, before
+		 * the client can ask who answered it. */
+		if (c->src_late) {
+			c->src_late = 0;
+			if (!c->src_known)
+				find_src(c);
+		}
 		c->resp_off = c->tx_off;
 		c->resp_seq = sent_seq(sk, len, trusted);
 		link_answered(c);

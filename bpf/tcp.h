@@ -142,7 +142,8 @@ struct tcp_conn {
 	__u8 src_checked;    /* src looked up (once per connection) */
 	__u32 gen;	     /* kmon_ctl.gen when svc was taken */
 	__u8 src_external;   /* remote, not a known node: the shared edge */
-	__u8 pad[3];
+	__u8 src_late;	     /* older than kmond: src looked up again (below) */
+	__u8 pad[2];
 	/* TCP sequence numbers of the request's and the response's first
 	 * byte, as the client sent them: the same at both ends of the
 	 * connection, whoever sees it and through any destination NAT. */

@@ -11,6 +11,8 @@ bulk_peer.py server PORT READY [options]
 bulk_peer.py client PORT GO [options]
     waits for the file GO, connects; per call, sends the request in one
     send, waits --reply-pause seconds, reads the answer
+    --hold PATH: once connected, waits for the file PATH before the
+    first call (a connection older than what the test starts then)
 options (both ends alike): --calls N (1), --request BYTES (64),
     --answer BYTES (2), --buf BYTES (socket buffers, 64 KiB),
     --read-pause S (0), --reply-pause S (0)
@@ -49,6 +51,7 @@ def main():
     ap.add_argument("--buf", type=int, default=64 << 10)
     ap.add_argument("--read-pause", type=float, default=0)
     ap.add_argument("--reply-pause", type=float, default=0)
+    ap.add_argument("--hold")
     a = ap.parse_args()
 
     if a.role == "server":
@@ -69,6 +72,8 @@ def main():
     c = socket.socket()
     small(c, a.buf)
     c.connect(("127.0.0.1", a.port))
+    while a.hold and not os.path.exists(a.hold):
+        time.sleep(0.05)
     for _ in range(a.calls):
         c.sendall(b"r" * a.request)
         time.sleep(a.reply_pause)
