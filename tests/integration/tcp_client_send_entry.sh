@@ -8,34 +8,12 @@
 # calls on one connection, the client's latency is at least the server's
 # (their records joined by the request's sequence number).
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/bulk_peer.sh"
 
 PORT=$(test_port)
 CALLS=5
-PEER="python3 $(dirname "$0")/../lib/bulk_peer.py"
-OPTS="--calls $CALLS --request $((2 << 20)) --buf $((64 << 10)) --read-pause 0.005"
-$PEER server $PORT "$WORK/listening" $OPTS &
-server=$!
-STARTED_PIDS+=($server)
-for _ in $(seq 50); do [ -e "$WORK/listening" ] && break; sleep 0.1; done
-$PEER client $PORT "$WORK/go" $OPTS &
-client=$!
-STARTED_PIDS+=($client)
-
-cat >"$WORK/kmond.yaml" <<YAML
-interval: 500ms
-services:
-  - { name: srv, match: { pid: $server } }
-  - { name: caller, match: { pid: $client } }
-collectors:
-  tcp: { enabled: true, protocols: false }
-YAML
-start_kmond "$WORK/kmond.yaml"
-sleep 0.6 # one interval: the pids are selected
-touch "$WORK/go"
-wait $client || fail "the client failed"
-wait $server || fail "the server failed"
-sleep 1.2 # two intervals
-stop_kmond
+bulk_exchange $PORT 500 both --calls $CALLS --request $((2 << 20)) \
+	--buf $((64 << 10)) --read-pause 0.005
 
 python3 - "$WORK/out.json" $PORT $CALLS <<'PY' || fail "client latency below the server's"
 import json, sys

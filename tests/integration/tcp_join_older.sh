@@ -9,36 +9,13 @@
 # a preempted client's send loses on PREEMPT_RT). Every call is a client
 # record with dst srv, and one edge caller -> srv.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/bulk_peer.sh"
 
 PORT=$(test_port)
 CALLS=3
-PEER="python3 $(dirname "$0")/../lib/bulk_peer.py"
-OPTS="--calls $CALLS --request $((2 << 20)) --buf $((64 << 10)) --read-pause 0.002"
-$PEER server $PORT "$WORK/listening" $OPTS &
-server=$!
-STARTED_PIDS+=($server)
-for _ in $(seq 50); do [ -e "$WORK/listening" ] && break; sleep 0.1; done
-# connects at once, calls when the file go exists (kmond running)
-$PEER client $PORT "$WORK/listening" $OPTS --hold "$WORK/go" &
-client=$!
-STARTED_PIDS+=($client)
-sleep 0.3 # connected
-
-cat >"$WORK/kmond.yaml" <<YAML
-interval: 300ms
-services:
-  - { name: srv, match: { pid: $server } }
-  - { name: caller, match: { pid: $client } }
-collectors:
-  tcp: { enabled: true, protocols: false }
-YAML
-start_kmond "$WORK/kmond.yaml"
-sleep 0.4 # one interval: the pids are selected
-touch "$WORK/go"
-wait $client || fail "the client failed"
-wait $server || fail "the server failed"
-sleep 0.7 # two intervals
-stop_kmond
+# connects at once, calls when kmond runs
+BULK_OLDER=1 bulk_exchange $PORT 300 both --calls $CALLS \
+	--request $((2 << 20)) --buf $((64 << 10)) --read-pause 0.002
 
 out=$WORK/out.json
 expect_eq "client records" \

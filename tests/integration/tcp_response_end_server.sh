@@ -8,33 +8,13 @@
 # the server's latency ends when that send began, well before the
 # client's read lets it return.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/bulk_peer.sh"
 
 "$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +tcp_sendmsg +(tp_btf|raw_tp) ' ||
 	skip "no send-entry hook loads on this kernel: sends are stamped when they return"
 PORT=$(test_port)
-PEER="python3 $(dirname "$0")/../lib/bulk_peer.py"
-OPTS="--answer $((32 << 20)) --buf $((16 << 10)) --reply-pause 0.3"
-$PEER server $PORT "$WORK/listening" $OPTS &
-server=$!
-STARTED_PIDS+=($server)
-for _ in $(seq 50); do [ -e "$WORK/listening" ] && break; sleep 0.1; done
-cat >"$WORK/kmond.yaml" <<YAML
-interval: 300ms
-services:
-  - { name: srv, match: { pid: $server } }
-collectors:
-  tcp: { enabled: true, protocols: false }
-YAML
-start_kmond "$WORK/kmond.yaml"
-sleep 0.4 # one interval: the pid is selected
-$PEER client $PORT "$WORK/go" $OPTS &
-client=$!
-STARTED_PIDS+=($client)
-touch "$WORK/go"
-wait $client || fail "the client failed"
-wait $server || fail "the server failed"
-sleep 0.7 # two intervals
-stop_kmond
+bulk_exchange $PORT 300 server --answer $((32 << 20)) --buf $((16 << 10)) \
+	--reply-pause 0.3
 
 got=$($RECORDS "$WORK/out.json" --where kind=tcp --where side=server \
 	--where lport=$PORT --count)
