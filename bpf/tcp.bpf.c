@@ -532,7 +532,8 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 
 /* A verdict came after some of the connection's requests were counted
  * undecided: they move to its protocol (per CPU: this CPU's undecided
- * count may wrap below zero, the sum over CPUs is right). */
+ * count may wrap below zero, the sum over CPUs is right; atomic, as in
+ * account_edge). */
 static __always_inline void edge_reattribute(const struct tcp_conn *c)
 {
 	struct tcp_edge e;
@@ -544,8 +545,10 @@ static __always_inline void edge_reattribute(const struct tcp_conn *c)
 	v = bpf_map_lookup_elem(&edges, &e);
 	if (!v)
 		return;
-	v->proto_requests[TCP_PROTO_UNDECIDED] -= c->requests;
-	v->proto_requests[c->proto & (TCP_PROTO_SLOTS - 1)] += c->requests;
+	__sync_fetch_and_sub(&v->proto_requests[TCP_PROTO_UNDECIDED],
+			     c->requests);
+	__sync_fetch_and_add(&v->proto_requests[c->proto & (TCP_PROTO_SLOTS - 1)],
+			     c->requests);
 }
 
 /* A wakeup is an interrupt raised on this CPU (8 us in a VM here): past
