@@ -18,7 +18,12 @@
 # With MODE keepalive, wrk keeps its connections: the cost per request
 # of connections long decided (a socket-storage lookup per segment and
 # per send), "connection" then reads "request".
-#   bench/protocol-conn.sh [ROUNDS] [SECONDS] [CONNECTIONS] [close|keepalive]
+# PLACE: where nginx runs. own (default): in a cgroup of its own, as a
+# service manager or a container runtime starts a service, wrk in the
+# bench's; the capture programs then run on nginx's segments only.
+# shared: in the bench's cgroup with wrk (as in the tests), where they
+# run on both ends' segments.
+#   bench/protocol-conn.sh [ROUNDS] [SECONDS] [CONNECTIONS] [close|keepalive] [own|shared]
 #   (as root, after make)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -26,6 +31,7 @@ ROUNDS=${1:-10}
 SECS=${2:-5}
 CONNS=${3:-8}
 MODE=${4:-close}
+PLACE=${5:-own}
 TARGET_NS=2000 # identification's CPU per connection, BPF + kmond
 header=(-H "Connection: close")
 [ "$MODE" = keepalive ] && header=()
@@ -35,6 +41,11 @@ bench_init
 CGROUP=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$CGROUP" ] || fail "no cgroup v2 hierarchy (protocol identification needs one)"
 source tests/lib/nginx.sh
+if [ "$PLACE" = own ]; then
+	NGINX_CGROUP=$CGROUP/kmond-bench-$$
+	mkdir "$NGINX_CGROUP" || fail "cannot make cgroup $NGINX_CGROUP"
+	trap 'bench_cleanup; rmdir "$NGINX_CGROUP"' EXIT
+fi
 start_nginx $PORT 1
 
 load() { # "requests/s requests" (each request on a connection of its own)
@@ -45,7 +56,7 @@ load() { # "requests/s requests" (each request on a connection of its own)
 
 start() { # false | true: kmond, protocols identified or not; floor
 	if [ "$1" = floor ]; then # stopped by kmond_stop, measured alike
-		floor_start floor.bpf.c "$CGROUP"
+		floor_start floor.bpf.c "${NGINX_CGROUP:-$CGROUP}"
 		return
 	fi
 	cat >"$WORK/kmond.yaml" <<YAML
@@ -143,7 +154,8 @@ floor_of() {
 }
 
 echo
-echo "mode $MODE, $CONNS connections at a time, $ROUNDS rounds of ${SECS}s, nginx 1 worker;" \
+echo "mode $MODE, $CONNS connections at a time, $ROUNDS rounds of ${SECS}s, nginx 1 worker" \
+	"in ${NGINX_CGROUP:-the cgroup of the bench};" \
 	"medians over rounds (range), per connection"
 for m in false true; do
 	echo "protocols: $m"

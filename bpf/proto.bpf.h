@@ -2,8 +2,9 @@
 /* Protocol identification, the kernel side (included by tcp.bpf.c: it
  * works on the tcp collector's connection state; see proto.h).
  *
- * What a socket receives is captured on the root cgroup's ingress: it
- * sees every segment with its payload readable by bpf_skb_load_bytes
+ * What a socket receives is captured at the ingress of the cgroups of
+ * the monitored processes (user/collectors/proto_cgroups.h): it sees
+ * every segment with its payload readable by bpf_skb_load_bytes
  * wherever it lies (a received TCP segment's payload is in page
  * fragments, which the BTF tracepoint tcp_probe would make us chase by
  * hand, without the kernel's page_offset_base). What it sends is read
@@ -272,6 +273,26 @@ static __always_inline bool take_segment(struct tcp_conn *c, void *ctx,
 	return true;
 }
 
+/* Whether a segment at seq, the first one seen in direction dir, holds
+ * the first bytes of that stream. The programs run only in the cgroups of
+ * monitored processes, attached when one appears there: a connection can
+ * be older than its cgroup's program, and its first message seen would be
+ * a later one, which must not be taken for the start of the talk. In:
+ * nothing received yet (the stack has not taken this segment yet); out:
+ * nothing acknowledged yet and the segment starts at the oldest byte not
+ * acknowledged, the first. */
+static __always_inline bool stream_start(struct bpf_sock *sk, __u8 dir,
+					 __u32 seq)
+{
+	struct bpf_tcp_sock *tp = bpf_tcp_sock(sk);
+
+	if (!tp)
+		return false;
+	if (dir == PROTO_DIR_IN)
+		return tp->bytes_received == 0;
+	return tp->bytes_acked == 0 && seq == tp->snd_una;
+}
+
 static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 {
 	struct bpf_sock *sk;
@@ -304,6 +325,8 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	 * next bytes */
 	if (seg && seq != c->proto_next[dir & 1])
 		return;
+	if (!seg && !stream_start(sk, dir, seq))
+		return;
 	len = skb->len - off;
 	if (!take_segment(c, skb, dir, seg))
 		return;
@@ -329,8 +352,8 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	bpf_ringbuf_submit(s, wakeup_flags());
 }
 
-/* Attached by user space to the root of the cgroup v2 hierarchy. Both
- * let every packet through. */
+/* Attached by user space to the cgroups (v2) of the monitored processes.
+ * Both let every packet through. */
 SEC("cgroup_skb/ingress")
 int proto_ingress(struct __sk_buff *skb)
 {

@@ -29,16 +29,6 @@ HTTP=$P H2=$((P + 1)) TLS=$((P + 2)) REDIS=$((P + 3)) PG=$((P + 4))
 MYSQL=$((P + 5)) MC=$((P + 6)) MQTT=$((P + 7)) KAFKA=$((P + 8))
 DNS=$((P + 9)) SSH=$((P + 10)) CUSTOM=$((P + 11))
 
-wait_port() { # PORT NAME: until something accepts on 127.0.0.1:PORT (30 s)
-	local i
-	for ((i = 0; i < 150; i++)); do
-		python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 0.2)" \
-			2>/dev/null && return 0
-		sleep 0.1
-	done
-	fail "$2 did not start on port $1"
-}
-
 bg() { # runs a server in the background, its pid in STARTED_PIDS
 	"$@" >>"$WORK/servers.log" 2>&1 &
 	STARTED_PIDS+=($!)
@@ -110,7 +100,7 @@ start_svc custom python3 "$(dirname "$0")/../lib/proto_custom.py" server $CUSTOM
 for p in $HTTP:nginx $H2:nginx-h2 $TLS:s_server $REDIS:redis $PG:postgres \
 	$MYSQL:mariadb $MC:memcached $MQTT:mosquitto $KAFKA:kafka $DNS:dnsmasq \
 	$SSH:sshd; do
-	wait_port "${p%%:*}" "${p#*:}"
+	wait_port "${p%%:*}" || fail "${p#*:} did not start on port ${p%%:*}"
 done
 
 cat >"$WORK/kmond.yaml" <<YAML

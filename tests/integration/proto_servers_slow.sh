@@ -16,16 +16,6 @@ AMQP=$P EPMD=$((P + 1)) DIST=$((P + 2)) ZK=$((P + 3))
 PY=/usr/bin/python3
 t0=$SECONDS
 
-wait_port() { # PORT NAME: until something accepts on 127.0.0.1:PORT (60 s)
-	local i
-	for ((i = 0; i < 300; i++)); do
-		$PY -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" \
-			2>/dev/null && return 0
-		sleep 0.2
-	done
-	fail "$2 did not start on port $1: $(tail -5 "$WORK/$2.log")"
-}
-
 # --- RabbitMQ: its own epmd on a port of ours (not the host's 4369),
 # its node, files and Erlang cookie ($HOME) under $WORK, no plugins ---
 epmd -port $EPMD -address 127.0.0.1 >"$WORK/epmd.log" 2>&1 &
@@ -62,8 +52,8 @@ java -XX:-UsePerfData -cp /usr/share/java/zookeeper.jar -Dzookeeper.log.dir="$WO
 	>"$WORK/zookeeper.log" 2>&1 &
 STARTED_PIDS+=($!)
 
-wait_port $ZK zookeeper
-wait_port $AMQP rabbitmq
+wait_port $ZK 60 || fail "zookeeper did not start on port $ZK: $(tail -5 "$WORK/zookeeper.log")"
+wait_port $AMQP 60 || fail "rabbitmq did not start on port $AMQP: $(tail -5 "$WORK/rabbitmq.log")"
 echo "servers up after $((SECONDS - t0)) s"
 
 cat >"$WORK/kmond.yaml" <<YAML

@@ -69,6 +69,18 @@ for _ in range(1000):
 PY
 }
 
+# wait_port PORT [SECONDS]: waits until something accepts on
+# 127.0.0.1:PORT (default 30 s); 1 when nothing did.
+wait_port() {
+	local i
+	for ((i = 0; i < ${2:-30} * 5; i++)); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" \
+			2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # wait_for_log TEXT [SECONDS]: waits until kmond's log holds TEXT.
 wait_for_log() {
 	local i

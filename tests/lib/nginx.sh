@@ -2,7 +2,9 @@
 # Starts nginx on loopback with its own config, prefix and logs under
 # $WORK (sourced after kmond.sh). The access log is the ground truth: one
 # line per request, "status bytes_sent request_length".
-#   start_nginx PORT [WORKERS]  sets NGINX_PID (the master), waits until up
+#   start_nginx PORT [WORKERS]  sets NGINX_PID (the master), waits until up;
+#                               in cgroup NGINX_CGROUP (a v2 directory)
+#                               when it is set
 
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
@@ -35,7 +37,11 @@ http {
 	}
 }
 NGINX
-	"$NGINX" -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" &
+	# NGINX_CGROUP: a cgroup (v2 directory) to start it in, as a service
+	# manager would
+	sh -c '[ -z "$1" ] || echo $$ >"$1/cgroup.procs" || exit 1; shift; exec "$@"' \
+		sh "${NGINX_CGROUP:-}" \
+		"$NGINX" -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" &
 	NGINX_PID=$!
 	STARTED_PIDS+=($NGINX_PID)
 	for ((i = 0; i < 50; i++)); do

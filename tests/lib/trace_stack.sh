@@ -25,16 +25,6 @@ TRACE_SCORE="/usr/bin/python3 $(dirname "${BASH_SOURCE[0]}")/trace_accuracy.py"
 TRACE_POOL_WORKERS=4 # smaller than the concurrency of 8 and 32
 declare -A TRACE_PID
 
-trace_wait_port() { # PORT NAME
-	local i
-	for ((i = 0; i < 150; i++)); do
-		/usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" \
-			2>/dev/null && return 0
-		sleep 0.1
-	done
-	fail "$2 did not start on port $1"
-}
-
 trace_bg() { # NAME CMD...: runs a tier, its pid in TRACE_PID[NAME]
 	local name=$1
 	shift
@@ -110,10 +100,10 @@ NGINX
 	local targets="--target nginx=$T_NGINX"
 	for svc in "${!T_MID[@]}"; do targets+=" --target $svc=${T_MID[$svc]}"; done
 	trace_bg front $TRACE_APP front --port $T_FRONT --log "$WORK/truth/front.json" $targets
-	trace_wait_port $T_REDIS redis
-	trace_wait_port $T_PG postgres
+	wait_port $T_REDIS || fail "redis did not start on port $T_REDIS"
+	wait_port $T_PG || fail "postgres did not start on port $T_PG"
 	for p in $T_BACK $T_FRONT $T_NGINX $T_BEHIND "${T_MID[@]}"; do
-		trace_wait_port $p "a tier"
+		wait_port $p || fail "a tier did not start on port $p"
 	done
 	start_caller
 }

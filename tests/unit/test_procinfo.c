@@ -65,6 +65,31 @@ static void test_cgroup_lines(void)
 	CHECK(!cgroups_under("", "/"));
 }
 
+/* The unified hierarchy's path (protocol capture's cgroups). */
+static void test_cgroup2_path(void)
+{
+	char path[64], tiny[4];
+
+	CHECK(procinfo__parse_cgroup2("9:name=systemd:/\n0::/a/b.scope\n", path,
+				      sizeof(path)));
+	CHECK_STR(path, "/a/b.scope");
+	CHECK(procinfo__parse_cgroup2("0::/\n", path, sizeof(path)));
+	CHECK_STR(path, "/");
+	CHECK(procinfo__parse_cgroup2("0::/../../kubepods", path, sizeof(path)));
+	CHECK_STR(path, "/../../kubepods");
+	/* v1 only, empty, too long for the buffer: none */
+	CHECK(!procinfo__parse_cgroup2("4:memory:/x\n", path, sizeof(path)));
+	CHECK(!procinfo__parse_cgroup2("0::\n", path, sizeof(path)));
+	CHECK(!procinfo__parse_cgroup2("0::/abcdef\n", tiny, sizeof(tiny)));
+	CHECK(cgroup_path_under("/a/b", "/a"));
+	CHECK(cgroup_path_under("/a", "/a"));
+	CHECK(cgroup_path_under("/a", "/"));
+	CHECK(!cgroup_path_under("/ab", "/a"));
+	CHECK(!cgroup_path_under("/a", "/a/b"));
+	CHECK(cgroup_path_under("/../x", "/.."));
+	CHECK(!cgroup_path_under("/..x", "/.."));
+}
+
 static void test_stat_lines(void)
 {
 	uint32_t ppid = 0;
@@ -111,6 +136,7 @@ int main(void)
 {
 	test_container_ids();
 	test_cgroup_lines();
+	test_cgroup2_path();
 	test_stat_lines();
 	test_self();
 	return unit_done("procinfo");

@@ -43,6 +43,7 @@
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "lib/protocol.h"
+#include "collectors/proto_cgroups.h"
 #include "collectors/proto_track.h"
 #include "bpf/tcp.h"
 #include "tcp.skel.h"
@@ -93,6 +94,7 @@ struct tcp_collector {
 	struct tcp_edge close_edge; /* the edge on_close() found last */
 	struct edge_state *close_state; /* its state; NULL once freed */
 	struct bpf_link *flush; /* finishes quiet connections' requests */
+	struct proto_cgroups *cgroups; /* where the capture programs run */
 };
 
 static const struct hook tcp_hooks[] = {
@@ -118,7 +120,7 @@ static const struct hook tcp_hooks[] = {
 	 * (either state), else (before 6.3) the send syscall's entry with
 	 * the state in the hash; else when the send returns. The
 	 * tracepoint's program also reads protocol identification's sends
-	 * (without it, the root cgroup's egress: see bpf/proto.bpf.h). */
+	 * (without it, the monitored cgroups' egress: bpf/proto.bpf.h). */
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
 	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" },
 	    { ATTACH_RAW_TP, "tcp_send_entry_sys", "sys_enter" } },
@@ -776,6 +778,8 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	occupancy__report(c->occ, &occ, c->k, &c->rec, ts);
 	if (c->proto)
 		proto_track__collect(c->proto, ts);
+	if (c->cgroups)
+		proto_cgroups__sync(c->cgroups, k->provider);
 	refresh_listeners(c);
 }
 
@@ -810,6 +814,12 @@ static void tcp_stats_record(void *state, struct record *r)
 	record__u64(r, "accepted_unmonitored",
 		    map_percpu_sum(bpf_map__fd(c->skel->maps.tcp_stats),
 				   &unmonitored));
+	if (c->cgroups) {
+		record__u64(r, "protocol_cgroups",
+			    proto_cgroups__attached(c->cgroups));
+		record__u64(r, "protocol_cgroup_failures",
+			    proto_cgroups__failures(c->cgroups));
+	}
 }
 
 /* --- life cycle --- */
@@ -824,6 +834,9 @@ static void tcp_stop(void *state)
 		return;
 	if (c->counts_listens)
 		provider__count_listens(c->k->provider, NULL);
+	if (c->cgroups)
+		provider__watch_selection(c->k->provider, NULL, NULL);
+	proto_cgroups__free(c->cgroups);
 	bpf_link__destroy(c->flush);
 	tcp_bpf__destroy(c->skel);
 	proto_track__free(c->proto);
@@ -861,68 +874,35 @@ static void proto_open(struct tcp_collector *c, bool send_hook)
 			 "every tcp hook on tp_btf)");
 }
 
-/* Where the cgroup v2 hierarchy is mounted ("" when it is not). */
-static void cgroup2_root(char *path, size_t len)
-{
-	char dev[256], dir[PATH_MAX], type[64];
-	FILE *f = fopen("/proc/self/mounts", "r");
-
-	path[0] = '\0';
-	if (!f)
-		return;
-	while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3) {
-		if (!strcmp(type, "cgroup2")) {
-			snprintf(path, len, "%s", dir);
-			break;
-		}
-	}
-	fclose(f);
-}
-
-/* The capture programs on the root cgroup: every socket's segments.
- * Without them the collector runs on, every protocol unknown. */
+/* The capture programs in the cgroups of the monitored processes
+ * (proto_cgroups.h). Without a cgroup v2 hierarchy the collector runs on,
+ * every protocol unknown. */
 static void proto_attach(struct tcp_collector *c)
 {
-	struct bpf_link *in = NULL, *out = NULL;
-	char root[PATH_MAX];
-	int fd, err = 0;
+	struct bpf_program *egress = c->skel->progs.proto_egress;
 
 	if (!c->skel->rodata->proto_capture)
 		return;
-	cgroup2_root(root, sizeof(root));
-	fd = root[0] ? open(root, O_RDONLY | O_DIRECTORY) : -ENOENT;
-	if (fd < 0) {
+	/* sends at the tracepoint came with tcp_bpf__attach */
+	c->cgroups = proto_cgroups__new(c->skel->progs.proto_ingress,
+					c->skel->rodata->capture_sends ? NULL :
+									 egress);
+	if (!c->cgroups) {
 		log_warn("tcp: protocol identification off: no cgroup v2 "
 			 "hierarchy");
 		live_store(c->skel->bss->sends_uncaptured, true);
 		return;
 	}
-	in = bpf_program__attach_cgroup(c->skel->progs.proto_ingress, fd);
-	if (!in)
-		err = -errno;
-	/* sends at the tracepoint came with tcp_bpf__attach */
-	if (!err && !c->skel->rodata->capture_sends) {
-		out = bpf_program__attach_cgroup(c->skel->progs.proto_egress,
-						 fd);
-		if (!out)
-			err = -errno;
-	}
-	close(fd);
-	if (err) {
-		log_warn("tcp: protocol identification off: attach to %s: %s",
-			 root, strerror(-err));
-		bpf_link__destroy(in);
-		live_store(c->skel->bss->sends_uncaptured, true);
-		return;
-	}
-	c->skel->links.proto_ingress = in;
-	c->skel->links.proto_egress = out;
 	c->proto = proto_track__new(
 		c->k, bpf_map__fd(c->skel->maps.proto_verdicts),
 		&c->skel->bss->proto_verdict_gen);
-	if (!c->proto)
+	if (!c->proto) {
 		log_warn("tcp: protocol identification off: out of memory");
-	log_debug("tcp: protocols identified from the segments of %s", root);
+		return;
+	}
+	provider__watch_selection(c->k->provider, proto_cgroups__add_pid,
+				  c->cgroups);
+	proto_cgroups__sync(c->cgroups, c->k->provider);
 }
 
 /* The send-entry hooks run on every TCP send (the syscall one on every

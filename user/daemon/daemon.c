@@ -358,7 +358,7 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 		goto cleanup;
 	probe__release();
 	ksyms__preload();
-	err_drop = privilege__drop();
+	err_drop = privilege__drop(k.cfg.tcp.sw.enabled && k.cfg.tcp.protocols);
 	if (err_drop) {
 		log_error("failed to drop capabilities: %s", strerror(-err_drop));
 		goto cleanup;

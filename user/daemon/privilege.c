@@ -36,9 +36,14 @@ static int perf_paranoid(void)
  * - CAP_SYSLOG: real addresses in /proc/kallsyms (kptr_restrict).
  * - CAP_SYS_RESOURCE: RLIMIT_MEMLOCK for maps on kernels that still
  *   charge BPF memory to it (before 5.11).
- * Everything else goes, CAP_NET_ADMIN first, and CAP_SYS_ADMIN unless
- * the kernel's perf_event_paranoid needs it (below). */
-uint64_t privilege__kept(void)
+ * - CAP_NET_ADMIN, only with protocol identification on at start: attach
+ *   its cgroup skb programs to the cgroups of processes that join a
+ *   service later (the kernel checks it at attach, not at load). A reload
+ *   that turns identification on cannot get it back: new cgroups then go
+ *   without capture, counted in the stats record.
+ * Everything else goes, and CAP_SYS_ADMIN unless the kernel's
+ * perf_event_paranoid needs it (below). */
+uint64_t privilege__kept(bool cgroup_programs)
 {
 	uint64_t keep = CAP(CAP_BPF) | CAP(CAP_PERFMON) | CAP(CAP_SYS_PTRACE) |
 			CAP(CAP_DAC_READ_SEARCH) | CAP(CAP_SYSLOG) |
@@ -50,6 +55,8 @@ uint64_t privilege__kept(void)
 	 * cannot attach. */
 	if (perf_paranoid() > 2)
 		keep |= CAP(CAP_SYS_ADMIN);
+	if (cgroup_programs)
+		keep |= CAP(CAP_NET_ADMIN);
 	return keep;
 }
 
@@ -66,13 +73,13 @@ static int last_cap(void)
 	return last;
 }
 
-int privilege__drop(void)
+int privilege__drop(bool cgroup_programs)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct data[2];
-	uint64_t keep = privilege__kept();
+	uint64_t keep = privilege__kept(cgroup_programs);
 
 	/* The bounding set first: dropping from it needs CAP_SETPCAP, which a
 	 * container started with only the kept set (the DaemonSet) lacks:

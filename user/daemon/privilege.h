@@ -4,14 +4,17 @@
 #ifndef KMON_PRIVILEGE_H
 #define KMON_PRIVILEGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* The capabilities kmond keeps, as a CapEff-style bit mask. */
-uint64_t privilege__kept(void);
+/* The capabilities kmond keeps, as a CapEff-style bit mask.
+ * cgroup_programs: it attaches programs to cgroups as processes come
+ * (protocol identification's capture), which needs CAP_NET_ADMIN. */
+uint64_t privilege__kept(bool cgroup_programs);
 /* Drops every other capability (effective, permitted, inheritable,
  * ambient and bounding set) and sets no_new_privs. 0 or -errno. */
-int privilege__drop(void);
+int privilege__drop(bool cgroup_programs);
 /* Refuses a config that is not owned by root or is writable by group or
  * others: whoever can write it steers a root daemon. 0, or -1 with a
  * message in err. */

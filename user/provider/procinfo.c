@@ -114,6 +114,29 @@ bool cgroups_under(const char *text, const char *prefix)
 	return any_cgroup_path(text, path_under, prefix);
 }
 
+bool cgroup_path_under(const char *path, const char *prefix)
+{
+	return path_under(path, strlen(path), prefix);
+}
+
+bool procinfo__parse_cgroup2(const char *text, char *path, size_t len)
+{
+	const char *line = text;
+
+	while (*line) {
+		const char *end = strchrnul(line, '\n');
+		size_t n = end - line - 3;
+
+		if (end - line > 3 && !memcmp(line, "0::", 3) && n < len) {
+			memcpy(path, line + 3, n);
+			path[n] = '\0';
+			return true;
+		}
+		line = *end ? end + 1 : end;
+	}
+	return false;
+}
+
 static size_t hex_run(const char *s, size_t len)
 {
 	size_t n = 0;

@@ -22,6 +22,11 @@ void procinfo__parse_comm(const char *text, char comm[16]);
 /* Whether any line of a /proc/pid/cgroup text has a path under prefix
  * (whole components: /a/b is under /a, /ab is not). */
 bool cgroups_under(const char *text, const char *prefix);
+/* The path in the unified (v2) hierarchy of a /proc/pid/cgroup text, its
+ * "0::/path" line; false when there is none (a host with v1 only). */
+bool procinfo__parse_cgroup2(const char *text, char *path, size_t len);
+/* Whether path is prefix or under it (whole components, as above). */
+bool cgroup_path_under(const char *path, const char *prefix);
 /* The container id in one cgroup path, from the layouts of Docker
  * (docker-ID.scope, /docker/ID), containerd (cri-containerd-ID.scope,
  * kubepods/.../ID), CRI-O (crio-ID[.scope]) and podman (libpod-ID.scope,

@@ -76,6 +76,8 @@ struct provider {
 	uint64_t *pid_service_gen;
 	uint64_t pid_changes;
 	struct containers *containers; /* container and pod of each process */
+	void (*on_select)(void *ctx, uint32_t pid); /* the watcher, or NULL */
+	void *on_select_ctx;
 };
 
 const struct hook provider_hooks[] = {
@@ -330,9 +332,18 @@ static void pid_service_changed(struct provider *p)
 		__atomic_fetch_add(p->pid_service_gen, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Tells the watcher that pid, in a service now, may be somewhere new. */
+static void selected(struct provider *p, uint32_t pid, struct proc *proc)
+{
+	if (p->on_select && proc->service && !proc->exited)
+		p->on_select(p->on_select_ctx, pid);
+}
+
 static void publish(struct provider *p, uint32_t pid, struct proc *proc,
 		    struct kmon_svc svc)
 {
+	bool joined = svc.id && proc->service != svc.id;
+
 	int fd = bpf_map__fd(p->skel->maps.pid_service);
 	struct kmon_svc now;
 	bool present = bpf_map_lookup_elem(fd, &pid, &now) == 0;
@@ -351,6 +362,8 @@ static void publish(struct provider *p, uint32_t pid, struct proc *proc,
 		p->pid_changes++;
 	}
 	proc->service = svc.id;
+	if (joined)
+		selected(p, pid, proc);
 }
 
 static void provider__set_names(struct provider *p, const struct config *cfg)
@@ -667,6 +680,8 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 		/* The event's comm is the mover's, not the process's. */
 		if (proc && !proc->exited && p->resolve_in_user_space)
 			publish(p, e->pid, proc, resolve(p, e->pid, proc));
+		if (proc)
+			selected(p, e->pid, proc);
 		return 0;
 	default:
 		return 0;
@@ -683,6 +698,8 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 	 * need /proc, read here right after exec. */
 	if (e->type == KMON_PROC_EXEC && p->resolve_in_user_space)
 		publish(p, e->pid, proc, resolve(p, e->pid, proc));
+	if (e->type == KMON_PROC_EXEC)
+		selected(p, e->pid, proc);
 	return 0;
 }
 
@@ -876,6 +893,28 @@ int provider__listeners(struct provider *p, const struct listener **out,
 			uint64_t *version)
 {
 	return listen_cache__get(&p->listen, out, version);
+}
+
+void provider__for_each_selected(struct provider *p,
+				 void (*fn)(void *ctx, uint32_t pid),
+				 void *ctx)
+{
+	uint64_t pid, value;
+	size_t pos = 0;
+
+	while (hashmap__next(p->procs, &pos, &pid, &value)) {
+		const struct proc *proc = (const struct proc *)(uintptr_t)value;
+
+		if (proc->service && !proc->exited)
+			fn(ctx, (uint32_t)pid);
+	}
+}
+
+void provider__watch_selection(struct provider *p,
+			       void (*fn)(void *ctx, uint32_t pid), void *ctx)
+{
+	p->on_select = fn;
+	p->on_select_ctx = ctx;
 }
 
 void provider__count_listens(struct provider *p,

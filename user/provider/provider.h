@@ -73,6 +73,16 @@ int provider__listeners(struct provider *p, const struct listener **out,
  * only when that count moves, instead of every interval. */
 void provider__count_listens(struct provider *p,
 			     const volatile uint64_t *changes);
+/* Calls fn(ctx, pid) for each live process in some service. */
+void provider__for_each_selected(struct provider *p,
+				 void (*fn)(void *ctx, uint32_t pid),
+				 void *ctx);
+/* fn(ctx, pid) is called when a process joins a service (at exec, or as
+ * the selectors are applied) and when a process in one moves to another
+ * cgroup; not for forks, whose child starts in its parent's cgroup.
+ * NULL: no one is told. One watcher at a time. */
+void provider__watch_selection(struct provider *p,
+			       void (*fn)(void *ctx, uint32_t pid), void *ctx);
 /* After every collector emitted this interval: forget exited pids. */
 void provider__end_interval(struct provider *p);
 void provider__stats(struct provider *p, struct provider_stats *st);
