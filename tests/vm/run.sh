@@ -32,8 +32,15 @@ ENV
 # mitigations=off: no speculation barriers, which cost a lot under TCG.
 # loglevel=5: warnings reach the console, with the stack of a soft lockup.
 # debug-threads: the host names the vCPU threads ("CPU 1/TCG").
+# thread=single: the vCPUs take turns on one host thread. With a thread
+# each (MTTCG), a vCPU could run the int3 that the kernel puts first
+# while it patches a static key (a tracepoint switched on or off: every
+# attach and detach) after the patch was done: "Oops: int3" in do_exit
+# and a panic, seen once in the 6.12 guest's full run (tandem-caller
+# exiting while kmond detached).
 timeout --kill-after=10 "${VMTEST_TIMEOUT:-3600}" \
-	qemu-system-x86_64 -accel tcg -cpu max -smp "${VMTEST_CPUS:-2}" -m "${VMTEST_MEM:-2G}" \
+	qemu-system-x86_64 -accel "tcg,thread=${VMTEST_TCG_THREAD:-single}" -cpu max \
+	-smp "${VMTEST_CPUS:-2}" -m "${VMTEST_MEM:-2G}" \
 	-nodefaults -display none -serial stdio -no-reboot \
 	-name vmtest,debug-threads=on \
 	-kernel "$kdir/vmlinux" -initrd "$kdir/initrd.gz" \
