@@ -273,24 +273,45 @@ static __always_inline bool take_segment(struct tcp_conn *c, void *ctx,
 	return true;
 }
 
-/* Whether a segment at seq, the first one seen in direction dir, holds
- * the first bytes of that stream. The programs run only in the cgroups of
- * monitored processes, attached when one appears there: a connection can
- * be older than its cgroup's program, and its first message seen would be
- * a later one, which must not be taken for the start of the talk. In:
- * nothing received yet (the stack has not taken this segment yet); out:
- * nothing acknowledged yet and the segment starts at the oldest byte not
- * acknowledged, the first. */
-static __always_inline bool stream_start(struct bpf_sock *sk, __u8 dir,
-					 __u32 seq)
+/* The sequence number of the first byte of a stream (its ISN + 1), from
+ * where the stack stands now: next (rcv_nxt, or snd_una) moved past the
+ * handshake by exactly the bytes it counted (bytes_received, or
+ * bytes_acked), except that an active opener's bytes_acked counts its own
+ * SYN too (own_syn).
+ * Why: the capture programs run only in the cgroups of monitored
+ * processes, attached when one appears there, so a connection can be
+ * older than its cgroup's program; its first message seen would then be
+ * a later one, which must not be taken for the start of the talk. */
+static __always_inline __u32 stream_first(__u32 next, __u64 counted,
+					  bool own_syn)
+{
+	return next - (__u32)counted + own_syn;
+}
+
+/* The connection's first bytes went by before kmond could see them: it
+ * is not captured (it stays unknown, or takes its server's usual
+ * protocol), and it no longer holds the capture gate open. */
+static __always_inline void missed_start(struct tcp_conn *c)
+{
+	c->proto_state = PROTO_WAITING;
+	proto_uncount(c);
+}
+
+/* Whether a segment at seq, the first one seen in direction dir, starts
+ * its stream (in: the stack has not taken it yet). */
+static __always_inline bool segment_starts(struct bpf_sock *sk,
+					   const struct tcp_conn *c, __u8 dir,
+					   __u32 seq)
 {
 	struct bpf_tcp_sock *tp = bpf_tcp_sock(sk);
 
 	if (!tp)
 		return false;
 	if (dir == PROTO_DIR_IN)
-		return tp->bytes_received == 0;
-	return tp->bytes_acked == 0 && seq == tp->snd_una;
+		return seq == stream_first(tp->rcv_nxt, tp->bytes_received,
+					   false);
+	return seq == stream_first(tp->snd_una, tp->bytes_acked,
+				   c->role == TCP_ROLE_CLIENT);
 }
 
 static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
@@ -325,8 +346,10 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	 * next bytes */
 	if (seg && seq != c->proto_next[dir & 1])
 		return;
-	if (!seg && !stream_start(sk, dir, seq))
+	if (!seg && !segment_starts(sk, c, dir, seq)) {
+		missed_start(c);
 		return;
+	}
 	len = skb->len - off;
 	if (!take_segment(c, skb, dir, seg))
 		return;
@@ -415,6 +438,17 @@ static __always_inline __u32 gather_iovs(const struct iovec *iov, __u32 nr,
 	return got;
 }
 
+/* Whether the send sk is about to queue (its first chunk: write_seq is
+ * where it starts) starts the stream. */
+static __always_inline bool send_starts(const struct sock *sk,
+					const struct tcp_conn *c)
+{
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+
+	return tp && tp->write_seq == stream_first(tp->snd_una, tp->bytes_acked,
+						   c->role == TCP_ROLE_CLIENT);
+}
+
 /* What the owner sends, from its own buffer: once per send call (the
  * tracepoint fires per segment-sized chunk; a chunk after the first
  * starts inside the buffer). A send from the kernel's pages (sendfile,
@@ -440,6 +474,10 @@ static __always_inline void capture_send(const struct sock *sk,
 	seg = c->proto_segs[PROTO_DIR_OUT];
 	if (seg >= PROTO_MAX_SEGS || it->iov_offset)
 		return;
+	if (!seg && !send_starts(sk, c)) {
+		missed_start(c);
+		return;
+	}
 	len = it->count;
 	if (!len || !take_segment(c, (void *)sk, PROTO_DIR_OUT, seg))
 		return;

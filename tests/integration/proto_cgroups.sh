@@ -6,6 +6,10 @@
 # - every connection to it reads http (its cgroup got the programs when
 #   it appeared), and the programs are attached to its cgroup alone: not
 #   to the root, not to the clients' cgroup;
+# - a monitored client (curl copied as kmt_curl) in a third cgroup, where
+#   a process of its service runs already: its calls read http too (its
+#   sends are the start of its streams: an active opener's SYN counts as
+#   acknowledged data, which the programs take into account);
 # - a connection older than its cgroup's programs (the server selected by
 #   a reload after the connection's first exchange) is not named from its
 #   later messages, which look like Redis: it stays unknown;
@@ -17,10 +21,11 @@ source "$(dirname "$0")/../lib/kmond.sh"
 ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$ROOT" ] || skip "no cgroup v2 hierarchy"
 CG=$ROOT/kmond-test-$$
-mkdir "$CG" "$CG/srv" "$CG/cli" "$CG/late" || fail "cannot make cgroups under $ROOT"
+mkdir "$CG" "$CG/srv" "$CG/cli" "$CG/mon" "$CG/late" ||
+	fail "cannot make cgroups under $ROOT"
 cgroups_cleanup() {
 	cleanup
-	rmdir "$CG/srv" "$CG/cli" "$CG/late" "$CG" 2>/dev/null
+	rmdir "$CG/srv" "$CG/cli" "$CG/mon" "$CG/late" "$CG" || echo "note: cgroups left under $CG"
 }
 trap cgroups_cleanup EXIT
 
@@ -45,6 +50,7 @@ config() { # the services: web, and late with $1 = yes
 		echo "interval: 300ms"
 		echo "services:"
 		echo "  - { name: web, match: { port: $WEB } }"
+		echo "  - { name: caller, match: { comm: kmt_curl } }"
 		[ "$1" = yes ] && echo "  - { name: late, match: { port: $LATE } }"
 		echo "collectors:"
 		echo "  tcp: { enabled: true }"
@@ -71,6 +77,19 @@ n=$(attached "$CG/srv")
 echo "ok: $n programs in the server's cgroup"
 expect_eq "programs in the clients' cgroup" "$(attached "$CG/cli")" 0
 expect_eq "programs in the root cgroup" "$(attached "$ROOT")" 0
+
+# The monitored client: one of its service holds its cgroup, then calls.
+mkdir -p "$WORK/hold" "$WORK/call"
+cp "$(command -v sleep)" "$WORK/hold/kmt_curl"
+cp "$(command -v curl)" "$WORK/call/kmt_curl"
+in_cgroup mon "$WORK/hold/kmt_curl" 60 &
+STARTED_PIDS+=($!)
+wait_for_log "capture runs in cgroup /kmond-test-$$/mon" 5 ||
+	fail "the capture programs did not come to the client's cgroup"
+for ((i = 0; i < N; i++)); do
+	(in_cgroup mon "$WORK/call/kmt_curl" -s "http://127.0.0.1:$WEB/" >/dev/null) ||
+		fail "kmt_curl failed"
+done
 
 # A connection older than its cgroup's programs. The server answers a
 # line starting with '*' as Redis would, anything else with bytes of its
@@ -134,9 +153,13 @@ stop_kmond
 
 out=$WORK/out.json
 $RECORDS "$out" --check >/dev/null || fail "output is not JSON lines"
-expect_eq "web requests" "$($RECORDS "$out" --kind tcp --where service=web --count)" $N
+expect_eq "web requests" "$($RECORDS "$out" --kind tcp --where service=web --count)" $((2 * N))
 expect_eq "web requests named http" \
-	"$($RECORDS "$out" --kind tcp --where service=web --where protocol=http --count)" $N
+	"$($RECORDS "$out" --kind tcp --where service=web --where protocol=http --count)" $((2 * N))
+expect_eq "calls of the monitored client" \
+	"$($RECORDS "$out" --kind tcp --where service=caller --where side=client --count)" $N
+expect_eq "calls of the monitored client named http" \
+	"$($RECORDS "$out" --kind tcp --where service=caller --where side=client --where protocol=http --count)" $N
 late=$($RECORDS "$out" --kind tcp --where service=late --count)
 [ "$late" -ge 1 ] || fail "no request of the older connection was seen (want some, unknown)"
 expect_eq "older connection's requests named redis" \

@@ -103,9 +103,11 @@ void proto_cgroups__free(struct proto_cgroups *pc)
  * for it, which covers every cgroup. */
 static bool read_path(uint32_t pid, char *path, size_t len)
 {
-	char text[4096];
+	char text[16384];
 
+	/* a text that fills the buffer may have lost its "0::" line's end */
 	if (procinfo__cgroups(pid, text, sizeof(text)) ||
+	    strlen(text) >= sizeof(text) - 1 ||
 	    !procinfo__parse_cgroup2(text, path, len))
 		return false;
 	if (cgroup_path_under(path, "/.."))

@@ -898,6 +898,8 @@ static void proto_attach(struct tcp_collector *c)
 		&c->skel->bss->proto_verdict_gen);
 	if (!c->proto) {
 		log_warn("tcp: protocol identification off: out of memory");
+		proto_cgroups__free(c->cgroups);
+		c->cgroups = NULL;
 		return;
 	}
 	provider__watch_selection(c->k->provider, proto_cgroups__add_pid,

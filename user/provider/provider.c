@@ -651,6 +651,8 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 	struct provider *p = ctx;
 	const struct kmon_proc_event *e = data;
 	struct proc *proc, *parent;
+	uint32_t before;
+	bool joined;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -675,12 +677,14 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 		return 0;
 	case KMON_PROC_CGROUP:
 		proc = provider__proc(p, e->pid);
-		if (proc && !proc->exited)
-			provider__read_container(p, e->pid, proc);
+		if (!proc || proc->exited)
+			return 0;
+		provider__read_container(p, e->pid, proc);
+		before = proc->service;
 		/* The event's comm is the mover's, not the process's. */
-		if (proc && !proc->exited && p->resolve_in_user_space)
+		if (p->resolve_in_user_space)
 			publish(p, e->pid, proc, resolve(p, e->pid, proc));
-		if (proc)
+		if (proc->service == before) /* else publish told of the join */
 			selected(p, e->pid, proc);
 		return 0;
 	default:
@@ -688,6 +692,9 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 	}
 	memcpy(proc->comm, e->comm, sizeof(proc->comm));
 	proc->comm[sizeof(proc->comm) - 1] = '\0';
+	/* a fork's child starts in its parent's cgroup: not a join */
+	joined = e->type == KMON_PROC_EXEC && e->service &&
+		 proc->service != e->service;
 	if (proc->service != e->service) {
 		log_debug("pid %u (%s): service %s", e->pid, proc->comm,
 			  e->service ? p->names[e->service - 1] : "none");
@@ -698,7 +705,7 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 	 * need /proc, read here right after exec. */
 	if (e->type == KMON_PROC_EXEC && p->resolve_in_user_space)
 		publish(p, e->pid, proc, resolve(p, e->pid, proc));
-	if (e->type == KMON_PROC_EXEC)
+	if (joined) /* by the kernel's selectors */
 		selected(p, e->pid, proc);
 	return 0;
 }
