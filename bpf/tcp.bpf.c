@@ -855,6 +855,49 @@ static __always_inline void stamp_send(struct tcp_conn *c)
 		c->call_ns = bpf_ktime_get_ns();
 }
 
+/* Where tcp_sendmsg_locked is missing but the state is in the sockets
+ * (6.3 to 6.12): the send syscall's entry cannot reach a socket's storage
+ * (its socket is a plain address there), so it leaves its time here, per
+ * thread, with that address; the send's return, on the same thread,
+ * takes it as the send's stamp. An LRU: preallocated, and a thread that
+ * never sends on a followed socket again leaves only a slot behind. */
+struct send_entry {
+	__u64 sk;
+	__u64 ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* thread id */
+	__type(value, struct send_entry);
+} send_entries SEC(".maps");
+
+const volatile bool sends_stashed;
+
+static __always_inline void stash_send(const struct sock *sk)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct send_entry e = { (__u64)sk, bpf_ktime_get_ns() };
+
+	bpf_map_update_elem(&send_entries, &tid, &e, BPF_ANY);
+}
+
+/* The send that returns on sk now: its entry's time, if this thread left
+ * one for sk (else it is stamped as it returns). */
+static __always_inline void take_stashed_send(struct tcp_conn *c,
+					      const struct sock *sk)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct send_entry *e = bpf_map_lookup_elem(&send_entries, &tid);
+
+	if (!e || e->sk != (__u64)sk)
+		return;
+	if (!c->call_ns)
+		c->call_ns = e->ns;
+	bpf_map_delete_elem(&send_entries, &tid);
+}
+
 /* What the tcp_sendmsg_locked program does, set before load: stamp the
  * sends of the sockets we follow (collectors.tcp.client on at start),
  * capture the protocol samples of sends (protocol identification where
@@ -957,6 +1000,8 @@ static __always_inline int handle_send(const struct sock *sk, int ret,
 		answer_after_close(sk, ret, trusted);
 		return 0;
 	}
+	if (sends_stashed)
+		take_stashed_send(c, sk);
 	if (c->role == TCP_ROLE_SERVER)
 		on_response_bytes(c, sk, ret, trusted);
 	else
@@ -1177,12 +1222,13 @@ int tcp_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 	return handle_fork(ctx->parent_pid, ctx->child_pid);
 }
 
-/* The send's entry where tcp_sendmsg_locked is missing (the hash, before
- * 6.3): a send syscall on a socket we follow. Stamped at the return, a
- * call would start after the server may have read it (the loopback or a
- * veth delivers within the sender's syscall), and a response would end
- * after its client may have read it: the client would wait less than the
- * server worked. */
+/* The send's entry where tcp_sendmsg_locked is missing: a send syscall
+ * on a socket we follow (the hash, before 6.3), or on any socket (the
+ * state in the sockets: stashed for the send's return). Stamped at the
+ * return, a call would start after the server may have read it (the
+ * loopback or a veth delivers within the sender's syscall), and a
+ * response would end after its client may have read it: the client
+ * would wait less than the server worked. */
 SEC("raw_tp/sys_enter")
 int BPF_PROG(tcp_send_entry_sys, struct pt_regs *regs, long nr)
 {
@@ -1194,7 +1240,11 @@ int BPF_PROG(tcp_send_entry_sys, struct pt_regs *regs, long nr)
 	if (!*(volatile __u64 *)&followed)
 		return 0;
 	sk = sock_of_fd(PT_REGS_PARM1_CORE_SYSCALL(regs));
-	if (sk)
+	if (!sk)
+		return 0;
+	if (sends_stashed)
+		stash_send(sk);
+	else
 		stamp_send(conn_find(sk, false));
 	return 0;
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # --probe says what a collector loads, not only what the kernel has: a
-# hook whose choice the collector leaves out is "none loaded", with why.
-# tcp's send-entry hook: without tcp_sendmsg_locked (6.12) the kernel
-# still has sys_enter, but that program reads the hash and the state is in
-# the sockets: none loads. With the state in the hash (sock_recv_length
-# on its plain tracepoint), tcp_sendmsg_locked serves it (protocol
+# hook whose choice the collector leaves out is "none loaded", with why
+# (bio's rq_requeue where block_io_start follows requests). tcp's
+# send-entry hook: without tcp_sendmsg_locked (6.12) sys_enter serves it,
+# the state in the sockets too (the entry's time is left per thread for
+# the send's return). With the state in the hash (sock_recv_length on its
+# plain tracepoint), tcp_sendmsg_locked serves it (protocol
 # identification, whose sends its program also reads, is off). Each time
 # the programs kmond holds while it runs say the same.
 source "$(dirname "$0")/../lib/kmond.sh"
@@ -39,9 +40,12 @@ check() {
 	expect_eq "send programs loaded with $deny" "$progs" "$*"
 }
 check tp_btf:tcp_sendmsg_locked \
-	'^tcp +tcp_sendmsg +none loaded \(raw_tp sys_enter: it reads the hash, and the state is in the sockets\); tp_btf: tcp_sendmsg_locked denied' \
-	-- ""
+	'^tcp +tcp_sendmsg +raw_tp sys_enter; tp_btf: tcp_sendmsg_locked denied' \
+	-- "tcp_send_entry_sys "
 check tp_btf:sock_recv_length \
 	'^tcp +tcp_sendmsg +tp_btf tcp_sendmsg_locked' \
 	-- "tcp_send_entry_btf "
-check "" '^tcp +tcp_sendmsg +tp_btf tcp_sendmsg_locked' -- "tcp_send_entry_btf "
+requeue='^bio +rq_requeue +.*' # left out where block_io_start follows requests
+[ -d /sys/kernel/tracing/events/block/block_io_start ] &&
+	requeue='^bio +rq_requeue +none loaded \(tp_btf block_rq_requeue: block_io_start follows requests\)'
+check "" '^tcp +tcp_sendmsg +tp_btf tcp_sendmsg_locked' "$requeue" -- "tcp_send_entry_btf "

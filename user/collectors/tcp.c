@@ -925,10 +925,12 @@ static void send_entry_select(struct tcp_collector *c, struct kmond *k,
 		return;
 	if (k->cfg.tcp.no_client)
 		why = "collectors.tcp.client is false";
-	else if (hook->cands[chosen].kind == ATTACH_RAW_TP &&
-		 c->skel->rodata->conn_in_socket)
-		why = "it reads the hash, and the state is in the sockets";
 	c->skel->rodata->stamp_sends = !why;
+	/* the syscall's entry reaches no socket's storage: it leaves its
+	 * time for the send's return, per thread */
+	c->skel->rodata->sends_stashed =
+		!why && hook->cands[chosen].kind == ATTACH_RAW_TP &&
+		c->skel->rodata->conn_in_socket;
 	if (why)
 		log_debug("tcp: sends not stamped at their entry (%s): "
 			  "stamped when they return", why);
