@@ -48,8 +48,9 @@ for i in range(k):
     one("10.252.0.%d" % (2 + i))
 PY
 # A request counts when its connection closes on the server's side too:
-# wait (10 s at most) until every one is in the topology records.
-for _ in $(seq 100); do
+# wait (10 s at most, times TEST_TIME_SCALE in a slow guest) until every
+# one is in the topology records.
+for _ in $(seq $((100 * ${TEST_TIME_SCALE:-1}))); do
 	[ "$($RECORDS "$WORK/out.json" --kind topology --where dst=web --sum requests)" = $((N + K)) ] &&
 		break
 	sleep 0.1

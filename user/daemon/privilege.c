@@ -82,12 +82,17 @@ int privilege__drop(bool cgroup_programs)
 	uint64_t keep = privilege__kept(cgroup_programs);
 
 	/* The bounding set first: dropping from it needs CAP_SETPCAP, which a
-	 * container started with only the kept set (the DaemonSet) lacks:
-	 * what its bounding set lacks already needs no drop. */
+	 * container started with the DaemonSet's set lacks: what its
+	 * bounding set lacks already needs no drop, and what it holds beyond
+	 * the kept set (NET_ADMIN with identification off) stays there,
+	 * harmless: it leaves the permitted and effective sets below, and no
+	 * exec can gain it back (no inheritable or ambient capabilities,
+	 * no_new_privs). */
 	for (int cap = 0; cap <= last_cap(); cap++)
 		if (!(keep & CAP(cap)) &&
 		    prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
-		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL &&
+		    errno != EPERM)
 			return -errno;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
 	    errno != EINVAL)
