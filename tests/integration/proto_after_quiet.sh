@@ -9,10 +9,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 
-# Identification reads the connection state kmond keeps in the sockets,
-# which needs every tcp hook on tp_btf (sock_*_length: 6.3).
-"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +sock_recv +tp_btf' ||
-	skip "no tp_btf sock_recv_length (6.3): tcp on its syscall fallback identifies no protocols"
+need_protocols
 
 PORT=$(test_port)
 N=20

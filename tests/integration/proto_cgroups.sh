@@ -16,8 +16,7 @@
 # - once the server has exited, the programs leave its cgroup.
 source "$(dirname "$0")/../lib/kmond.sh"
 
-"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +sock_recv +tp_btf' ||
-	skip "no tp_btf sock_recv_length (6.3): tcp on its syscall fallback identifies no protocols"
+need_protocols
 ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$ROOT" ] || skip "no cgroup v2 hierarchy"
 CG=$ROOT/kmond-test-$$

@@ -16,10 +16,7 @@ source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 
-# Identification reads the connection state kmond keeps in the sockets,
-# which needs every tcp hook on tp_btf (sock_*_length: 6.3).
-"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +sock_recv +tp_btf' ||
-	skip "no tp_btf sock_recv_length (6.3): tcp on its syscall fallback identifies no protocols"
+need_protocols
 
 N=${PROTO_CONNS:-12} # connections per client kind
 chmod 755 "$WORK"    # postgres runs as its own user under it

@@ -8,6 +8,8 @@
 # misnamed (proto_check.py's confusion matrices; a macro F1 of 1).
 source "$(dirname "$0")/../lib/kmond.sh"
 
+need_protocols
+
 N=${PROTO_CONNS:-10} # connections per client kind
 P=$(test_port 4)
 AMQP=$P EPMD=$((P + 1)) DIST=$((P + 2)) ZK=$((P + 3))

@@ -8,10 +8,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/caller.sh"
 
-# Protocol identification reads the state in the sockets, which needs
-# every tcp hook on tp_btf (sock_*_length: 6.3), as proto_servers says.
-"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +sock_recv +tp_btf' ||
-	skip "no tp_btf sock_recv_length (6.3): tcp on its syscall fallback identifies no protocols"
+need_protocols
 
 TLS=$(test_port)
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" \

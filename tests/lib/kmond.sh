@@ -117,6 +117,14 @@ skip() {
 	exit 77
 }
 
+# need_protocols: skips a test of protocol identification where the
+# kernel cannot have it: it reads the connection state kmond keeps in the
+# sockets, which needs every tcp hook on tp_btf (sock_*_length: 6.3).
+need_protocols() {
+	"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +sock_recv +tp_btf' ||
+		skip "no tp_btf sock_recv_length (6.3): tcp on its syscall fallback identifies no protocols"
+}
+
 # expect_eq WHAT GOT WANT
 expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
