@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The tcp collector switched off by SIGHUP while request events still sit
-# in its ring buffer (it wakes user space only per batch), then on again:
-# the pending requests come out before it stops (its ring leaves the set
-# kmond polls with it: the next poll must not call into the stopped
-# collector), none is recorded while it is off, and all are again after.
+# in its ring buffer (it wakes user space only per batch) or in its
+# kernel-side batch (up to 16 requests per CPU), then on again: the
+# pending requests come out before it stops (it reports once more; its
+# ring leaves the set kmond polls with it: the next poll must not call
+# into the stopped collector), none is recorded while it is off, and all
+# are again after.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 

@@ -224,6 +224,10 @@ static int reload_apply(struct kmond *k)
 			collector_start(k, r); /* says why it did not start */
 			failed += !r->state;
 		} else if (!want && r->state) {
+			/* its last records first: what its rings and its
+			 * kernel-side batches still hold, as at exit */
+			rings__consume(k->rings);
+			r->ops->collect(r->state, k, clock_ns(CLOCK_REALTIME));
 			collector_stop(k, r);
 		} else if (r->state) {
 			err = r->ops->apply(r->state, &k->cfg);
