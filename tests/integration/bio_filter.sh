@@ -60,13 +60,14 @@ stop_kmond
 # Each selected dd: its 32 MiB exactly, under its service, with its comm.
 # One short of that must be counted in bio's lost (a completion the kernel
 # ran no program for, see bio_dd.sh); one over it is another's I/O.
-python3 - "$WORK/out.json" $((32 * MIB)) $mine $(cat "$WORK/mine.pids") <<'PY' ||
+PYTHONPATH=$(dirname "$0")/../lib python3 - "$WORK/out.json" $((32 * MIB)) $mine $(cat "$WORK/mine.pids") <<'PY' ||
 import json, sys
+from bio_short import lost_ios, short_mib
 path, want, shell = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 pids = [int(p) for p in sys.argv[4:]]
 recs = [json.loads(l) for l in open(path)]
 bio = [r for r in recs if r.get("kind") == "bio"]
-lost = max(r["collectors"]["bio"]["lost"] for r in recs if r.get("kind") == "stats")
+lost = lost_ios(recs)
 ok = True
 def expect(what, cond):
     global ok
@@ -77,7 +78,7 @@ short = 0
 for pid in pids:
     mine = [r for r in bio if r["pid"] == pid and r["op"] == "write"]
     got = sum(r["bytes"] for r in mine)
-    short += max(0, want - got) // (1 << 20)
+    short += short_mib(got, want)
     expect(f"bytes written by selected dd {pid}: {got} <= {want}", got <= want)
     expect(f"dd {pid}: service writer, comm dd",
            {(r["service"], r["comm"]) for r in mine} == {("writer", "dd")})

@@ -38,20 +38,18 @@ touch "$WORK/go/now"
 sleep 0.8
 stop_kmond
 
-# An I/O short of 16 MiB must be counted in bio's lost (as in bio_dd.sh:
-# the kernel runs no program for a completion in an interrupt on top of
-# the machine's agent, pid 1; kmond counts such a request lost).
-python3 - "$WORK/out.json" "$ID" "$disk" $((16 * MIB)) <<'PY' || fail "bio records"
+# An I/O short of 16 MiB must be counted in bio's lost (bio_short.py).
+PYTHONPATH=$(dirname "$0")/../lib python3 - "$WORK/out.json" "$ID" "$disk" $((16 * MIB)) <<'PY' || fail "bio records"
 import json, sys
+from bio_short import fits, lost_ios, short_mib
 path, cid, disk, want = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 recs = [json.loads(l) for l in open(path)]
 mine = [r for r in recs if r["kind"] == "bio" and r.get("container") == cid
         and r["op"] == "write" and r["disk"] == disk]
-lost = max(r["collectors"]["bio"]["lost"] for r in recs if r["kind"] == "stats")
+lost = lost_ios(recs)
 nbytes = sum(r["bytes"] for r in mine)
-# dd's requests are at most 1 MiB: each one missing is at least one lost
-short = max(0, want - nbytes) // (1 << 20)
-if nbytes > want * 1.02 or (nbytes < want * 0.98 and short > lost):
+short = short_mib(nbytes, want)
+if not fits(nbytes, want, lost, slack=0.02):
     sys.exit(f"{nbytes} bytes written by the container on {disk}, want {want}"
              f" ({short} MiB short, {lost} I/Os lost)")
 if lost:

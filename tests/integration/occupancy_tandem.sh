@@ -6,7 +6,9 @@
 # rho1, rho2 in {0.2, 0.5, 0.8}, fixed seeds, Poisson clients at 100/s;
 # kmond watches the front of each (an occupancy target), tier 2, and the
 # clients (service callers), from whose side each front's endpoint is a
-# target too. Each 10 s interval (about 1000 requests) is one sample.
+# target too. Each 10 s interval (about 1000 requests) is one sample, two
+# a pair: one sample thrown far off (one of 9 read 0.30 off its lower tier
+# once, in the full suite) must not decide the test alone.
 # Checks: tier 2's measured busy is within 0.02 of the time it held
 # requests by its own clock and of its realized utilization, in every
 # interval (measured: 0.0005 and 0.0045 at most); every fit, of either
@@ -31,7 +33,7 @@ batch=9
 [ "${TEST_TIME_SCALE:-1}" -gt 1 ] && batch=3
 python3 "$(dirname "$0")/../lib/tandem_eval.py" --kmond "$KMOND" \
 	--tandem "$BUILD/tests/tandem" --work "$WORK" --port "$PORT" \
-	--combos "$combos" --batch $batch --rate 100 --interval 10 --samples 1 --seed 17 \
+	--combos "$combos" --batch $batch --rate 100 --interval 10 --samples 2 --seed 17 \
 	--client-side --window 20 --max-busy-err 0.02 --max-mae 0.07 --max-dist 0.1 \
 	--max-refused 0.12 --require-sequence --max-overhead 0.01
 rc=$?

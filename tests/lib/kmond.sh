@@ -8,6 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/kmond_proc.sh"
 BUILD=${BUILD:-build}
 KMOND=$BUILD/kmond
 RECORDS="python3 $(dirname "${BASH_SOURCE[0]}")/records.py"
+BIO_SHORT="python3 $(dirname "${BASH_SOURCE[0]}")/bio_short.py"
 WORK=$(mktemp -d /tmp/kmond-test.XXXXXX)
 STARTED_PIDS=()
 KMOND_PID=
