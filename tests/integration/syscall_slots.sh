@@ -5,8 +5,8 @@
 # selected process forks and reaps selected children without pause (each
 # fork and exit changes pid_service, so every slot is filled again on its
 # next syscall) while a long storm runs beside many short processes that
-# exit with their counts still in the slots. On the tracepoint too
-# (KMOND_PROBE_DENY=tp_btf:sys_enter), which counts the same way.
+# exit with their counts still in the slots. On the fallbacks too
+# (KMOND_PROBE_DENY), which count the same way.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 STORM=2000000
@@ -72,5 +72,16 @@ PY
 
 run tp_btf
 export KMOND_PROBE_DENY=tp_btf:sys_enter
-run tracepoint
-echo "ok: exact through slot refills, on tp_btf and the tracepoint"
+run raw_tp
+# The tracepoint, last of the fallbacks: on PREEMPT_RT the kernel skips a
+# tracepoint's programs on a CPU while a preempted task holds
+# bpf_prog_active there (kmond's own map operations do), and before 6.7 it
+# counts no miss for them (bpf/syscall.bpf.c: why raw_tp comes first).
+if uname -v | grep -q PREEMPT_RT &&
+	printf '%s\n6.7\n' "$(uname -r | cut -d- -f1)" | sort -V -C; then
+	echo "not run: the tracepoint on PREEMPT_RT $(uname -r), which counts no missed program runs (6.7)"
+else
+	export KMOND_PROBE_DENY=tp_btf:sys_enter,raw_tp:sys_enter
+	run tracepoint
+fi
+echo "ok: exact through slot refills, on tp_btf, raw_tp and the tracepoint"

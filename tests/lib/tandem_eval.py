@@ -38,9 +38,9 @@ passed. --max-mae bounds both layers, --max-mae-low the lower one apart.
 --max-overhead: the premise, that a tier serves whenever it holds a
 request (single-server FIFO); where tier 2 held requests without serving
 them for more than X of an interval (a machine as slow as a qemu guest
-without KVM), the tandems are not the queues the estimator models:
-exits 77 after "SKIP: why" once kmond's own measurement (busy against
-held) has passed."""
+without KVM), the tandems are not the queues the estimator models: the
+estimates' bounds (--max-mae, --max-dist, --max-refused) are not judged,
+and it says so; the measured load and the sequence still are."""
 import argparse
 import json
 import math
@@ -283,8 +283,8 @@ def table(est, a, what):
 
 
 def check_load(results, a):
-    """Prints the measured load's checks; returns 1 when one fails, 77
-    when the tandems are too slow to be the model."""
+    """Prints the measured load's checks; returns 1 when one fails. Sets
+    a.model_holds: whether the tandems were the queues of the model."""
     busy = [x for x in results if "busy" in x]
     clocks = [x for x in results if "clock" in x]
     lost = sum(x["lost"] for x in results if "lost" in x)
@@ -322,12 +322,13 @@ def check_load(results, a):
               f"or on average)", file=sys.stderr)
         bad = 1
     over = [x["held"] - x["util"] for x in busy]
-    if (a.max_overhead is not None and over and max(over) > a.max_overhead
-            and a.max_busy_err is not None and max(berr) <= a.max_busy_err):
-        print(f"SKIP: this machine is too slow for the tandems: tier 2 "
+    a.model_holds = not (a.max_overhead is not None and over and
+                         max(over) > a.max_overhead)
+    if not a.model_holds:
+        print(f"note: the estimates' bounds are not judged: this machine is "
+              f"too slow for the tandems to be the model's queues (tier 2 "
               f"held requests without serving them for up to "
-              f"{max(over):.4f} of an interval (> {a.max_overhead})")
-        return 77
+              f"{max(over):.4f} of an interval, > {a.max_overhead})")
     if a.max_busy_err is not None and (
             not berr or max(berr + uerr) > a.max_busy_err):
         print(f"FAIL: measured busy off by more than {a.max_busy_err}",
@@ -338,8 +339,6 @@ def check_load(results, a):
 
 def report(results, a):
     rc = check_load(results, a)
-    if rc == 77:
-        return rc
     sides = [("server", "estimates from the server side of the front")]
     if a.client_side:
         sides.append(("client", "estimates from the callers' side"))
@@ -350,6 +349,12 @@ def report(results, a):
             rc = 1
             continue
         mae0, mae1, mean, refused, unrefined = got
+        if a.require_sequence and unrefined:
+            print(f"FAIL: {side}: {unrefined} fits not refined by the "
+                  f"sequence of arrivals and departures", file=sys.stderr)
+            rc = 1
+        if not a.model_holds:
+            continue
         if a.max_mae is not None and max(mae0, mae1) > a.max_mae:
             print(f"FAIL: {side}: MAE above {a.max_mae}", file=sys.stderr)
             rc = 1
@@ -360,10 +365,6 @@ def report(results, a):
         if a.max_dist is not None and mean > a.max_dist:
             print(f"FAIL: {side}: mean distance above {a.max_dist}",
                   file=sys.stderr)
-            rc = 1
-        if a.require_sequence and unrefined:
-            print(f"FAIL: {side}: {unrefined} fits not refined by the "
-                  f"sequence of arrivals and departures", file=sys.stderr)
             rc = 1
         if refused > a.max_refused * len(est):
             print(f"FAIL: {side}: {refused} of {len(est)} samples refused",

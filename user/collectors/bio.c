@@ -29,6 +29,7 @@
 #include "lib/hash.h"
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
+#include "loader/misses.h"
 #include "loader/rings.h"
 #include "provider/disks.h"
 #include "exporters/exporter.h"
@@ -399,6 +400,7 @@ static void bio_stats(void *state, struct collector_stats *st)
 			 (unsigned long long)swept);
 		c->stack_warned = true;
 	}
+	st->missed = progs__missed(c->skel->obj);
 }
 
 /* --- life cycle --- */

@@ -29,6 +29,7 @@
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "lib/strbuf.h"
+#include "loader/misses.h"
 
 enum { HOOK_TRACEPOINTS, HOOK_FUNCTIONS, NR_HOOKS };
 
@@ -333,6 +334,7 @@ static void counters_stats(void *state, struct collector_stats *st)
 
 	st->events = map_percpu_sum(fd, &events);
 	st->lost = map_percpu_sum(fd, &full);
+	st->missed = progs__missed(c->skel->obj);
 }
 
 /* --- life cycle --- */

@@ -32,6 +32,7 @@
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
+#include "loader/misses.h"
 #include "loader/probe.h"
 #include "loader/rings.h"
 #include "sym/ksyms.h"
@@ -256,6 +257,7 @@ static void drop_stats(void *state, struct collector_stats *st)
 			 "collisions)", (unsigned long long)stackless);
 		c->stack_warned = true;
 	}
+	st->missed = progs__missed(c->skel->obj);
 }
 
 /* --- life cycle --- */

@@ -21,6 +21,7 @@
 #include "lib/hash.h"
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
+#include "loader/misses.h"
 #include "loader/prealloc.h"
 #include "sym/drop_frames.h"
 #include "exporters/exporter.h"
@@ -462,6 +463,7 @@ static void offcpu_stats(void *state, struct collector_stats *st)
 		   stat_of(c, OFFCPU_KEY_FULL) +
 		   stat_of(c, OFFCPU_HIST_FULL) +
 		   stat_of(c, OFFCPU_STACK_LOST);
+	st->missed = progs__missed(c->skel->obj);
 }
 
 /* --- life cycle --- */

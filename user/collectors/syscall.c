@@ -18,6 +18,7 @@
 #include "lib/maps.h"
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
+#include "loader/misses.h"
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "bpf/syscall.h"
@@ -41,8 +42,9 @@ struct syscall_collector {
 static const struct hook syscall_hooks[] = {
 	{ "sys_enter",
 	  { { ATTACH_TP_BTF, "sys_enter_btf", "sys_enter" },
+	    { ATTACH_RAW_TP, "sys_enter_raw", "sys_enter" },
 	    { ATTACH_TRACEPOINT, "sys_enter_tp", "raw_syscalls/sys_enter" } },
-	  2 },
+	  3 },
 };
 
 static int syscall_apply(void *state, const struct config *cfg)
@@ -262,6 +264,7 @@ static void syscall_stats(void *state, struct collector_stats *st)
 
 	st->events = c->events;
 	st->lost = map_percpu_sum(fd, &full);
+	st->missed = progs__missed(c->skel->obj);
 }
 
 const struct collector_ops syscall_collector = {

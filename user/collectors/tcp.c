@@ -34,6 +34,7 @@
 #include "collectors/loads.h"
 #include "collectors/occupancy.h"
 #include "loader/live_store.h"
+#include "loader/misses.h"
 #include "loader/prealloc.h"
 #include "loader/rings.h"
 #include "provider/listen.h"
@@ -800,6 +801,7 @@ static void tcp_stats(void *state, struct collector_stats *st)
 		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps);
 	if (c->proto) /* samples of connections it had no room to follow */
 		st->lost += proto_track__dropped(c->proto);
+	st->missed = progs__missed(c->skel->obj);
 }
 
 /* Calls with and without a parent, and accepted sockets given state

@@ -76,6 +76,7 @@ void stats__record(struct record *r, struct kmond *k,
 		record__str(r, "attach", reports[i].attach);
 		record__u64(r, "events", reports[i].st.events);
 		record__u64(r, "lost", reports[i].st.lost);
+		record__u64(r, "missed", reports[i].st.missed);
 		if (reports[i].state && reports[i].ops->stats_record)
 			reports[i].ops->stats_record(reports[i].state, r);
 		record__object_end(r);
