@@ -73,8 +73,12 @@ import json, sys
 ports = set(open(sys.argv[2]).read().split())
 arrivals = completions = 0
 seen = set()
+lost = missed = 0
 for line in open(sys.argv[1]):
     r = json.loads(line)
+    if r["kind"] == "stats":
+        lost = r["collectors"]["tcp"]["lost"]
+        missed = r["collectors"]["tcp"]["missed"]
     if r["kind"] != "load" or r.get("side") != "client":
         continue
     port = r["endpoint"].rsplit(":", 1)[1]
@@ -82,8 +86,9 @@ for line in open(sys.argv[1]):
         arrivals += r["arrivals"]
         completions += r["completions"]
         seen.add(port)
-print("endpoints %d of %d, arrivals %d, completions %d"
-      % (len(seen), len(ports), arrivals, completions))
+print("endpoints %d of %d, arrivals %d, completions %d; tcp lost %d "
+      "(missed %d)" % (len(seen), len(ports), arrivals, completions, lost,
+                       missed))
 if (len(seen), arrivals, completions) != (len(ports),) * 3:
     sys.exit("want one arrival and one completion per endpoint")
 PY
