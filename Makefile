@@ -176,7 +176,7 @@ vm-deps:
 	$(Q)scripts/install-deps.sh --if-missing vm
 
 vmtest: all $(HELPER_BINS) | vm-deps
-	$(Q)tests/vm/matrix.sh $(OUT) "$(VMTEST_FILTER)" $(KERNELS)
+	$(Q)tests/vm/matrix.sh $(OUT) '$(value VMTEST_FILTER)' $(KERNELS)
 
 # libFuzzer targets (clang), each run FUZZ_SECONDS on its seed corpus;
 # crashes land in build-fuzz/crashes.

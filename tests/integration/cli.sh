@@ -38,7 +38,7 @@ expect_eq "--check on configs/example.yaml" "$? $(cat "$WORK/out")" "0 $WORK/exa
 
 "$KMOND" --probe >"$WORK/probe"
 expect_eq "exit code of --probe" $? 0
-grep -Eq '^syscall +sys_enter +(tp_btf|tracepoint) ' "$WORK/probe" ||
+grep -Eq '^syscall +sys_enter +(tp_btf|raw_tp|tracepoint) ' "$WORK/probe" ||
 	fail "--probe has no syscall line: $(cat "$WORK/probe")"
 grep -Eq '^provider +exec +(tp_btf|raw_tp) ' "$WORK/probe" ||
 	fail "--probe has no provider line"

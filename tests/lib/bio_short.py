@@ -5,8 +5,8 @@
 The kernel runs no program for some completions (in an interrupt on top of
 the machine's agent, pid 1, see the README's bio section); kmond counts
 each such request in bio's `lost`. So bytes short of the dd's total pass
-when every missing MiB (dd's requests are at most 1 MiB, so each one is
-at least one request) is counted lost; bytes over it never pass.
+when a request for every MiB begun of what is missing (dd's requests are
+at most 1 MiB) is counted lost; bytes over it never pass.
 
 As a command:
   bio_short.py FILE WANT [--kind K] [--where key=value ...]
@@ -26,8 +26,9 @@ def lost_ios(recs):
 
 
 def short_mib(nbytes, want):
-    """Requests missing from NBYTES against WANT (at least one a MiB)."""
-    return max(0, want - nbytes) // MIB
+    """Requests missing from NBYTES against WANT: at least one for each
+    MiB begun (a request is at most 1 MiB)."""
+    return -(-max(0, want - nbytes) // MIB)
 
 
 def fits(nbytes, want, lost, slack=0.0):

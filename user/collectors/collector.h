@@ -27,8 +27,8 @@ struct kmond {
 struct collector_stats {
 	uint64_t events; /* events the kernel side saw */
 	uint64_t lost; /* events lost in the kernel (maps full, ringbuf) */
-	/* runs of its programs the kernel skipped (loader/misses.h): the
-	 * daemon counts them lost too */
+	/* runs of its programs the kernel skipped (loader/misses.h), also
+	 * in lost unless lost counts what they lose another way */
 	uint64_t missed;
 };
 

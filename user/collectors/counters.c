@@ -48,6 +48,8 @@ struct counters_collector {
 	/* the index is the event id (cookie); ids are never reused */
 	struct counter_event events[COUNTERS_MAX_EVENTS];
 	int nevents;
+	/* runs skipped by fentry copies since destroyed */
+	uint64_t detached_missed;
 	/* key_id() -> count already reported */
 	struct hashmap *reported;
 	struct record rec;
@@ -179,8 +181,10 @@ static int attach_function(struct counters_collector *c, int id)
 	return 0;
 }
 
-static void detach(struct counter_event *ev)
+static void detach(struct counters_collector *c, struct counter_event *ev)
 {
+	if (ev->fentry)
+		c->detached_missed += misses__count(ev->fentry->obj);
 	bpf_link__destroy(ev->link);
 	ev->link = NULL;
 	counters_bpf__destroy(ev->fentry);
@@ -250,7 +254,7 @@ static int counters_apply(void *state, const struct config *cfg)
 		struct counter_event *ev = &c->events[i];
 
 		if (!ev->wanted && ev->link)
-			detach(ev);
+			detach(c, ev);
 		if (!ev->wanted || ev->link)
 			continue;
 		ret = ev->function ? attach_function(c, i) :
@@ -326,6 +330,17 @@ static void counters_collect(void *state, struct kmond *k, uint64_t ts)
 	deltas__walk(c->reported, &walk);
 }
 
+/* Runs the fentry copies skipped, those destroyed included. */
+static uint64_t fentry_missed(const struct counters_collector *c)
+{
+	uint64_t missed = c->detached_missed;
+
+	for (int i = 0; i < c->nevents; i++)
+		if (c->events[i].fentry)
+			missed += misses__count(c->events[i].fentry->obj);
+	return missed;
+}
+
 static void counters_stats(void *state, struct collector_stats *st)
 {
 	struct counters_collector *c = state;
@@ -334,7 +349,8 @@ static void counters_stats(void *state, struct collector_stats *st)
 
 	st->events = map_percpu_sum(fd, &events);
 	st->lost = map_percpu_sum(fd, &full);
-	st->missed = progs__missed(c->skel->obj);
+	st->missed = misses__count(c->skel->obj) + fentry_missed(c);
+	st->lost += st->missed;
 }
 
 /* --- life cycle --- */

@@ -257,7 +257,8 @@ static void drop_stats(void *state, struct collector_stats *st)
 			 "collisions)", (unsigned long long)stackless);
 		c->stack_warned = true;
 	}
-	st->missed = progs__missed(c->skel->obj);
+	st->missed = misses__count(c->skel->obj);
+	st->lost += st->missed;
 }
 
 /* --- life cycle --- */

@@ -463,7 +463,8 @@ static void offcpu_stats(void *state, struct collector_stats *st)
 		   stat_of(c, OFFCPU_KEY_FULL) +
 		   stat_of(c, OFFCPU_HIST_FULL) +
 		   stat_of(c, OFFCPU_STACK_LOST);
-	st->missed = progs__missed(c->skel->obj);
+	st->missed = misses__count(c->skel->obj);
+	st->lost += st->missed;
 }
 
 /* --- life cycle --- */

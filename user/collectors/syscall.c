@@ -264,7 +264,8 @@ static void syscall_stats(void *state, struct collector_stats *st)
 
 	st->events = c->events;
 	st->lost = map_percpu_sum(fd, &full);
-	st->missed = progs__missed(c->skel->obj);
+	st->missed = misses__count(c->skel->obj);
+	st->lost += st->missed;
 }
 
 const struct collector_ops syscall_collector = {

@@ -801,7 +801,8 @@ static void tcp_stats(void *state, struct collector_stats *st)
 		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps);
 	if (c->proto) /* samples of connections it had no room to follow */
 		st->lost += proto_track__dropped(c->proto);
-	st->missed = progs__missed(c->skel->obj);
+	st->missed = misses__count(c->skel->obj);
+	st->lost += st->missed;
 }
 
 /* Calls with and without a parent, and accepted sockets given state
@@ -809,13 +810,15 @@ static void tcp_stats(void *state, struct collector_stats *st)
 static void tcp_stats_record(void *state, struct record *r)
 {
 	struct tcp_collector *c = state;
-	__u32 unmonitored = TCP_ACCEPTED_UNMONITORED;
+	int fd = bpf_map__fd(c->skel->maps.tcp_stats);
+	__u32 unmonitored = TCP_ACCEPTED_UNMONITORED, steps = TCP_STEPS_LOST;
 
 	tcp_links__stats(c->links, bpf_map__fd(c->skel->maps.links),
 			 c->k->provider, r);
-	record__u64(r, "accepted_unmonitored",
-		    map_percpu_sum(bpf_map__fd(c->skel->maps.tcp_stats),
-				   &unmonitored));
+	record__u64(r, "accepted_unmonitored", map_percpu_sum(fd, &unmonitored));
+	/* of lost: the occupancy targets' steps (their fits then go without
+	 * the sequence) */
+	record__u64(r, "steps_lost", map_percpu_sum(fd, &steps));
 	if (c->cgroups) {
 		record__u64(r, "protocol_cgroups",
 			    proto_cgroups__attached(c->cgroups));

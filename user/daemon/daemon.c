@@ -178,7 +178,6 @@ static void interval_end(struct kmond *k, struct interval *iv)
 			continue;
 		r->ops->collect(r->state, k, ts);
 		r->ops->stats(r->state, &reports[i].st);
-		reports[i].st.lost += reports[i].st.missed;
 	}
 	/* Flush first so the stats record counts this interval's records
 	 * as delivered. */
