@@ -211,6 +211,7 @@ def score_batch(a, combos, base, recs, offset, log):
             end = r["ts"] - offset
             start = end - r["interval_ns"]
             results.append({"combo": (r1, r2), "busy": r["busy"],
+                            "span": (start, end),
                             "held": realized(held2, start, end),
                             "util": realized(t2, start, end)})
     for r in recs:
@@ -311,6 +312,11 @@ def check_load(results, a):
               f"(a run's own sd at most {max(sd for _, sd in clk):.4f}), "
               f"mean {bias:+.4f}")
     if berr:
+        worst = max(busy, key=lambda x: abs(x["busy"] - x["held"]))
+        print(f"the worst interval: busy {worst['busy']:.4f}, held "
+              f"{worst['held']:.4f}, {worst['span'][0] / 1e9:.3f} to "
+              f"{worst['span'][1] / 1e9:.3f} s (monotonic), tandem "
+              f"{worst['combo']}")
         print(f"measured busy of tier 2 over {len(berr)} intervals, max "
               f"(mean) difference from: the time tier 2 held requests "
               f"{max(berr):.4f} ({sum(berr) / len(berr):.4f}); its realized "

@@ -267,7 +267,8 @@ static void forget_was(struct tcp_loads *l, const struct tcp_load_key *key)
 }
 
 void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
-		       struct kmond *k, struct record *rec, uint64_t ts)
+		       struct kmond *k, struct record *rec,
+		       uint64_t realtime_offset)
 {
 	struct tcp_load_key key, next;
 	struct gone {
@@ -309,7 +310,8 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		idle = v.arrivals == w->arrivals && v.completions == w->completions &&
 		       !v.in_progress && !w->in_progress;
 		if (!idle)
-			emit(k, rec, ts, &key, w, &v, t, area, busy, max);
+			emit(k, rec, t + realtime_offset, &key, w, &v, t, area,
+			     busy, max);
 		w->t = t;
 		w->arrivals = v.arrivals;
 		w->completions = v.completions;

@@ -22,9 +22,13 @@ void tcp_loads__free(struct tcp_loads *l); /* NULL-safe */
  * programs run). Returns 0 or -errno. */
 int tcp_loads__init(const struct tcp_load_maps *m);
 /* Emits one record per server, and per endpoint called, with requests in
- * progress or moving this interval; ts is the record time (epoch ns). */
+ * progress or moving this interval. A record's ts is the end of its
+ * interval, the moment its accumulators were read (monotonic ns plus
+ * realtime_offset): the report can begin seconds before that on a busy
+ * machine, and the interval must be the one its figures are of. */
 void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
-		       struct kmond *k, struct record *rec, uint64_t ts);
+		       struct kmond *k, struct record *rec,
+		       uint64_t realtime_offset);
 
 /* What the kernel's accumulators say at monotonic time t (ns): the
  * integral of requests in progress and the busy time, from the signed

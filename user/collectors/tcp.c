@@ -708,12 +708,12 @@ static void load_maps(struct tcp_collector *c, struct tcp_load_maps *m)
 	m->epoch = bpf_map__fd(c->skel->maps.load_epoch);
 }
 
-static void report_loads(struct tcp_collector *c, uint64_t ts)
+static void report_loads(struct tcp_collector *c)
 {
 	struct tcp_load_maps m;
 
 	load_maps(c, &m);
-	tcp_loads__report(c->loads, &m, c->k, &c->rec, ts);
+	tcp_loads__report(c->loads, &m, c->k, &c->rec, c->realtime_offset);
 }
 
 /* --- the listen list --- */
@@ -774,7 +774,7 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	send_batches(c);
 	rings__consume(k->rings);
 	report_topology(c, ts);
-	report_loads(c, ts);
+	report_loads(c);
 	occ = occupancy_maps(c);
 	occupancy__report(c->occ, &occ, c->k, &c->rec, ts);
 	if (c->proto)
