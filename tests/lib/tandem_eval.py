@@ -8,6 +8,7 @@ against the truth.
 tandem_eval.py --kmond K --tandem T --work DIR --port BASE
                (--combos "R1,R2 R1,R2 ..." | --grid) [--batch 9]
                [--rate 100] [--interval 10] [--samples 2] [--seed 1]
+               [--kmond-prio 20]
                [--client-side] [--window S] [--max-mae X] [--max-mae-low X]
                [--max-dist X] [--max-busy-err X] [--max-clock-err X]
                [--max-refused FRACTION] [--require-sequence]
@@ -21,6 +22,7 @@ record of front-i is one estimate (the first interval, a warm-up, and
 partial ones are left out). --client-side: the clients run as service
 `callers` (comm tandem-caller) and each front's endpoint is a target
 too, seen from its callers: its estimates get a table of their own.
+--kmond-prio: kmond's SCHED_FIFO priority (the tiers run at 10).
 --window: the fronts' targets over windows of S seconds too (reported
 apart: with --require-sequence each must be refined by the sequence,
 as every interval's fit, unless kmond counted steps lost).
@@ -144,7 +146,8 @@ def run_batch(a, combos, base, log):
         # above the tandems' real-time threads (tandem.c), or many of
         # them at once starve its user space, and the ring of steps
         # overflows
-        kmond = subprocess.Popen(["chrt", "-f", "20", a.kmond, "-c", cfg],
+        kmond = subprocess.Popen(["chrt", "-f", str(a.kmond_prio), a.kmond,
+                                  "-c", cfg],
                                  stdout=subprocess.DEVNULL,
                                  stderr=open(err, "w"))
         procs.append(kmond)
@@ -412,6 +415,8 @@ def main():
     ap.add_argument("--combos")
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--batch", type=int, default=9)
+    # kmond's SCHED_FIFO priority, above the tiers' 10 by default
+    ap.add_argument("--kmond-prio", type=int, default=20)
     ap.add_argument("--rate", type=float, default=100)
     ap.add_argument("--interval", type=int, default=10)
     ap.add_argument("--samples", type=int, default=2)
