@@ -12,19 +12,23 @@ source "$(dirname "$0")/../lib/kmond.sh"
 MIB=$((1024 * 1024))
 ROUNDS=8
 WRITERS=5
-# Files allocated before, each followed by a spacer, and written in place
-# (conv=notrunc): no two writers' blocks are adjacent on the disk, so the
-# block layer never merges one writer's I/O into another's request.
-for f in mine $(seq -f other%g $WRITERS); do
-	fallocate -l 32M "$WORK/$f" && fallocate -l 1M "$WORK/$f.spacer" ||
-		fail "fallocate in $WORK"
-done
-sync
+# One file allocated before (one extent: a file of this size is placed
+# whole), each writer in a region of its own, written in place
+# (conv=notrunc), with 1 MiB never written between regions: no two
+# writers' blocks are adjacent on the disk, so the block layer never
+# merges one writer's I/O into another's request. (With a file each and a
+# small spacer after it, a selected dd once counted 33 of its 32 MiB:
+# ext4 puts small files apart from large ones, so the spacers guarded
+# nothing, and one writer's file began where another's ended.)
+REGION=33 # MiB
+fallocate -l $(((WRITERS + 1) * REGION))M "$WORK/disk" || fail "fallocate in $WORK"
+extents=$(filefrag "$WORK/disk" 2>/dev/null)
+echo "the writers' file: $extents"
 # The selected process (a pid selector: it and what it starts) waits for
 # the go file, then runs the rounds' dds one after the other.
 bash -c 'while [ ! -e "$1/go" ]; do sleep 0.05; done
 	for ((i = 0; i < $2; i++)); do
-		dd if=/dev/zero of="$1/mine" bs=1M count=32 oflag=direct \
+		dd if=/dev/zero of="$1/disk" bs=1M count=32 oflag=direct \
 			conv=notrunc 2>/dev/null &
 		echo $! >>"$1/mine.pids"
 		wait $! || exit 1
@@ -43,9 +47,9 @@ start_kmond "$WORK/kmond.yaml"
 # The writers no selector names: dd after dd, until the selected ones end.
 for ((w = 1; w <= WRITERS; w++)); do
 	bash -c 'while [ ! -e "$1/stop" ]; do
-		dd if=/dev/zero of="$2" bs=1M count=16 oflag=direct \
+		dd if=/dev/zero of="$1/disk" bs=1M seek=$2 count=16 oflag=direct \
 			conv=notrunc 2>/dev/null || exit 1
-	done' _ "$WORK" "$WORK/other$w" &
+	done' _ "$WORK" $((w * REGION)) &
 	STARTED_PIDS+=($!)
 done
 touch "$WORK/go"
