@@ -39,7 +39,8 @@ stop_kmond
 
 out=$WORK/out.json
 # A completion the kernel ran no program for is counted lost (bio_short.py).
-$BIO_SHORT "$out" $((8 * MIB)) --kind bio_slow --where pid=$first --where op=write ||
+got=$($RECORDS "$out" --kind bio_slow --where pid=$first --where op=write --sum bytes)
+$BIO_SHORT "$out" $((8 * MIB)) "$got" "bytes of slow writes of the first dd" ||
 	fail "bytes of slow writes of the first dd"
 slow=$($RECORDS "$out" --kind bio_slow --where pid=$first --where op=write --count)
 got=$($RECORDS "$out" --kind bio --where pid=$first --where op=write --sum count)
@@ -68,6 +69,7 @@ sys.exit(0 if ok else 1)
 PY
 got=$($RECORDS "$out" --kind bio_slow --where pid=$second --count)
 expect_eq "slow records after raising the threshold" "$got" 0
-$BIO_SHORT "$out" $((8 * MIB)) --where pid=$second --where op=write ||
+got=$($RECORDS "$out" --kind bio --where pid=$second --where op=write --sum bytes)
+$BIO_SHORT "$out" $((8 * MIB)) "$got" "the second dd still counted" ||
 	fail "the second dd still counted"
 expect_eq "BPF program ids across the reload" "$progs_after" "$progs_before"

@@ -9,9 +9,10 @@ when a request for every MiB begun of what is missing (dd's requests are
 at most 1 MiB) is counted lost; bytes over it never pass.
 
 As a command:
-  bio_short.py FILE WANT [--kind K] [--where key=value ...]
-sums `bytes` of the records selected (kind bio by default) and exits 1
-unless they fit WANT in that sense."""
+  bio_short.py FILE WANT GOT WHAT
+exits 1, after a line naming WHAT, unless GOT bytes (records.py --sum
+bytes of the records meant) fit WANT in that sense, with the lost
+requests of FILE's stats."""
 import argparse
 import json
 import sys
@@ -43,19 +44,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
     ap.add_argument("want", type=int)
-    ap.add_argument("--kind", default="bio")
-    ap.add_argument("--where", action="append", default=[])
+    ap.add_argument("got", type=int)
+    ap.add_argument("what")
     a = ap.parse_args()
-    recs = [json.loads(line) for line in open(a.file, encoding="utf-8")]
-    conds = [w.split("=", 1) for w in a.where]
-    mine = [r for r in recs if r["kind"] == a.kind and
-            all(str(r.get(k)) == v for k, v in conds)]
-    nbytes = sum(r["bytes"] for r in mine)
-    lost = lost_ios(recs)
-    ok = fits(nbytes, a.want, lost)
-    print(f"{'ok' if ok else 'FAIL'}: {a.kind} bytes {' '.join(a.where)}: "
-          f"{nbytes} of {a.want}, {short_mib(nbytes, a.want)} MiB short, "
-          f"{lost} I/Os lost")
+    lost = lost_ios(json.loads(line) for line in open(a.file, encoding="utf-8"))
+    ok = fits(a.got, a.want, lost)
+    print(f"{'ok' if ok else 'FAIL'}: {a.what}: {a.got} of {a.want} bytes, "
+          f"{short_mib(a.got, a.want)} MiB short, {lost} I/Os lost")
     sys.exit(0 if ok else 1)
 
 

@@ -43,9 +43,9 @@ request (single-server FIFO); where tier 2 held requests without serving
 them for more than X of an interval (a machine as slow as a qemu guest
 without KVM), the tandems are not the queues the estimator models: the
 estimates' bounds (--max-mae, --max-mae-low, --max-dist, --max-refused)
-are not judged,
-nor busy against the realized utilization, and it says so; busy against
-the time tier 2 held requests, and the sequence, still are."""
+are not judged, nor busy against the realized utilization, and it says
+so; busy against the time tier 2 held requests, and the sequence, still
+are."""
 import argparse
 import json
 import math
@@ -143,9 +143,9 @@ def run_batch(a, combos, base, log):
         if os.path.exists(out):
             os.unlink(out)
         offset = time.time_ns() - time.monotonic_ns()
-        # above the tandems' real-time threads (tandem.c), or many of
-        # them at once starve its user space, and the ring of steps
-        # overflows
+        # by default above the tandems' real-time threads (tandem.c), or
+        # many of them at once starve its user space, and the ring of
+        # steps overflows
         kmond = subprocess.Popen(["chrt", "-f", str(a.kmond_prio), a.kmond,
                                   "-c", cfg],
                                  stdout=subprocess.DEVNULL,
