@@ -18,7 +18,8 @@
 # containers are where a v2-only host puts them (the path in the "0::"
 # line only), which container_run checks. CONTAINER_CGROUP=v1 hides the
 # v2 hierarchy of a hybrid host instead: the path is in the v1 lines only
-# and the "0::" line says "/", as on hybrid hosts whose runtime ignores v2.
+# and the "0::" line says "/", as on hybrid hosts whose runtime ignores v2
+# (on a v2-only host, in a v1 layout made for podman alone).
 
 CONTAINER_CGROUP=${CONTAINER_CGROUP:-host}
 
@@ -31,9 +32,20 @@ if [ "$CONTAINER_CGROUP" = v2 ]; then
 			'mount -t cgroup2 none /sys/fs/cgroup && exec "$@"' sh "${PODMAN[@]}")
 	# no pids controller in a v2 hierarchy whose controllers v1 holds
 	CTR_RUN_ARGS=(--pids-limit -1)
-elif [ "$CONTAINER_CGROUP" = v1 ]; then
+elif [ "$CONTAINER_CGROUP" = v1 ] && mountpoint -q /sys/fs/cgroup/unified; then
 	PODMAN=(unshare -m --propagation private sh -c \
 		'umount /sys/fs/cgroup/unified && exec "$@"' sh "${PODMAN[@]}")
+elif [ "$CONTAINER_CGROUP" = v1 ] && [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	# A v2-only host (a qemu guest): a v1 layout of systemd's named
+	# hierarchy and the devices controller (runc needs it), which has no
+	# v2 counterpart: no controller is taken from the v2 hierarchy, and
+	# the v1 ones are gone with their last mount and cgroup.
+	PODMAN=(unshare -m --propagation private sh -c \
+		'mount -t tmpfs -o mode=755 none /sys/fs/cgroup &&
+		mkdir /sys/fs/cgroup/systemd /sys/fs/cgroup/devices &&
+		mount -t cgroup -o none,name=systemd none /sys/fs/cgroup/systemd &&
+		mount -t cgroup -o devices none /sys/fs/cgroup/devices &&
+		exec "$@"' sh "${PODMAN[@]}")
 fi
 CTR_NAMES=()
 CTR_IMAGES=()
@@ -61,9 +73,6 @@ container_ready() {
 	[ -z "$why" ] && ! command -v runc >/dev/null && why="runc is not installed"
 	[ -z "$why" ] && [ "$CONTAINER_CGROUP" = v2 ] &&
 		! grep -q cgroup2 /proc/filesystems && why="no cgroup2 here"
-	[ -z "$why" ] && [ "$CONTAINER_CGROUP" = v1 ] &&
-		! mountpoint -q /sys/fs/cgroup/unified &&
-		why="not a hybrid host (no /sys/fs/cgroup/unified)"
 	[ -z "$why" ] && ! "${PODMAN[@]}" info >/dev/null 2>"$WORK/podman.err" &&
 		why="podman info failed: $(head -1 "$WORK/podman.err")"
 	[ -z "$why" ] || skip "$why"
