@@ -22,12 +22,14 @@
 # (on a v2-only host, in a v1 layout made for podman alone).
 
 CONTAINER_CGROUP=${CONTAINER_CGROUP:-host}
+# cgroup2fs on a v2-only host (a qemu guest)
+CGROUP_ROOT_FS=$(stat -fc %T /sys/fs/cgroup)
 
 PODMAN=(podman --cgroup-manager=cgroupfs --runtime runc --events-backend file)
 CTR_RUN_ARGS=()
 if [ "$CONTAINER_CGROUP" = v2 ]; then
 	# a v2-only host (a qemu guest) has that layout already
-	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] ||
+	[ "$CGROUP_ROOT_FS" = cgroup2fs ] ||
 		PODMAN=(unshare -m --propagation private sh -c \
 			'mount -t cgroup2 none /sys/fs/cgroup && exec "$@"' sh "${PODMAN[@]}")
 	# no pids controller in a v2 hierarchy whose controllers v1 holds
@@ -35,7 +37,7 @@ if [ "$CONTAINER_CGROUP" = v2 ]; then
 elif [ "$CONTAINER_CGROUP" = v1 ] && mountpoint -q /sys/fs/cgroup/unified; then
 	PODMAN=(unshare -m --propagation private sh -c \
 		'umount /sys/fs/cgroup/unified && exec "$@"' sh "${PODMAN[@]}")
-elif [ "$CONTAINER_CGROUP" = v1 ] && [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+elif [ "$CONTAINER_CGROUP" = v1 ] && [ "$CGROUP_ROOT_FS" = cgroup2fs ]; then
 	# A v2-only host (a qemu guest): a v1 layout of systemd's named
 	# hierarchy and the devices controller (runc needs it), which has no
 	# v2 counterpart: no controller is taken from the v2 hierarchy, and
