@@ -14,6 +14,10 @@
 #   all     nginx monitored, requests: all (a record per request)
 #   client  wrk monitored instead (the client side), requests: all
 #   every   nginx monitored, every collector on (configs/kmond.yaml's set)
+#   floor-every  no kmond, an empty program on each hook of every's
+#           collectors (bench/floor_every.bpf.c: floor's, sys_enter,
+#           sched_switch, kfree_skb, the block and process hooks): the
+#           hooks' own price, below which no program on them goes
 # First the throughput rounds (bpf_stats off), per mode medians with
 # [min .. max] over the rounds: the throughput ratio (over the same
 # round's run without kmond), the wall time per request added, kmond's CPU
@@ -23,10 +27,11 @@
 # Then the BPF rounds (bpf_stats on, held by build/bench/bpf_stats_on):
 # the run time of every program of the tcp collector (tcp_*, proto_*)
 # per request, the median over the rounds with the spread, as a multiple
-# of the floor's; and following one side over idle's, server (all) and
-# client (client). A BPF round in which the send hook ran more often per
-# request than the workload's own sends (another workload on the host)
-# is left out and counted.
+# of the floor's (and in every and floor-every, of all their programs);
+# and following one side over idle's, server (all) and client (client).
+# A BPF round in which the send hook ran more often per request than the
+# workload's own sends (another workload on the host) is left out and
+# counted.
 # BPF_KEEP=FILE keeps the BPF rounds' raw figures (bench/tcp_nginx_bpf.py
 # reads them).
 #   bench/tcp-nginx.sh [ROUNDS] [SECONDS] [CONNECTIONS]  (as root; 10 rounds)
@@ -50,9 +55,9 @@ load() {
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
 
-start() { # floor | idle | none | all | client | every
-	if [ "$1" = floor ]; then # stopped by kmond_stop, measured the same way
-		floor_start floor.bpf.c
+start() { # floor | floor-every | idle | none | all | client | every
+	if [[ $1 = floor* ]]; then # stopped by kmond_stop, measured the same way
+		floor_start "${1/-/_}.bpf.c"
 		return
 	fi
 	local collectors="  tcp: { requests: all }" comm=nginx
@@ -81,8 +86,8 @@ YAML
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
 median() { median_spread "$@" | awk '{ print $1 }'; }
-declare -A ratio added cpu hwm
-MODES="floor idle none all client every"
+declare -A ratio added cpu hwm bpf_every
+MODES="floor idle none all client every floor-every"
 BPF_MODES="floor idle none all client"
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -92,7 +97,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		start $mode
 		c0=$(proc_cpu_ns "$KMOND_PID")
 		read -r rps n < <(load)
-		[ $mode != floor ] && sleep 1.1 # the last interval's collect counts too
+		[[ $mode != floor* ]] && sleep 1.1 # the last interval's collect counts too
 		c1=$(proc_cpu_ns "$KMOND_PID")
 		hwm[$mode]+=" $(($(kmond_hwm_kib) / 1024))"
 		kmond_stop
@@ -113,6 +118,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		kmond_stop
 		echo "bpf round $r $mode: $n requests"
 	done
+	for mode in every floor-every; do # every program of theirs
+		start $mode
+		read -r rps n < <(load)
+		read -r ns _ < <(bpf_cost "")
+		bpf_every[$mode]+=" $(calc "$ns / $n" 0)"
+		kmond_stop
+		echo "bpf round $r $mode: $n requests"
+	done
 done
 bpf_stats_release
 
@@ -130,7 +143,12 @@ echo "kmond CPU per request (user space, a record each): server side $(median ${
 	"client side $(median ${cpu[client]}) us; target 0.25"
 # shellcheck disable=SC2086
 echo "every collector on: throughput ratio $(median ${ratio[every]}) (target >= 0.95)," \
-	"peak RSS $(median ${hwm[every]}) MiB (target <= 32)"
+	"peak RSS $(median ${hwm[every]}) MiB (target <= 32); empty programs on its hooks" \
+	"(floor-every) $(median ${ratio[floor-every]})"
+# shellcheck disable=SC2086
+echo "every collector on: BPF time per request $(median_spread ${bpf_every[every]}) ns," \
+	"empty programs on its hooks (floor-every) $(median_spread ${bpf_every[floor-every]}) ns" \
+	"($(calc "$(median ${bpf_every[every]}) / ($(median ${bpf_every[floor-every]}) + 0.000001)" 2)x)"
 for mode in all none; do
 	# shellcheck disable=SC2086
 	echo "mode $mode over the floor: ns per request added $(median ${added[$mode]})" \
