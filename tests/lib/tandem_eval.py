@@ -277,6 +277,12 @@ def table(est, a, what):
           f"{len(seq)}, by the sums given n {len(given)}; estimator cpu "
           f"{sum(cpu) / len(cpu) / 1e6:.2f} ms per interval "
           f"(max {max(cpu) / 1e6:.2f})")
+    delays = sorted(x["rec"]["fit"].get("delay_ns", 0) for x in seq)
+    if delays:
+        print(f"  fixed delay found (fit.delay_ns) in {sum(d > 0 for d in delays)} "
+              f"of {len(delays)} sequence fits; median "
+              f"{delays[len(delays) // 2] / 1e3:.0f} us, largest "
+              f"{delays[-1] / 1e3:.0f} us")
     print("  rho1     rho2     MAE-high MAE-low  euclid           samples")
     worst = 0
     for k in sorted(cells):

@@ -330,9 +330,12 @@ static void test_sequence(void)
 
 /* How a window is fitted: the histogram alone, or refined by the sums
  * given n, or by the sequence of steps (what kmond reports when the
- * interval's steps are whole); or the histogram of independent draws
- * from the stationary law (no window's correlation). */
-enum way { HIST, GIVEN_N, SEQUENCE, IID };
+ * interval's steps are whole), the same with every request spending
+ * DELAY_S outside the queues besides (the hand-offs between real tiers);
+ * or the histogram of independent draws from the stationary law (no
+ * window's correlation). */
+enum way { HIST, GIVEN_N, SEQUENCE, DELAYED, IID };
+#define DELAY_S 250e-6 /* what the real tandems spend (tandem.c's spans) */
 
 struct cell {
 	double err[2], dist, dist2;
@@ -346,12 +349,15 @@ struct grid {
 	struct cell cells[9][9];
 	double cpu_ns;
 	double cv_max, ks_max;
+	double delay_s; /* the fixed delays the fits found, summed */
+	int delays;	/* how many found one */
 };
 
 /* The simulated run of one pair: arrivals, departures from tier 1 and
  * tier 2, and the service times, in seconds. */
 #define RUN (WARMUP + (MAX_WINDOWS + 1) * WINDOW)
 static double arr[RUN], dep1[RUN], dep2[RUN], serv1[RUN], serv2[RUN];
+static double seen[RUN]; /* the departure the front sees: dep2, delayed */
 
 /* The time each tier served within [t0, t1), over its length: the
  * utilization a window realized. Service at tier i of request r runs
@@ -407,6 +413,7 @@ static void run_pair(int i1, int i2, int samples, enum way way,
 		arr[i] = a;
 		dep1[i] = d1;
 		dep2[i] = d2;
+		seen[i] = d2 + (way == DELAYED ? DELAY_S : 0);
 	}
 	for (w = 0; w < samples; w++) {
 		int first = WARMUP + w * WINDOW, end = first + WINDOW, id;
@@ -414,14 +421,14 @@ static void run_pair(int i1, int i2, int samples, enum way way,
 		memset(b, 0, sizeof(b));
 		memset(&gn, 0, sizeof(gn));
 		/* in progress at each arrival: departures are in order */
-		for (gone = 0; dep2[gone] <= arr[first]; gone++)
+		for (gone = 0; seen[gone] <= arr[first]; gone++)
 			;
 		id = gone;
 		for (i = first; i < end; i++) {
-			while (dep2[gone] <= arr[i])
+			while (seen[gone] <= arr[i])
 				gone++;
 			n = i - gone;
-			t = dep2[i] - arr[i];
+			t = seen[i] - arr[i];
 			if (way == IID)
 				t = rng_exp(mu1 - LAMBDA) + rng_exp(mu2 - LAMBDA);
 			add_ns(b, t * 1e9);
@@ -440,13 +447,13 @@ static void run_pair(int i1, int i2, int samples, enum way way,
 		/* the requests served within the window: from the first
 		 * still in at its start */
 		realized(id, end, arr[first], arr[end], u);
-		for (i = first; i < end || dep2[id] < arr[end];) {
-			if (i < end && arr[i] <= dep2[id])
+		for (i = first; i < end || seen[id] < arr[end];) {
+			if (i < end && arr[i] <= seen[id])
 				st[k++] = (struct occ_step){
 					(uint64_t)(arr[i++] * 1e9), (uint32_t)++n, 1 };
 			else
 				st[k++] = (struct occ_step){
-					(uint64_t)(dep2[id++] * 1e9), (uint32_t)--n, -1 };
+					(uint64_t)(seen[id++] * 1e9), (uint32_t)--n, -1 };
 		}
 		lambda = way == IID ? LAMBDA :
 				      (WINDOW - 1) / (arr[end - 1] - arr[first]);
@@ -454,12 +461,16 @@ static void run_pair(int i1, int i2, int samples, enum way way,
 		occ__fit(b, lambda, 2, &f);
 		if (way == GIVEN_N)
 			occ__refine_given_n(&gn, &f);
-		if (way == SEQUENCE)
+		if (way == SEQUENCE || way == DELAYED)
 			occ__refine_sequence(st, k, &f);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 		g->cpu_ns += (t1.tv_sec - t0.tv_sec) * 1e9 +
 			     (t1.tv_nsec - t0.tv_nsec);
 		g->cv_max = fmax(g->cv_max, f.cv);
+		if (f.ok && f.delay_ns > 0) {
+			g->delay_s += f.delay_ns * 1e-9;
+			g->delays++;
+		}
 		g->ks_max = fmax(g->ks_max, f.ks);
 		c->windows++;
 		if (!f.ok) {
@@ -533,6 +544,8 @@ static void grid(const char *what, enum way way, int samples,
 	       sum.real_err[0] / n, sum.real_err[1] / n, sum.real_dist / n,
 	       sum.floor_err[0] / n, sum.floor_err[1] / n,
 	       sum.floor_dist / n);
+	printf("  fixed delay found in %d windows, mean %.0f us\n", g.delays,
+	       g.delays ? g.delay_s / g.delays * 1e6 : 0);
 	printf("  rho1     rho2     MAE-high MAE-low  euclid           refused\n");
 	for (i = 0; i < 3; i++)
 		for (j = 0; j < 3; j++) {
@@ -554,6 +567,13 @@ static void grid(const char *what, enum way way, int samples,
 	CHECK(worst <= worst_dist);
 	/* a true tandem is refused rarely: under 1% of its windows */
 	CHECK(sum.refused * 100 <= sum.windows);
+	/* a delay is found where there is one (the quieter windows), near
+	 * what it is; and rarely where there is none */
+	if (way == DELAYED)
+		CHECK(g.delays * 4 >= sum.windows &&
+		      fabs(g.delay_s / g.delays - DELAY_S) < 0.3 * DELAY_S);
+	else
+		CHECK(g.delays * 10 <= sum.windows);
 }
 
 static int env_int(const char *name, int def)
@@ -593,8 +613,8 @@ int main(void)
 	grid("simulated tandem, given n", GIVEN_N, env_int("OCC_SAMPLES", 5),
 	     0.032, 0.05, 0.064, 0.11);
 	/* Refined by the likelihood of the sequence: what kmond reports.
-	 * 0.0232, 0.0321, 0.0430, worst range 0.077 (30: 0.0229, 0.0317,
-	 * 0.0424 +- 0.0356, 0.065). The issue's targets hold for the higher
+	 * 0.0232, 0.0323, 0.0431, worst range 0.077 (30: 0.0229, 0.0320,
+	 * 0.0426 +- 0.0355, 0.065; a delay kept in 2% of the windows). The issue's targets hold for the higher
 	 * layer, the distance and the worst range (below the published
 	 * model's); the lower layer's 0.03 does not: it is what 2000
 	 * consecutive requests tell of the lesser tier, the error falling as
@@ -602,5 +622,13 @@ int main(void)
 	 * bench/occupancy_sources). */
 	grid("simulated tandem, sequence", SEQUENCE, env_int("OCC_SAMPLES", 5),
 	     0.03, 0.034, 0.05, 0.09);
+	/* With a fixed delay of 250 us outside the queues, as between the
+	 * real tandems: found and taken out of the departures (see
+	 * occupancy_sequence.c), 0.0238, 0.0367, 0.0469, worst range 0.074
+	 * (30: 0.0231, 0.0364, 0.0463, 0.068; 289 us found on average);
+	 * without that, 0.0250, 0.0424, 0.0523 (0.0352 on the lower tier
+	 * where both rho are 0.1-0.3, against 0.0151). */
+	grid("simulated tandem, a fixed delay besides, sequence", DELAYED,
+	     env_int("OCC_SAMPLES", 5), 0.03, 0.04, 0.05, 0.09);
 	return unit_done("occupancy_fit");
 }

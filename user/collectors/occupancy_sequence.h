@@ -42,10 +42,11 @@ struct occ_step {
 
 /* Refines f, a holding two-tier fit of the same requests at throughput
  * f->lambda, by the likelihood of steps (count of them, in order of
- * time): rho and rate replaced, the rest kept. A step whose n does not
- * follow from the one before (a lost event) starts the chain again.
- * Returns 0, or -1 (f untouched) when the steps hold fewer than
- * OCC_MIN_SAMPLES departures. */
+ * time): rho and rate replaced, delay_ns set (the fixed delay outside
+ * the tiers, occupancy_sequence.c, 0 when none is kept), the rest kept.
+ * A step whose n does not follow from the one before (a lost event)
+ * starts the chain again. Returns 0, or -1 (f untouched) when the steps
+ * hold fewer than OCC_MIN_SAMPLES departures. */
 int occ__refine_sequence(const struct occ_step *steps, size_t count,
 			 struct occ_fit *f);
 
