@@ -614,8 +614,9 @@ int main(void)
 	     0.032, 0.05, 0.064, 0.11);
 	/* Refined by the likelihood of the sequence: what kmond reports.
 	 * 0.0232, 0.0323, 0.0431, worst range 0.077 (30: 0.0229, 0.0320,
-	 * 0.0426 +- 0.0355, 0.065; a delay kept in 2% of the windows). The issue's targets hold for the higher
-	 * layer, the distance and the worst range (below the published
+	 * 0.0426 +- 0.0355, 0.065; a delay kept in 2% of the windows). The
+	 * issue's targets hold for the higher layer, the distance and the
+	 * worst range (below the published
 	 * model's); the lower layer's 0.03 does not: it is what 2000
 	 * consecutive requests tell of the lesser tier, the error falling as
 	 * 1 / sqrt(window) (8000 requests: 0.014, 0.018, 0.024 in

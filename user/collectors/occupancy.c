@@ -417,7 +417,7 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 	record__double(rec, "ks_limit", f.ks_limit);
 	record__double(rec, "cv", f.cv);
 	record__bool(rec, "sequence", sequence);
-	record__u64(rec, "delay_ns", (uint64_t)f.delay_ns);
+	record__u64(rec, "delay_ns", f.delay_ns);
 	record__bool(rec, "given_n", given_n);
 	record__u64(rec, "cpu_ns", cpu);
 	record__object_end(rec);

@@ -41,8 +41,9 @@ struct occ_fit {
 		     * fitted and the observed CDF at a bucket bound */
 	double ks_limit; /* the largest ks that is accepted for these samples */
 	int evals;	 /* likelihood evaluations the fit took */
-	double delay_ns; /* the fixed delay outside the tiers the sequence's
-			  * fit found (occupancy_sequence.h), else 0 */
+	uint64_t delay_ns; /* the fixed delay outside the tiers the
+			    * sequence's fit found (occupancy_sequence.h),
+			    * else 0 */
 };
 
 /* Fits buckets (histogram.h layout, HIST_BUCKETS counts) of response

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "collectors/occupancy_sequence.h"
+#include "lib/compare.h"
 #include "lib/simplex.h"
+#include "lib/xalloc.h"
 
 #define MAXN OCC_SEQ_MAX_N
 
@@ -367,13 +369,6 @@ struct times {
 	uint32_t before;
 };
 
-static int by_time(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Fills t from the steps (t->arr holds count times); returns the least
  * response time, or 0 when the delay cannot be told. Requests leave in
  * the order they came (FIFO tiers): the j-th departure is the request of
@@ -398,8 +393,8 @@ static uint64_t split_times(const struct occ_step *s, size_t count,
 	}
 	if (empty < DELAY_MIN_EMPTY * t->na)
 		return 0;
-	qsort(t->arr, t->na, sizeof(*t->arr), by_time);
-	qsort(t->dep, t->nd, sizeof(*t->dep), by_time);
+	qsort(t->arr, t->na, sizeof(*t->arr), u64_compare);
+	qsort(t->dep, t->nd, sizeof(*t->dep), u64_compare);
 	for (i = t->before; i < t->nd && i - t->before < t->na; i++)
 		if (t->dep[i] > t->arr[i - t->before] &&
 		    t->dep[i] - t->arr[i - t->before] < least)
@@ -451,30 +446,29 @@ static void try_delay(const struct data *d, const struct times *t,
  * even eighths, then the two beside the best. Returns the delay kept. */
 static uint64_t fit_delay(const struct data *d, double *x)
 {
-	struct times t = { malloc(d->count * sizeof(*t.arr)) };
-	struct occ_step *buf = malloc(d->count * sizeof(*buf));
+	struct times t = { xmalloc(d->count * sizeof(*t.arr)) };
 	struct best b = { HUGE_VAL, { x[0], x[1] }, 0 }, none;
-	uint64_t least = 0;
+	uint64_t least = split_times(d->steps, d->count, &t);
+	struct occ_step *buf;
 	int k, first;
 
-	if (t.arr && buf)
-		least = split_times(d->steps, d->count, &t);
-	if (least) {
-		try_delay(d, &t, least, 0, buf, &b);
-		none = b;
-		for (k = 2; k < DELAY_STEPS; k += 2)
-			try_delay(d, &t, least, k, buf, &b);
-		first = b.eighths;
-		if (first > 0)
-			try_delay(d, &t, least, first - 1, buf, &b);
-		if (first + 1 < DELAY_STEPS)
-			try_delay(d, &t, least, first + 1, buf, &b);
-		if (!(b.cost < none.cost - DELAY_MIN_GAIN))
-			least = 0;
+	if (!least) {
+		free(t.arr);
+		return 0;
 	}
+	buf = xmalloc(d->count * sizeof(*buf));
+	try_delay(d, &t, least, 0, buf, &b);
+	none = b;
+	for (k = 2; k < DELAY_STEPS; k += 2)
+		try_delay(d, &t, least, k, buf, &b);
+	first = b.eighths;
+	if (first > 0)
+		try_delay(d, &t, least, first - 1, buf, &b);
+	if (first + 1 < DELAY_STEPS)
+		try_delay(d, &t, least, first + 1, buf, &b);
 	free(t.arr);
 	free(buf);
-	if (!least)
+	if (!(b.cost < none.cost - DELAY_MIN_GAIN))
 		return 0;
 	x[0] = b.x[0];
 	x[1] = b.x[1];
@@ -509,7 +503,7 @@ int occ__refine_sequence(const struct occ_step *steps, size_t count,
 	}
 	if (!(newton(&d, x) < HUGE_VAL))
 		return -1;
-	f->delay_ns = (double)fit_delay(&d, x);
+	f->delay_ns = fit_delay(&d, x);
 	occ__set_service_rates(f, exp(x[0]), exp(x[1]));
 	return 0;
 }

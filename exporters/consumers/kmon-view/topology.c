@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/compare.h"
 #include "view.h"
 
 /* Record timestamps closer than this belong to one collection: kmond's
@@ -180,13 +181,6 @@ static int topo__record(const struct json_value *rec, const char *kind,
 	return 0;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static int edge_cmp(const void *a, const void *b)
 {
 	const struct edge *x = a, *y = b;
@@ -207,7 +201,7 @@ static uint64_t topo__span(struct topo *t, uint64_t *interval)
 	uint64_t gap = 0, d;
 	size_t i;
 
-	qsort(t->ts, t->nts, sizeof(*t->ts), u64_cmp);
+	qsort(t->ts, t->nts, sizeof(*t->ts), u64_compare);
 	for (i = 1; i < t->nts; i++) {
 		d = t->ts[i] - t->ts[i - 1];
 		if (d >= SAME_INTERVAL_NS && (!gap || d < gap))
