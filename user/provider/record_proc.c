@@ -15,7 +15,7 @@
  * same text (where the names are kept may move); host processes only: a
  * container's fields can fill in later (pod names). */
 #define PREFIX_SLOTS 64
-#define PREFIX_MAX 128
+#define PREFIX_MAX RECORD_ENCODED_MAX
 
 struct prefix {
 	uint32_t pid;
