@@ -250,12 +250,21 @@ static char *put_addr(char *p, int family, const __u8 *addr)
 	return p - 1;
 }
 
+/* s into buf of len bytes, cut to fit: the names of every client record
+ * (its dst), where snprintf's "%s" was a tenth of the record's cost. */
+static void copy_name(char *buf, size_t len, const char *s, size_t n)
+{
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+}
+
 static void format_addr(int family, const __u8 *addr, char *buf, size_t len)
 {
 	char tmp[INET6_ADDRSTRLEN];
 
-	*put_addr(tmp, family, addr) = '\0';
-	snprintf(buf, len, "%s", tmp);
+	copy_name(buf, len, tmp, put_addr(tmp, family, addr) - tmp);
 }
 
 /* An address field, written straight into the record: nothing in it to
@@ -287,9 +296,9 @@ static void node_name(struct tcp_collector *c, uint32_t pid, uint32_t svc,
 	provider__name(c->k->provider, pid, svc, &who);
 	*gone = svc == 0 && who.gone;
 	if (who.service)
-		snprintf(buf, len, "%s", who.service);
+		copy_name(buf, len, who.service, strlen(who.service));
 	else if (who.comm[0])
-		snprintf(buf, len, "%s", who.comm);
+		copy_name(buf, len, who.comm, strlen(who.comm));
 	else
 		snprintf(buf, len, "pid:%u", pid);
 }
@@ -328,10 +337,11 @@ static void add_side(struct tcp_collector *c, const struct tcp_event *e)
 	record__u64(&c->rec, "resp_seq", e->resp_seq);
 	if (e->side != TCP_SIDE_CLIENT)
 		return;
-	if (e->dst_known)
-		node_name(c, e->dst.pid, e->dst.svc, dst, sizeof(dst), &gone);
-	else
-		format_addr(e->t.family, e->t.raddr, dst, sizeof(dst));
+	if (!e->dst_known) {
+		addr_field(&c->rec, "dst", e->t.family, e->t.raddr);
+		return;
+	}
+	node_name(c, e->dst.pid, e->dst.svc, dst, sizeof(dst), &gone);
 	record__str(&c->rec, "dst", dst);
 }
 
