@@ -554,7 +554,7 @@ static __always_inline void edge_reattribute(const struct tcp_conn *c)
 /* A wakeup is an interrupt raised on this CPU (8 us in a VM here): past
  * the mark, every record until user space has drained below it asked for
  * one (~2% of them under a stream of short connections). Once per
- * millisecond is enough: the ring has room for 896 KiB more. */
+ * millisecond is enough: the ring has room for 1 MiB more. */
 #define TCP_WAKEUP_EVERY_NS 1000000
 __u64 woken_ns; /* when the last wakeup was asked for */
 
