@@ -242,13 +242,12 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	c->target_slot = target_of(c);
 	if (!v)
 		return;
-	__sync_fetch_and_add(&v->begun, 1);
-	old = __sync_fetch_and_add(&v->in_progress, 1);
+	old = tcp_load_in_progress(
+		__sync_fetch_and_add(&v->begun_n, TCP_LOAD_START));
 	__sync_fetch_and_add(&v->area, -now);
 	if (old == 0)
 		__sync_fetch_and_add(&v->busy, -now);
-	__sync_fetch_and_add(&v->arrivals, 1);
-	__sync_fetch_and_add(&v->ended, 1);
+	__sync_fetch_and_add(&v->arrivals, 1); /* the last */
 	c->load_state = TCP_LOAD_OPEN;
 	/* a count gone below zero by a reload's lost ends reads huge */
 	c->load_n = old < TCP_LOAD_GIVEN_N ? (__u32)old : TCP_LOAD_GIVEN_N;
@@ -293,18 +292,19 @@ static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 
 	if (!v)
 		return;
-	__sync_fetch_and_add(&v->begun, 1);
-	old = __sync_fetch_and_add(&v->in_progress, -1);
+	old = tcp_load_in_progress(
+		__sync_fetch_and_add(&v->begun_n, TCP_LOAD_END));
 	if (old == 1) {
 		__sync_fetch_and_add(&v->busy, now);
 		v->idle_since = now;
 	}
 	__sync_fetch_and_add(&v->area, now);
 	if (completed) {
-		__sync_fetch_and_add(&v->completions, 1);
 		__sync_fetch_and_add(&v->latency_sum, now - c->start_ns);
+		__sync_fetch_and_add(&v->completions, 1); /* the last */
+	} else {
+		__sync_fetch_and_add(&v->unanswered, 1); /* the last */
 	}
-	__sync_fetch_and_add(&v->ended, 1);
 	if (c->target_slot) {
 		if (completed)
 			load_given(c, now - c->start_ns);
@@ -323,22 +323,22 @@ static __always_inline void load_extend(struct tcp_conn *c, __u64 now,
 
 	if (!v)
 		return;
-	__sync_fetch_and_add(&v->begun, 1);
+	__sync_fetch_and_add(&v->begun_n, TCP_LOAD_BEGIN);
 	__sync_fetch_and_add(&v->area, gap);
 	/* Idle since it ended: that idle time was busy after all. */
-	if (v->in_progress == 0) {
+	if (tcp_load_in_progress(v->begun_n) == 0) {
 		from = v->idle_since > c->load_end_ns ? v->idle_since :
 							 c->load_end_ns;
 		__sync_fetch_and_add(&v->busy, now - from);
 		v->idle_since = now;
 	}
 	if (completed) {
-		__sync_fetch_and_add(&v->completions, 1);
 		__sync_fetch_and_add(&v->latency_sum, now - c->start_ns);
+		__sync_fetch_and_add(&v->completions, 1); /* the last */
 	} else {
 		__sync_fetch_and_add(&v->latency_sum, gap);
+		__sync_fetch_and_add(&v->extended, 1); /* the last */
 	}
-	__sync_fetch_and_add(&v->ended, 1);
 	c->load_state = TCP_LOAD_SENT;
 	c->load_end_ns = now;
 }

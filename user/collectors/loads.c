@@ -117,8 +117,9 @@ static bool is_call(const struct tcp_load_key *key)
 }
 
 /* A copy no writer was changing: writers bracket their changes with
- * begun++ and ended++, so a copy with begun == ended that the next copy
- * repeats holds no half-done change. The slot must still be key's. */
+ * begun++ and an add to one of four counts (tcp_load.h), so a whole copy
+ * that the next copy repeats holds no half-done change. The slot must
+ * still be key's. */
 static int read_load(int fd, __u32 slot, const struct tcp_load_key *key,
 		     struct tcp_load *out)
 {
@@ -130,7 +131,7 @@ static int read_load(int fd, __u32 slot, const struct tcp_load_key *key,
 			return -1;
 		if (memcmp(&out->key, key, sizeof(*key)))
 			return -1;
-		if (out->begun == out->ended && !memcmp(out, &again, sizeof(again)))
+		if (tcp_load_whole(out) && !memcmp(out, &again, sizeof(again)))
 			return 0;
 	}
 	return -1; /* writers all along: read it next interval */
@@ -237,7 +238,7 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 	record__double(rec, "occupancy", dt > 0 ? (area - w->area) / dt : 0);
 	record__double(rec, "busy", dt > 0 ? (busy - w->busy) / dt : 0);
 	record__u64(rec, "concurrency_max", max);
-	record__u64(rec, "in_progress", v->in_progress);
+	record__u64(rec, "in_progress", tcp_load_in_progress(v->begun_n));
 	if (done)
 		record__u64(rec, "latency_mean_ns",
 			    (v->latency_sum - w->latency_sum) / done);
@@ -287,7 +288,7 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 	free_retired(l, m);
 	more = bpf_map_get_next_key(m->slots, NULL, &next) == 0;
 	while (more) {
-		uint64_t t, area, busy, max;
+		uint64_t t, area, busy, max, n;
 		struct load_was *w;
 		struct tcp_load v;
 		bool idle, forget;
@@ -298,17 +299,18 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		    read_load(m->loads, slot, &key, &v))
 			continue;
 		t = mono_ns();
+		n = tcp_load_in_progress(v.begun_n);
 		w = was_of(l, l->was[is_call(&key)], id_of(&key));
-		area = tcp_load__area(v.area, v.in_progress, t);
-		busy = tcp_load__busy(v.busy, v.in_progress, t);
+		area = tcp_load__area(v.area, n, t);
+		busy = tcp_load__busy(v.busy, n, t);
 		max = TCP_LOAD_MAX_OF(v.max[epoch & 1], epoch);
 		/* in progress from the last interval, or now: also the max */
 		if (w->in_progress > max)
 			max = w->in_progress;
-		if (v.in_progress > max)
-			max = v.in_progress;
+		if (n > max)
+			max = n;
 		idle = v.arrivals == w->arrivals && v.completions == w->completions &&
-		       !v.in_progress && !w->in_progress;
+		       !n && !w->in_progress;
 		if (!idle)
 			emit(k, rec, t + realtime_offset, &key, w, &v, t, area,
 			     busy, max);
@@ -318,13 +320,13 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		w->latency_sum = v.latency_sum;
 		w->area = area;
 		w->busy = busy;
-		w->in_progress = v.in_progress;
+		w->in_progress = n;
 		w->idle = idle ? w->idle + 1 : 0;
 		/* a server also when it exited after its last report: its
 		 * slot would be lost */
 		forget = is_call(&key) ? w->idle >= CALL_IDLE_INTERVALS :
 					 server_gone(k, &key);
-		if (!forget || (int64_t)v.in_progress > 0)
+		if (!forget || (int64_t)n > 0)
 			continue;
 		gone = realloc(gone, (ngone + 1) * sizeof(*gone));
 		if (!gone)
