@@ -102,7 +102,8 @@ start_kmond() { # ROW [REQUESTS]
 # "Attaching"), the others after 2 s, unless it exited.
 start_peer() {
 	local i
-	rm -f "$WORK/cpu" "$WORK/cpu.pid"
+	# kmond's records of this run alone (see tcp-nginx.sh's start)
+	rm -f "$WORK/cpu" "$WORK/cpu.pid" "$WORK/out.json"
 	build/bench/cpu_of "$WORK/cpu" "$@" >"$WORK/peer.out" 2>&1 &
 	WRAP_PID=$!
 	for ((i = 0; i < 300; i++)); do
