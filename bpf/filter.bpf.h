@@ -23,7 +23,7 @@ struct {
 
 /* Bumped at every change of pid_service, by the provider's programs and
  * by user space (through an mmap): what is kept per process from it (the
- * syscall collector's slots) is looked up again. */
+ * syscall collector's slots, kmon_tgid_seen) is looked up again. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -43,7 +43,35 @@ static __always_inline void kmon_pid_service_changed(void)
 
 /* Whether the current process is monitored; *svc gets its service id (0
  * when monitored only because every process is). */
-static __always_inline bool kmon_selected_tgid(__u32 tgid, __u32 *svc)
+/* Each CPU's last answers of kmon_selected_tgid, direct-mapped by tgid
+ * (shared by every object like the maps above): a process seen on this
+ * CPU since pid_service last changed is told by two array loads instead
+ * of a hash lookup. Most of a busy host's events are of processes nobody
+ * monitors (wrk's, in bench/tcp-nginx.sh: two a request), and each paid
+ * that lookup. Programs on tracepoints run with preemption off, so only a
+ * program nested in another (a softirq's) can meet a slot half-written:
+ * seq is odd meanwhile, and a slot that changed while it was read is
+ * taken for a miss. */
+#define KMON_TGID_SLOT_BITS 6
+
+struct kmon_tgid_seen {
+	__u32 seq;
+	__u32 tgid;
+	__u32 svc;
+	__u32 selected;
+	__u64 gen; /* pid_service_gen when it was filled */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1 << KMON_TGID_SLOT_BITS);
+	__type(key, __u32);
+	__type(value, struct kmon_tgid_seen);
+} kmon_tgid_seen SEC(".maps");
+
+#define KMON_COMPILER_BARRIER() asm volatile("" ::: "memory")
+
+static __always_inline bool kmon_lookup_tgid(__u32 tgid, __u32 *svc)
 {
 	struct kmon_svc *s = bpf_map_lookup_elem(&pid_service, &tgid);
 	__u32 zero = 0;
@@ -56,6 +84,42 @@ static __always_inline bool kmon_selected_tgid(__u32 tgid, __u32 *svc)
 	*svc = 0;
 	ctl = bpf_map_lookup_elem(&kmon_ctl, &zero);
 	return ctl && ctl->all_processes;
+}
+
+/* Whether tgid is monitored, and its service (0: none). */
+static __always_inline bool kmon_selected_tgid(__u32 tgid, __u32 *svc)
+{
+	__u32 idx = (tgid * 2654435761u) >> (32 - KMON_TGID_SLOT_BITS);
+	__u32 zero = 0, seq;
+	struct kmon_tgid_seen *s = bpf_map_lookup_elem(&kmon_tgid_seen, &idx);
+	__u64 *genp = bpf_map_lookup_elem(&pid_service_gen, &zero), gen;
+	bool selected;
+
+	if (!s || !genp)
+		return kmon_lookup_tgid(tgid, svc);
+	/* before the lookup: a change after it leaves the slot stale */
+	gen = *(volatile __u64 *)genp;
+	seq = *(volatile __u32 *)&s->seq;
+	if (!(seq & 1) && s->tgid == tgid && s->gen == gen) {
+		*svc = s->svc;
+		selected = s->selected;
+		KMON_COMPILER_BARRIER();
+		if (*(volatile __u32 *)&s->seq == seq)
+			return selected;
+	}
+	selected = kmon_lookup_tgid(tgid, svc);
+	seq = *(volatile __u32 *)&s->seq;
+	if (seq & 1) /* this program interrupted a fill */
+		return selected;
+	s->seq = seq + 1;
+	KMON_COMPILER_BARRIER();
+	s->tgid = tgid;
+	s->svc = *svc;
+	s->selected = selected;
+	s->gen = gen;
+	KMON_COMPILER_BARRIER();
+	s->seq = seq + 2;
+	return selected;
 }
 
 #endif

@@ -778,7 +778,8 @@ cleanup:
 int provider__share_maps(struct provider *p, struct bpf_object *obj)
 {
 	static const char *const shared[] = { "pid_service", "kmon_ctl",
-					      "pid_service_gen" };
+					      "pid_service_gen",
+					      "kmon_tgid_seen" };
 	struct bpf_map *own, *map;
 	int err;
 
