@@ -41,24 +41,24 @@ static __always_inline void kmon_pid_service_changed(void)
 		__sync_fetch_and_add(gen, 1);
 }
 
-/* Whether the current process is monitored; *svc gets its service id (0
- * when monitored only because every process is). */
 /* Each CPU's last answers of kmon_selected_tgid, direct-mapped by tgid
  * (shared by every object like the maps above): a process seen on this
- * CPU since pid_service last changed is told by two array loads instead
- * of a hash lookup. Most of a busy host's events are of processes nobody
- * monitors (wrk's, in bench/tcp-nginx.sh: two a request), and each paid
- * that lookup. Programs on tracepoints run with preemption off, so only a
- * program nested in another (a softirq's) can meet a slot half-written:
- * seq is odd meanwhile, and a slot that changed while it was read is
- * taken for a miss. */
+ * CPU since pid_service last changed is told by two array lookups
+ * (inlined on recent kernels) instead of a hash lookup. Most of a busy
+ * host's events are of processes nobody monitors (wrk's, in
+ * bench/tcp-nginx.sh: two a request), and each paid that lookup.
+ * Programs on tracepoints run with preemption off, but another program
+ * can still come in between on the same CPU: a softirq's, or any while
+ * an fentry program (counters) is preempted. So a writer claims a slot by
+ * a compare-and-swap of seq, which is odd while it fills the slot, and a
+ * slot that changed while it was read is taken for a miss. */
 #define KMON_TGID_SLOT_BITS 6
 
 struct kmon_tgid_seen {
-	__u32 seq;
+	__u64 seq; /* 64 bits: BPF's compare-and-swap before cpu v3 */
 	__u32 tgid;
 	__u32 svc;
-	__u32 selected;
+	__u64 selected;
 	__u64 gen; /* pid_service_gen when it was filled */
 };
 
@@ -71,6 +71,7 @@ struct {
 
 #define KMON_COMPILER_BARRIER() asm volatile("" ::: "memory")
 
+/* What pid_service and kmon_ctl say of tgid. */
 static __always_inline bool kmon_lookup_tgid(__u32 tgid, __u32 *svc)
 {
 	struct kmon_svc *s = bpf_map_lookup_elem(&pid_service, &tgid);
@@ -86,12 +87,14 @@ static __always_inline bool kmon_lookup_tgid(__u32 tgid, __u32 *svc)
 	return ctl && ctl->all_processes;
 }
 
-/* Whether tgid is monitored, and its service (0: none). */
+/* Whether tgid is monitored; *svc gets its service id (0 when monitored
+ * only because every process is). */
 static __always_inline bool kmon_selected_tgid(__u32 tgid, __u32 *svc)
 {
 	__u32 idx = (tgid * 2654435761u) >> (32 - KMON_TGID_SLOT_BITS);
-	__u32 zero = 0, seq;
 	struct kmon_tgid_seen *s = bpf_map_lookup_elem(&kmon_tgid_seen, &idx);
+	__u32 zero = 0;
+	__u64 seq;
 	__u64 *genp = bpf_map_lookup_elem(&pid_service_gen, &zero), gen;
 	bool selected;
 
@@ -99,20 +102,20 @@ static __always_inline bool kmon_selected_tgid(__u32 tgid, __u32 *svc)
 		return kmon_lookup_tgid(tgid, svc);
 	/* before the lookup: a change after it leaves the slot stale */
 	gen = *(volatile __u64 *)genp;
-	seq = *(volatile __u32 *)&s->seq;
+	seq = *(volatile __u64 *)&s->seq;
+	KMON_COMPILER_BARRIER(); /* the slot's fields after seq */
 	if (!(seq & 1) && s->tgid == tgid && s->gen == gen) {
 		*svc = s->svc;
 		selected = s->selected;
 		KMON_COMPILER_BARRIER();
-		if (*(volatile __u32 *)&s->seq == seq)
+		if (*(volatile __u64 *)&s->seq == seq)
 			return selected;
 	}
 	selected = kmon_lookup_tgid(tgid, svc);
-	seq = *(volatile __u32 *)&s->seq;
-	if (seq & 1) /* this program interrupted a fill */
+	seq = *(volatile __u64 *)&s->seq;
+	/* odd: this program came in during another's fill */
+	if ((seq & 1) || __sync_val_compare_and_swap(&s->seq, seq, seq + 1) != seq)
 		return selected;
-	s->seq = seq + 1;
-	KMON_COMPILER_BARRIER();
 	s->tgid = tgid;
 	s->svc = *svc;
 	s->selected = selected;

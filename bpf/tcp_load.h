@@ -48,9 +48,8 @@ struct tcp_load {
 	struct tcp_load_key key; /* the slot's owner; all 0: free */
 	/* A writer's last add is 1 to exactly one of these four, and its
 	 * first is to begun (in begun_n): a copy whose begun equals their sum
-	 * (tcp_load_ended) and that equals the next copy holds no half-done
-	 * change. Ended first and begun last in memory: a copy made in order
-	 * then sees a whole change or none. */
+	 * (tcp_load_whole) and that equals the next copy holds no half-done
+	 * change. */
 	__u64 arrivals;
 	__u64 completions; /* first byte of the response sent */
 	__u64 unanswered;  /* ended by their close, unanswered */

@@ -126,9 +126,18 @@ static void select_tasks(int all)
 	struct kmon_svc svc = { .id = 1 };
 	__u32 zero = 0, tgid = task_pid[MINE];
 
+	__u64 gen;
+	int gen_fd = bpf_map__fd(skel->maps.pid_service_gen);
+
 	bpf_map_update_elem(bpf_map__fd(skel->maps.kmon_ctl), &zero, &ctl, 0);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.pid_service), &tgid, &svc,
 			    0);
+	/* as the provider does: answers kept per CPU (kmon_tgid_seen) are
+	 * looked up again */
+	if (bpf_map_lookup_elem(gen_fd, &zero, &gen) == 0) {
+		gen++;
+		bpf_map_update_elem(gen_fd, &zero, &gen, 0);
+	}
 }
 
 /* The counter what of task t's I/Os: summed over CPUs and buckets. */

@@ -544,7 +544,7 @@ static void provider__resolve_all(struct provider *p)
 int provider__apply(struct provider *p, const struct config *cfg)
 {
 	struct kmon_ctl ctl = { .all_processes = cfg->nservices == 0,
-				.gen = ++p->config_gen };
+				.gen = p->config_gen };
 	int ctl_fd = bpf_map__fd(p->skel->maps.kmon_ctl);
 	__u32 zero = 0;
 	int err;
@@ -565,9 +565,14 @@ int provider__apply(struct provider *p, const struct config *cfg)
 	provider__write_comms(p, cfg);
 	provider__read_ports(p);
 	provider__resolve_all(p);
+	/* all_processes under the old gen, then what programs kept of
+	 * pid_service and kmon_ctl is stale (kmon_tgid_seen's answers
+	 * too), and only then the new gen: a program that sees it (to look
+	 * at a connection's process again) finds no answer from before. */
 	err = bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
-	pid_service_changed(p); /* all_processes may have changed */
-	return err;
+	pid_service_changed(p);
+	ctl.gen = ++p->config_gen;
+	return err ?: bpf_map_update_elem(ctl_fd, &zero, &ctl, BPF_ANY);
 }
 
 /* A process's container is read when it may have changed: at start-up,
