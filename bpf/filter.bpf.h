@@ -6,6 +6,7 @@
 #define KMON_FILTER_BPF_H
 
 #include "filter.h"
+#include "maps.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -69,8 +70,6 @@ struct {
 	__type(value, struct kmon_tgid_seen);
 } kmon_tgid_seen SEC(".maps");
 
-#define KMON_COMPILER_BARRIER() asm volatile("" ::: "memory")
-
 /* What pid_service and kmon_ctl say of tgid. */
 static __always_inline bool kmon_lookup_tgid(__u32 tgid, __u32 *svc)
 {
@@ -101,18 +100,18 @@ static __always_inline bool kmon_selected_tgid(__u32 tgid, __u32 *svc)
 	if (!s || !genp)
 		return kmon_lookup_tgid(tgid, svc);
 	/* before the lookup: a change after it leaves the slot stale */
-	gen = *(volatile __u64 *)genp;
-	seq = *(volatile __u64 *)&s->seq;
+	gen = KMON_READ_ONCE(*genp);
+	seq = KMON_READ_ONCE(s->seq);
 	KMON_COMPILER_BARRIER(); /* the slot's fields after seq */
 	if (!(seq & 1) && s->tgid == tgid && s->gen == gen) {
 		*svc = s->svc;
 		selected = s->selected;
 		KMON_COMPILER_BARRIER();
-		if (*(volatile __u64 *)&s->seq == seq)
+		if (KMON_READ_ONCE(s->seq) == seq)
 			return selected;
 	}
 	selected = kmon_lookup_tgid(tgid, svc);
-	seq = *(volatile __u64 *)&s->seq;
+	seq = KMON_READ_ONCE(s->seq);
 	/* odd: this program came in during another's fill */
 	if ((seq & 1) || __sync_val_compare_and_swap(&s->seq, seq, seq + 1) != seq)
 		return selected;

@@ -7,6 +7,13 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
+/* One load of x, now: another CPU (or a program that comes in between on
+ * this one) may change it meanwhile. */
+#define KMON_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+
+/* No load or store moves across it (the compiler's order only). */
+#define KMON_COMPILER_BARRIER() asm volatile("" ::: "memory")
+
 /* The per-CPU u64 counters a program reports in kmond's stats record,
  * one slot per stat (user space sums the CPUs). */
 #define KMON_STATS_MAP(name, nstats)                     \

@@ -323,7 +323,7 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	__u8 seg;
 
 	/* the one test a segment pays while no connection captures */
-	if (!*(volatile __u64 *)&capturing)
+	if (!KMON_READ_ONCE(capturing))
 		return;
 	off = payload_offset(skb, &seq);
 	if (!off)

@@ -915,8 +915,8 @@ static __always_inline int handle_send_entry(struct sock *sk,
 	struct tcp_conn *c;
 
 	/* no send to stamp, none to capture: no socket to look up */
-	if (!(stamp_sends && *(volatile __u64 *)&followed) &&
-	    !(capture_sends && *(volatile __u64 *)&capturing))
+	if (!(stamp_sends && KMON_READ_ONCE(followed)) &&
+	    !(capture_sends && KMON_READ_ONCE(capturing)))
 		return 0;
 	c = conn_find(sk, true);
 	if (!c)
@@ -1237,7 +1237,7 @@ int BPF_PROG(tcp_send_entry_sys, struct pt_regs *regs, long nr)
 	if (nr != NR_WRITE && nr != NR_WRITEV && nr != NR_SENDTO &&
 	    nr != NR_SENDMSG && nr != NR_SENDFILE)
 		return 0;
-	if (!*(volatile __u64 *)&followed)
+	if (!KMON_READ_ONCE(followed))
 		return 0;
 	sk = sock_of_fd(PT_REGS_PARM1_CORE_SYSCALL(regs));
 	if (!sk)

@@ -28,9 +28,6 @@
 
 #include "tcp.h"
 
-/* One load each: serving and id change on other CPUs meanwhile. */
-#define KMON_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
-
 /* Set before load (user space): the node's bits of every id, and how
  * many bits of a serial name the CPU that made it. */
 const volatile __u64 id_prefix;
