@@ -14,13 +14,17 @@
  * (n2 at tier 2, n - n2 at tier 1); tier 1 moves one to tier 2 at rate
  * mu1 while it holds any, and a departure, the only thing seen, comes at
  * rate mu2 while tier 2 holds any. The forward algorithm over n2 gives
- * the likelihood of the whole sequence exactly, and it is maximised over
- * mu1 and mu2 (the arrivals, Poisson and seen, say nothing of them).
+ * the likelihood of the whole sequence exactly, maximised over mu1 and
+ * mu2 (the arrivals, Poisson and seen, say nothing of them); the rho
+ * reported are their means over the posterior this likelihood gives
+ * under a uniform prior, which differ from the likeliest where the
+ * window tells the tiers apart only loosely (occupancy_sequence.c).
  * On simulated tandems (81 pairs x 30 windows of 2000 requests, the unit
- * test) the error is 0.023 on the higher tier, 0.032 on the lower, 0.042
- * in distance, against 0.029, 0.048 and 0.060 given n; it falls as 1 /
- * sqrt(window) (8000 requests: 0.014, 0.018, 0.024,
- * bench/occupancy_sources), as the most one window can tell. */
+ * test) the error is 0.022 on the higher tier, 0.031 on the lower, 0.041
+ * in distance (the likeliest rates: 0.023, 0.032, 0.043), against 0.029,
+ * 0.048 and 0.060 given n; it falls as 1 / sqrt(window) (8000 requests:
+ * 0.014, 0.018, 0.024, bench/occupancy_sources), as the most one window
+ * can tell. */
 #ifndef KMON_OCCUPANCY_SEQUENCE_H
 #define KMON_OCCUPANCY_SEQUENCE_H
 
