@@ -13,7 +13,8 @@
 # the machine is shared, single runs are noise. At the end, per row,
 # kmond beside each peer.
 #   bench/peers.sh [ROUNDS] [ROWS...]   (as root, after make; 10 rounds by default)
-# SECS (default 3), CALLS (10000000), IOS (16384) size the runs.
+# SECS (default 3), CALLS (10000000), IOS (16384) size the runs;
+# BPF_ROUNDS (5) the latency row's rounds timed by bpf_stats (below).
 # ROWS: offcpu syscall bio tcp latency (default: all). Every tool traces
 # every process, as kmond does here (no services: all are monitored),
 # except the tcp rows, where kmond and bpftrace follow nginx only.
@@ -74,7 +75,7 @@ w_latency() { wrk_run; }                    # keep-alive requests
 # attached.
 TOOL_PID=
 T0=0
-kmond_yaml() { # ROW [REQUESTS]
+kmond_yaml() { # ROW [REQUESTS [MORE TCP KEYS]]
 	{
 		echo "interval: 1s"
 		case $1 in
@@ -85,13 +86,13 @@ kmond_yaml() { # ROW [REQUESTS]
 		offcpu) echo "  offcpu: { enabled: true, state: sleep, min_block: 1ms }" ;;
 		syscall) echo "  syscall: { enabled: true }" ;;
 		bio) echo "  bio: { enabled: true }" ;;
-		tcp | latency) echo "  tcp: { requests: ${2:-all} }" ;;
+		tcp | latency) echo "  tcp: { requests: ${2:-all}${3:+, $3} }" ;;
 		esac
 		echo "exporters:"
 		echo "  - { type: file, path: \"$WORK/out.json\" }"
 	} >"$WORK/kmond.yaml"
 }
-start_kmond() { # ROW [REQUESTS]
+start_kmond() { # ROW [REQUESTS [MORE TCP KEYS]]
 	kmond_yaml "$@"
 	start_peer build/kmond -c "$WORK/kmond.yaml"
 }
@@ -146,8 +147,12 @@ stop_tool() {
 }
 
 # Per-request latency on the same tracepoints, as a histogram (beside
-# kmond with requests: none, which keeps per-edge histograms) and as a
-# line per request (beside requests: all, a record per request).
+# kmond with requests: none, which keeps per-edge histograms: with every
+# default on, kmond-hist, and with only what the script measures,
+# kmond-lat: no protocol identification, whose capture runs on two more
+# hooks, and no client side, whose stamps run on a third; responses are
+# then stamped where the script stamps them, as the send returns) and as
+# a line per request (beside requests: all, a record per request).
 BT_LATENCY='
 tracepoint:sock:sock_recv_length /comm == "nginx" && args->ret > 0/ {
 	@start[args->sk] = nsecs;
@@ -169,7 +174,7 @@ tracepoint:sock:sock_send_length /comm == "nginx" && @start[args->sk]/ {
 # record per request).
 kmonds() {
 	case $1 in
-	latency) echo "kmond kmond-hist" ;;
+	latency) echo "kmond kmond-hist kmond-lat" ;;
 	*) echo "kmond" ;;
 	esac
 }
@@ -182,11 +187,12 @@ peers() {
 	latency) echo "bpftrace bpftrace-lines" ;;
 	esac
 }
-beside() { [ "$1" = bpftrace ] && echo kmond-hist || echo kmond; }
+beside() { [ "$1" = bpftrace ] && echo kmond-hist kmond-lat || echo kmond; }
 start_tool() { # ROW TOOL
 	case $2 in
 	kmond) start_kmond "$1" ;;
 	kmond-hist) start_kmond "$1" none ;;
+	kmond-lat) start_kmond "$1" none "protocols: false, client: false" ;;
 	offcputime) start_peer /usr/sbin/offcputime ;;
 	syscount) start_peer /usr/sbin/syscount ;;
 	biolatency) start_peer /usr/sbin/biolatency ;;
@@ -254,6 +260,39 @@ for row in $ROWS; do
 	done
 done
 
+# The latency row's tools run their programs inside nginx and wrk, whose
+# wall time per request moves by more from one run to the next than the
+# programs cost: bpf_stats times the programs themselves (run_time_ns of
+# every program the tool holds, over the workload, per request), in
+# BPF_ROUNDS more rounds (5), alternating the same way, after the others
+# (bpf_stats adds two clock reads to every run).
+BPF_ROUNDS=${BPF_ROUNDS:-5}
+BPF_TOOLS="kmond-hist kmond-lat bpftrace"
+declare -A bpf_ns
+tool_bpf_ns() { # the run time of TOOL_PID's programs so far
+	[ -n "$({ grep -h '^prog_id:' /proc/"$TOOL_PID"/fdinfo/* 2>/dev/null || true; })" ] ||
+		fail "no BPF programs held by $TOOL_PID"
+	KMOND_PID=$TOOL_PID bpf_cost "" | awk '{ print $1 }'
+}
+if [[ " $ROWS " = *" latency "* ]] && [ "$BPF_ROUNDS" -gt 0 ]; then
+	bpf_stats_hold
+	for ((r = 1; r <= BPF_ROUNDS; r++)); do
+		line="bpf round $r latency:"
+		for tool in $BPF_TOOLS; do
+			[ -n "${na[latency/$tool]:-}" ] && continue
+			start_tool latency "$tool" || fail "$tool: $(cat "$WORK/why")"
+			ns0=$(tool_bpf_ns)
+			read -r _ events < <(w_latency)
+			ns1=$(tool_bpf_ns)
+			stop_tool "$tool"
+			bpf_ns[$tool]+=" $(awk -v a="$ns0" -v b="$ns1" -v n="$events" 'BEGIN { printf "%.0f", (b - a) / n }')"
+			line+=" $tool ${bpf_ns[$tool]##* }"
+		done
+		echo "$line (BPF ns per request)"
+	done
+	bpf_stats_release
+fi
+
 echo
 echo "$ROUNDS rounds, modes alternating within each round; median [min .. max] over rounds."
 echo "ns/event: the workload's wall time per event; added: over the same round's run without a tool"
@@ -284,17 +323,34 @@ echo "cheaper on the workload), and net tool CPU per event, peer minus kmond (> 
 median() { median_spread "$@" | awk '{ print $1 }'; }
 for row in $ROWS; do
 	for tool in $(peers "$row"); do
-		k=$(beside "$tool")
-		[ -n "${na[$row/$tool]:-}" ] || [ -n "${na[$row/$k]:-}" ] && continue
-		# shellcheck disable=SC2086
-		printf '%-8s %-14s beside %-10s added x%-8s net CPU %+.1f ns/event\n' "$row" "$tool" "$k" \
-			"$(awk -v p="$(median ${added[$row/$tool]})" -v k="$(median ${added[$row/$k]})" \
-				'BEGIN { if (k > 0) printf "%.2f", p / k; else print "inf" }')" \
-			"$(awk -v p="$(median ${net[$row/$tool]})" -v k="$(median ${net[$row/$k]})" \
-				'BEGIN { print p - k }')"
+		for k in $(beside "$tool"); do
+			[ -n "${na[$row/$tool]:-}" ] || [ -n "${na[$row/$k]:-}" ] && continue
+			# shellcheck disable=SC2086
+			printf '%-8s %-14s beside %-10s added x%-8s net CPU %+.1f ns/event\n' "$row" "$tool" "$k" \
+				"$(awk -v p="$(median ${added[$row/$tool]})" -v k="$(median ${added[$row/$k]})" \
+					'BEGIN { if (k > 0) printf "%.2f", p / k; else print "inf" }')" \
+				"$(awk -v p="$(median ${net[$row/$tool]})" -v k="$(median ${net[$row/$k]})" \
+					'BEGIN { print p - k }')"
+		done
 	done
 done
+if [ -n "${bpf_ns[bpftrace]:-}" ]; then
+	echo
+	echo "latency: BPF time per request of each tool's programs (bpf_stats), median [min .. max] of $BPF_ROUNDS rounds:"
+	for tool in $BPF_TOOLS; do
+		[ -n "${bpf_ns[$tool]:-}" ] || continue
+		# shellcheck disable=SC2086
+		printf '  %-14s %s ns\n' "$tool" "$(median_spread ${bpf_ns[$tool]})"
+	done
+	for k in kmond-hist kmond-lat; do
+		[ -n "${bpf_ns[$k]:-}" ] || continue
+		# shellcheck disable=SC2086
+		printf '  bpftrace beside %-10s x%s\n' "$k" \
+			"$(awk -v p="$(median ${bpf_ns[bpftrace]})" -v k="$(median ${bpf_ns[$k]})" 'BEGIN { printf "%.2f", p / k }')"
+	done
+fi
 echo "events: offcpu = context switches (ping-pong pinned to CPU 0), syscall = getppid calls,"
 echo "bio = 4 KiB O_DIRECT reads, tcp = requests with Connection: close (a connection each),"
 echo "latency = keep-alive requests (bpftrace: recv->send per socket on sock_recv/send_length, as a"
-echo "histogram beside kmond with requests: none, as a line per request beside requests: all)."
+echo "histogram beside kmond with requests: none (kmond-hist: defaults; kmond-lat: protocols: false,"
+echo "client: false, what the script measures), as a line per request beside requests: all)."
