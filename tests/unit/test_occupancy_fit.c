@@ -613,7 +613,7 @@ int main(void)
 	grid("simulated tandem, given n", GIVEN_N, env_int("OCC_SAMPLES", 5),
 	     0.032, 0.05, 0.064, 0.11);
 	/* Refined by the likelihood of the sequence, the posterior mean:
-	 * what kmond reports. 0.0216, 0.0309, 0.0410, worst range 0.070
+	 * what kmond reports. 0.0217, 0.0309, 0.0410, worst range 0.070
 	 * (30: 0.0221, 0.0306, 0.0412 +- 0.0323, 0.063; a delay kept in 2%
 	 * of the windows); the likeliest rates alone 0.0232, 0.0323, 0.0431,
 	 * 0.077 (30: 0.0229, 0.0320, 0.0426, 0.065). The issue's targets
@@ -626,8 +626,8 @@ int main(void)
 	     0.025, 0.033, 0.045, 0.08);
 	/* With a fixed delay of 250 us outside the queues, as between the
 	 * real tandems: found and taken out of the departures (see
-	 * occupancy_sequence.c), 0.0221, 0.0347, 0.0443, worst range 0.066
-	 * (30: 0.0222, 0.0344, 0.0443, 0.063; 289 us found on average; the
+	 * occupancy_sequence.c), 0.0221, 0.0348, 0.0445, worst range 0.066
+	 * (30: 0.0222, 0.0344, 0.0444, 0.063; 289 us found on average; the
 	 * likeliest rates 0.0231, 0.0364, 0.0463); without the delay's fit,
 	 * 0.0250, 0.0424, 0.0523 (0.0352 on the lower tier where both rho
 	 * are 0.1-0.3, against 0.0151). */
