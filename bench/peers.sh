@@ -267,7 +267,7 @@ done
 # BPF_ROUNDS more rounds (5), alternating the same way, after the others
 # (bpf_stats adds two clock reads to every run).
 BPF_ROUNDS=${BPF_ROUNDS:-5}
-BPF_TOOLS="kmond-hist kmond-lat bpftrace"
+BPF_TOOLS="$(beside bpftrace) bpftrace"
 declare -A bpf_ns
 tool_bpf_ns() { # the run time of TOOL_PID's programs so far
 	[ -n "$({ grep -h '^prog_id:' /proc/"$TOOL_PID"/fdinfo/* 2>/dev/null || true; })" ] ||
@@ -342,7 +342,7 @@ if [ -n "${bpf_ns[bpftrace]:-}" ]; then
 		# shellcheck disable=SC2086
 		printf '  %-14s %s ns\n' "$tool" "$(median_spread ${bpf_ns[$tool]})"
 	done
-	for k in kmond-hist kmond-lat; do
+	for k in $(beside bpftrace); do
 		[ -n "${bpf_ns[$k]:-}" ] || continue
 		# shellcheck disable=SC2086
 		printf '  bpftrace beside %-10s x%s\n' "$k" \
