@@ -150,9 +150,10 @@ stop_tool() {
 # kmond with requests: none, which keeps per-edge histograms: with every
 # default on, kmond-hist, and with only what the script measures,
 # kmond-lat: no protocol identification, whose capture runs on two more
-# hooks, and no client side, whose stamps run on a third; responses are
-# then stamped where the script stamps them, as the send returns) and as
-# a line per request (beside requests: all, a record per request).
+# hooks, no client side, whose stamps run on a third (responses are then
+# stamped where the script stamps them, as the send returns), no load
+# accounting and no request paths) and as a line per request (beside
+# requests: all, a record per request).
 BT_LATENCY='
 tracepoint:sock:sock_recv_length /comm == "nginx" && args->ret > 0/ {
 	@start[args->sk] = nsecs;
@@ -192,7 +193,8 @@ start_tool() { # ROW TOOL
 	case $2 in
 	kmond) start_kmond "$1" ;;
 	kmond-hist) start_kmond "$1" none ;;
-	kmond-lat) start_kmond "$1" none "protocols: false, client: false" ;;
+	kmond-lat) start_kmond "$1" none \
+		"protocols: false, client: false, load: false, paths: false" ;;
 	offcputime) start_peer /usr/sbin/offcputime ;;
 	syscount) start_peer /usr/sbin/syscount ;;
 	biolatency) start_peer /usr/sbin/biolatency ;;
@@ -353,4 +355,5 @@ echo "events: offcpu = context switches (ping-pong pinned to CPU 0), syscall = g
 echo "bio = 4 KiB O_DIRECT reads, tcp = requests with Connection: close (a connection each),"
 echo "latency = keep-alive requests (bpftrace: recv->send per socket on sock_recv/send_length, as a"
 echo "histogram beside kmond with requests: none (kmond-hist: defaults; kmond-lat: protocols: false,"
-echo "client: false, what the script measures), as a line per request beside requests: all)."
+echo "client: false, load: false, paths: false, what the script measures), as a line per request"
+echo "beside requests: all)."

@@ -433,10 +433,16 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 
 /* --- requests --- */
 
-static __always_inline bool wanted(__u64 latency, __u32 side)
+static __always_inline struct tcp_ctl *tcp_ctl_now(void)
 {
 	__u32 zero = 0;
-	struct tcp_ctl *ctl = bpf_map_lookup_elem(&tcp_ctl, &zero);
+
+	return bpf_map_lookup_elem(&tcp_ctl, &zero);
+}
+
+static __always_inline bool wanted(__u64 latency, __u32 side)
+{
+	struct tcp_ctl *ctl = tcp_ctl_now();
 	__u64 *n;
 
 	if (!ctl)
@@ -730,6 +736,28 @@ static __always_inline bool still_monitored(struct tcp_conn *c)
 	return true;
 }
 
+/* A request (call) began at c->start_ns: its load and its path, as
+ * collectors.tcp.load and .paths say, read at each start so a reload
+ * applies at once. A request begun with load off ends outside it too
+ * (load_sent and load_closed do nothing in TCP_LOAD_NONE). */
+static __always_inline void account_start(struct tcp_conn *c, bool call)
+{
+	struct tcp_ctl *ctl = tcp_ctl_now();
+
+	if (ctl && ctl->no_load) {
+		c->load_state = TCP_LOAD_NONE;
+		c->target_slot = 0;
+	} else {
+		load_start(c, c->start_ns);
+	}
+	if (ctl && ctl->no_paths)
+		link_none(c);
+	else if (call)
+		link_call(c);
+	else
+		link_request(c);
+}
+
 static __always_inline void begin_request(struct tcp_conn *c, __u64 now)
 {
 	c->phase = TCP_REQUEST;
@@ -749,8 +777,7 @@ static __always_inline void on_request_bytes(struct tcp_conn *c,
 		return;
 	if (c->phase == TCP_IDLE) {
 		begin_request(c, bpf_ktime_get_ns());
-		load_start(c, c->start_ns);
-		link_request(c);
+		account_start(c, false);
 		c->req_off = c->rx_off;
 		c->req_seq = received_seq(sk, len, trusted);
 		if (!c->src_checked)
@@ -802,8 +829,8 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
  * service's client key, read at each call so a reload applies at once. */
 static __always_inline bool client_on(const struct tcp_conn *c)
 {
-	__u32 zero = 0, svc = c->svc;
-	struct tcp_ctl *ctl = bpf_map_lookup_elem(&tcp_ctl, &zero);
+	struct tcp_ctl *ctl = tcp_ctl_now();
+	__u32 svc = c->svc;
 
 	if (!ctl)
 		return true;
@@ -833,8 +860,7 @@ static __always_inline void on_call_bytes(struct tcp_conn *c,
 			goto out;
 		/* From the send's entry when the hook saw it. */
 		begin_request(c, c->call_ns ?: bpf_ktime_get_ns());
-		load_start(c, c->start_ns);
-		link_call(c);
+		account_start(c, true);
 		c->req_off = c->tx_off;
 		c->req_seq = sent_seq(sk, len, trusted);
 	}

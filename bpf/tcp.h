@@ -52,6 +52,8 @@ struct tcp_ctl {
 	__u64 slow_ns;
 	__u32 no_client; /* 1: no client side for any service */
 	__u32 some_no_client; /* 1: client_off lists services */
+	__u32 no_load;	/* 1: no load accounting (collectors.tcp.load) */
+	__u32 no_paths; /* 1: no parent links (collectors.tcp.paths) */
 };
 
 /* Request paths: every request gets an id, id_prefix (bits 40..63, the

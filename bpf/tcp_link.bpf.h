@@ -69,15 +69,23 @@ static __always_inline __u64 next_id(void)
 	return id_prefix | (serial & TCP_ID_SERIAL_MASK);
 }
 
+/* A request (either side) begins: its id, no parent yet. All that is
+ * done with paths off (collectors.tcp.paths: false): the records keep
+ * their ids, and no thread is looked up. */
+static __always_inline void link_none(struct tcp_conn *c)
+{
+	c->id = next_id();
+	c->parent = 0;
+	c->link = TCP_LINK_NONE;
+}
+
 /* A server request begins (c->tid read its first bytes). */
 static __always_inline void link_request(struct tcp_conn *c)
 {
 	struct tcp_thread fresh = {}, *th;
 	__u32 tid = c->tid;
 
-	c->id = next_id();
-	c->parent = 0;
-	c->link = TCP_LINK_NONE;
+	link_none(c);
 	th = lookup_or_try_init(&threads, &tid, &fresh);
 	if (!th)
 		return;
@@ -153,9 +161,7 @@ static __always_inline void link_call(struct tcp_conn *c)
 	struct tcp_thread *th = bpf_map_lookup_elem(&threads, &tid);
 	struct tcp_links *l;
 
-	c->id = next_id();
-	c->parent = 0;
-	c->link = TCP_LINK_NONE;
+	link_none(c);
 	if (th && KMON_READ_ONCE(th->serving) == 1) {
 		c->parent = KMON_READ_ONCE(th->id);
 		c->link = TCP_LINK_THREAD;

@@ -310,11 +310,25 @@ static void test_tcp(void)
 	CHECK(cfg.tcp.sw.enabled && !cfg.tcp.sw.required);
 	CHECK(cfg.tcp.requests == TCP_RECORDS_ALL);
 	CHECK(cfg.tcp.protocols); /* identified unless switched off */
+	CHECK(!cfg.tcp.no_load && !cfg.tcp.no_paths); /* on unless off */
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  tcp: { protocols: false }\n", &cfg),
 		  "ok");
 	CHECK(cfg.tcp.sw.enabled && !cfg.tcp.protocols);
 	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { load: false, paths: false }\n",
+			&cfg),
+		  "ok");
+	CHECK(cfg.tcp.no_load && cfg.tcp.no_paths && cfg.tcp.protocols);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { load: true, paths: true }\n",
+			&cfg),
+		  "ok");
+	CHECK(!cfg.tcp.no_load && !cfg.tcp.no_paths);
+	config__free(&cfg);
+	CHECK_STR(parse("collectors:\n  tcp: { paths: no }\n", NULL),
+		  "t.yaml:2:17: collectors.tcp.paths: expected true or false, "
+		  "got 'no'");
 	CHECK_STR(parse("collectors:\n  tcp: { requests: none }\n", &cfg), "ok");
 	CHECK(cfg.tcp.sw.enabled && cfg.tcp.requests == TCP_RECORDS_NONE);
 	config__free(&cfg);
@@ -468,6 +482,12 @@ static void test_occupancy_endpoint(const char *svc)
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:38: occupancy: endpoint '10.1.2.3:80' is seen from "
 		  "the client side, which client: false turns off");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { load: false, occupancy: [ { "
+		 "service: api } ] }\n", svc);
+	CHECK_STR(parse(text, NULL),
+		  "t.yaml:7:36: occupancy: needs the load accounting, which "
+		  "load: false turns off");
 }
 
 static void test_occupancy(void)

@@ -203,6 +203,8 @@ static int tcp_apply(void *state, const struct config *cfg)
 		.slow_ns = cfg->tcp.slow_ns,
 		.no_client = cfg->tcp.no_client,
 		.some_no_client = apply_client_off(c, cfg),
+		.no_load = cfg->tcp.no_load,
+		.no_paths = cfg->tcp.no_paths,
 	};
 	__u64 none = 0;
 	__u32 zero = 0;

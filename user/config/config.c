@@ -132,6 +132,19 @@ static int get_bool(struct parser *p, yaml_node_t *node, const char *what,
 	return 0;
 }
 
+/* A switch on by default, kept as its negation (so a zeroed config has
+ * it on): *off is !value. */
+static int get_off(struct parser *p, yaml_node_t *node, const char *what,
+		   bool *off)
+{
+	bool on;
+
+	if (get_bool(p, node, what, &on))
+		return -1;
+	*off = !on;
+	return 0;
+}
+
 static int get_uint(struct parser *p, yaml_node_t *node, const char *what,
 		    uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -378,14 +391,8 @@ static int service_pair(struct parser *p, const char *key, yaml_node_t *k,
 		s->has_match = true;
 		return 0;
 	}
-	if (strcmp(key, "client") == 0) {
-		bool on;
-
-		if (get_bool(p, v, "client", &on))
-			return -1;
-		s->svc->no_client = !on;
-		return 0;
-	}
+	if (strcmp(key, "client") == 0)
+		return get_off(p, v, "client", &s->svc->no_client);
 	return unknown_key(p, k, "service");
 }
 
@@ -748,6 +755,10 @@ static int check_occupancy(struct parser *p, const struct config *cfg)
 		if (!cfg->tcp.sw.enabled)
 			return fail_at(p, at, "occupancy: the tcp collector "
 					      "is not enabled");
+		if (cfg->tcp.no_load)
+			return fail_at(p, at, "occupancy: needs the load "
+					      "accounting, which load: false "
+					      "turns off");
 		if (t->endpoint[0] && cfg->tcp.no_client)
 			return fail_at(p, at, "occupancy: endpoint '%s' is seen "
 					      "from the client side, which "
@@ -774,14 +785,12 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return parse_tcp_requests(p, v, tc);
 	if (strcmp(key, "nodes") == 0)
 		return parse_tcp_nodes(p, v, tc);
-	if (strcmp(key, "client") == 0) {
-		bool on;
-
-		if (get_bool(p, v, "collectors.tcp.client", &on))
-			return -1;
-		tc->no_client = !on;
-		return 0;
-	}
+	if (strcmp(key, "client") == 0)
+		return get_off(p, v, "collectors.tcp.client", &tc->no_client);
+	if (strcmp(key, "load") == 0)
+		return get_off(p, v, "collectors.tcp.load", &tc->no_load);
+	if (strcmp(key, "paths") == 0)
+		return get_off(p, v, "collectors.tcp.paths", &tc->no_paths);
 	if (strcmp(key, "protocols") == 0)
 		return get_bool(p, v, "protocols", &tc->protocols);
 	if (strcmp(key, "occupancy") == 0)

@@ -133,6 +133,8 @@ struct tcp_cfg {
 	struct cidr nodes[CONFIG_MAX_NODES];
 	uint32_t nnodes;
 	bool no_client; /* client: false: client-side tracking off for all */
+	bool no_load;	/* load: false: no load records (nor occupancy) */
+	bool no_paths;	/* paths: false: no parent links (ids kept) */
 	/* identify each connection's protocol (default on; read when the
 	 * collector starts) */
 	bool protocols;
