@@ -240,8 +240,10 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	__u64 old;
 
 	c->target_slot = target_of(c);
-	if (!v)
+	if (!v) { /* the last one's state would take this one's ends */
+		c->load_state = TCP_LOAD_NONE;
 		return;
+	}
 	old = tcp_load_in_progress(
 		__sync_fetch_and_add(&v->begun_n, TCP_LOAD_START));
 	__sync_fetch_and_add(&v->area, -now);

@@ -142,9 +142,10 @@ struct tcp_load_step {
 	__s8 delta; /* +1 a request began, -1 one ended */
 };
 
-/* tcp_conn.load_state: where a server request is in the load. */
+/* tcp_conn.load_state: where a request (a call) is in the load. */
 enum tcp_load_state {
-	TCP_LOAD_NONE,	 /* no request seen yet */
+	TCP_LOAD_NONE,	 /* none in the load: none seen yet, load off at
+			  * its start, or no slot for it */
 	TCP_LOAD_OPEN,	 /* in progress */
 	TCP_LOAD_SENT,	 /* response begun: ended, more bytes extend it */
 	TCP_LOAD_CLOSED, /* closed unanswered: ended, not completed */
