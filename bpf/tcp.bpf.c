@@ -738,18 +738,15 @@ static __always_inline bool still_monitored(struct tcp_conn *c)
 
 /* A request (call) began at c->start_ns: its load and its path, as
  * collectors.tcp.load and .paths say, read at each start so a reload
- * applies at once. A request begun with load off ends outside it too
- * (load_sent and load_closed do nothing in TCP_LOAD_NONE). */
+ * applies at once (a request begun with load off ends outside it too). */
 static __always_inline void account_start(struct tcp_conn *c, bool call)
 {
 	struct tcp_ctl *ctl = tcp_ctl_now();
 
-	if (ctl && ctl->no_load) {
-		c->load_state = TCP_LOAD_NONE;
-		c->target_slot = 0;
-	} else {
+	if (ctl && ctl->no_load)
+		load_none(c);
+	else
 		load_start(c, c->start_ns);
-	}
 	if (ctl && ctl->no_paths)
 		link_none(c);
 	else if (call)

@@ -234,14 +234,23 @@ static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
 		stat_inc(&tcp_stats, TCP_STEPS_LOST);
 }
 
+/* The request (call) c begins outside the load (load off, or no slot):
+ * its ends then move nothing (load_sent and load_closed do nothing in
+ * TCP_LOAD_NONE), not the last request's. */
+static __always_inline void load_none(struct tcp_conn *c)
+{
+	c->load_state = TCP_LOAD_NONE;
+	c->target_slot = 0;
+}
+
 static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 {
 	struct tcp_load *v = load_of(c);
 	__u64 old;
 
 	c->target_slot = target_of(c);
-	if (!v) { /* the last one's state would take this one's ends */
-		c->load_state = TCP_LOAD_NONE;
+	if (!v) {
+		load_none(c);
 		return;
 	}
 	old = tcp_load_in_progress(
