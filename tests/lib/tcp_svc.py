@@ -25,13 +25,17 @@ tcp_svc.py server --port P [--v6] [--bind ADDR] [--downstream [HOST:]PORT]
     --cut N: answer only the first N bytes, then close the connection
 tcp_svc.py client --port P [--host H] [--mode persistent|short|pipeline|cut]
                   [--ms 5,20,50] [--repeat N] [--wait FILE]
-                  [--conns N] [--think MS]
+                  [--conns N] [--think MS] [--log FILE]
     persistent: one connection for every request; short: one each;
     pipeline: one connection, every request sent before the first
     answer is read; cut: one connection each, read until the server
     closes it (a --cut server), counted when it did.
     --conns: N such clients at once (the count printed is their sum);
     --think: a pause of MS milliseconds after each answer.
+    --log (persistent and short): a line "LOCAL_PORT MS NS" per request
+    (appended), NS the time from just before the request is sent to
+    having read the whole answer: it encloses the server's side of the
+    request whatever the scheduler does, so it bounds kmond's latency.
     --wait: connect, create FILE.ready, then wait for FILE to exist
     before the first request (a connection older than kmond).
     Prints the number of requests answered."""
@@ -74,6 +78,15 @@ def call(sock, ms):
     resp = RESP_BASE + ms
     sock.sendall(request(ms, resp))
     recv_exact(sock, resp)
+
+
+def timed_call(sock, ms, log):
+    start = time.monotonic_ns()
+    call(sock, ms)
+    if log:
+        log.write(f"{sock.getsockname()[1]} {ms} "
+                  f"{time.monotonic_ns() - start}\n")
+        log.flush()
 
 
 LOG_LOCK = threading.Lock()
@@ -178,13 +191,14 @@ def client(a):
             open(a.wait + ".ready", "w").close()
             while not os.path.exists(a.wait):
                 time.sleep(0.05)
+    log = open(a.log, "a") if a.log else None
     for ms in times:
         if a.mode == "short":
             with socket.socket(family, socket.SOCK_STREAM) as s:
                 s.connect((a.host, a.port))
-                call(s, ms)
+                timed_call(s, ms, log)
         else:
-            call(sock, ms)
+            timed_call(sock, ms, log)
         n += 1
         if a.think:
             time.sleep(a.think / 1000)
