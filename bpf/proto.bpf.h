@@ -138,9 +138,10 @@ static __always_inline void proto_closed(struct tcp_conn *c)
 	s->svc = c->svc;
 	s->role = c->role;
 	s->src_known = c->src_known;
+	s->src_external = c->src_external;
 	s->src = c->src;
 	s->requests = c->requests;
-	__builtin_memset(s->pad, 0, sizeof(s->pad));
+	s->pad = 0;
 	bpf_ringbuf_submit(s, wakeup_flags());
 }
 

@@ -82,7 +82,8 @@ struct proto_close {
 	__u32 requests;	     /* finished, all counted undecided */
 	__u8 role;
 	__u8 src_known;
-	__u8 pad[2];
+	__u8 src_external;   /* on the shared "external" edge */
+	__u8 pad;
 };
 
 struct proto_verdict {

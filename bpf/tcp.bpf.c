@@ -464,28 +464,18 @@ static __always_inline bool wanted(__u64 latency, __u32 side)
 static __always_inline void edge_of(const struct tcp_conn *c,
 				    struct tcp_edge *e)
 {
+	if (c->role != TCP_ROLE_CLIENT) {
+		tcp_server_edge(e, c->svc, c->pid,
+				c->src_known ? &c->src : NULL, c->src_external,
+				&c->t);
+		return;
+	}
 	__builtin_memset(e, 0, sizeof(*e));
-	if (c->role == TCP_ROLE_CLIENT) {
-		e->side = TCP_SIDE_CLIENT;
-		e->src_svc = c->svc;
-		e->src_pid = c->svc ? 0 : c->pid;
-		__builtin_memcpy(e->dst_addr, c->t.raddr, 16);
-		e->dst_family = c->t.family;
-		return;
-	}
-	e->dst_svc = c->svc;
-	e->dst_pid = c->svc ? 0 : c->pid;
-	if (c->src_known) {
-		e->src_svc = c->src.svc;
-		e->src_pid = c->src.svc ? 0 : c->src.pid;
-		return;
-	}
-	if (c->src_external) {
-		e->src_family = TCP_SRC_EXTERNAL;
-		return;
-	}
-	__builtin_memcpy(e->src_addr, c->t.raddr, 16);
-	e->src_family = c->t.family;
+	e->side = TCP_SIDE_CLIENT;
+	e->src_svc = c->svc;
+	e->src_pid = c->svc ? 0 : c->pid;
+	__builtin_memcpy(e->dst_addr, c->t.raddr, 16);
+	e->dst_family = c->t.family;
 }
 
 static __always_inline struct tcp_edge_val *edge_val(const struct tcp_edge *e)

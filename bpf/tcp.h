@@ -254,6 +254,30 @@ struct tcp_edge {
 	__u32 pad2;
 };
 
+/* The edge a server's connection counts on (edge_of in tcp.bpf.c; user
+ * space too, moving the requests of a connection closed undecided): its
+ * client's node when known (src not NULL), else the shared "external"
+ * edge (a remote client not at a known node), else the client's
+ * address. */
+static inline __attribute__((always_inline)) void
+tcp_server_edge(struct tcp_edge *e, __u32 svc, __u32 pid,
+		const struct tcp_peer *src, __u8 external,
+		const struct tcp_tuple *t)
+{
+	__builtin_memset(e, 0, sizeof(*e));
+	e->dst_svc = svc;
+	e->dst_pid = svc ? 0 : pid;
+	if (src) {
+		e->src_svc = src->svc;
+		e->src_pid = src->svc ? 0 : src->pid;
+	} else if (external) {
+		e->src_family = TCP_SRC_EXTERNAL;
+	} else {
+		__builtin_memcpy(e->src_addr, t->raddr, 16);
+		e->src_family = t->family;
+	}
+}
+
 /* Per edge and CPU; cumulative, user space reports the increase. What a
  * request adds to besides its bucket comes first, in as few cache lines
  * as it takes. */

@@ -75,12 +75,14 @@ struct edge_state {
 	/* requests of connections decided after they closed, counted
 	 * undecided by the kernel: they move at the next report */
 	uint64_t moves[PROTO_NR];
+	uint64_t seen; /* the report that last found the edge in the kernel */
 };
 
 struct tcp_collector {
 	struct tcp_bpf *skel;
 	struct kmond *k;
 	struct hashmap *edges; /* hash of a tcp_edge -> struct edge_state * */
+	uint64_t reports;      /* of the topology, for edge_state.seen */
 	struct tcp_edge_val *vals; /* one per possible CPU */
 	int ncpus;
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
@@ -355,22 +357,15 @@ static struct edge_state *edge_state(struct tcp_collector *c,
  * edge is the one the kernel's edge_of() chose. */
 static void on_close(struct tcp_collector *c, const struct proto_close *s)
 {
-	struct tcp_edge e = { 0 };
+	struct tcp_edge e;
 	int proto;
 
 	proto_track__close(c->proto, s);
 	proto = proto_track__closed_proto(c->proto);
 	if (s->role != TCP_ROLE_SERVER || !s->requests)
 		return;
-	e.dst_svc = s->svc;
-	e.dst_pid = s->svc ? 0 : s->pid;
-	if (s->src_known) {
-		e.src_svc = s->src.svc;
-		e.src_pid = s->src.svc ? 0 : s->src.pid;
-	} else {
-		memcpy(e.src_addr, s->t.raddr, 16);
-		e.src_family = s->t.family;
-	}
+	tcp_server_edge(&e, s->svc, s->pid, s->src_known ? &s->src : NULL,
+			s->src_external, &s->t);
 	/* most closes are on the edge of the one before */
 	if (!c->close_state || memcmp(&e, &c->close_edge, sizeof(e))) {
 		c->close_edge = e;
@@ -646,11 +641,12 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	struct edge_state *was = edge_state(c, e), d;
 	bool gone = false;
 
+	was->seen = c->reports;
 	if (read_edge(c, fd, e, &now))
 		return false;
 	/* A deleted and remade edge starts again from zero. */
 	if (now.requests < was->requests)
-		memset(was, 0, sizeof(*was));
+		*was = (struct edge_state){ .seen = c->reports };
 	d.requests = now.requests - was->requests;
 	d.req_bytes = now.req_bytes - was->req_bytes;
 	d.resp_bytes = now.resp_bytes - was->resp_bytes;
@@ -677,6 +673,28 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
 }
 
+/* Frees the states of edges the kernel does not have: those on_close()
+ * made for a close whose edge the kernel could not make (the map full)
+ * or has deleted since. Else they would pile up for good. */
+static void forget_unseen(struct tcp_collector *c)
+{
+	uint64_t h, v, *unseen = NULL;
+	size_t pos = 0, n = 0;
+
+	while (hashmap__next(c->edges, &pos, &h, &v)) {
+		if (((struct edge_state *)(uintptr_t)v)->seen == c->reports)
+			continue;
+		unseen = xrealloc(unseen, (n + 1) * sizeof(*unseen));
+		unseen[n++] = h;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free((void *)(uintptr_t)*hashmap__find(c->edges, unseen[i]));
+		hashmap__delete(c->edges, unseen[i]);
+		c->close_state = NULL;
+	}
+	free(unseen);
+}
+
 static void report_topology(struct tcp_collector *c, uint64_t ts)
 {
 	int fd = bpf_map__fd(c->skel->maps.edges);
@@ -684,6 +702,7 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 	size_t ngone = 0, nkeys = 0;
 	bool more;
 
+	c->reports++;
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		nkeys++;
@@ -708,6 +727,7 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 		c->close_state = NULL;
 	}
 	free(gone);
+	forget_unseen(c);
 }
 
 /* --- load --- */
