@@ -340,7 +340,9 @@ static __always_inline void load_extend(struct tcp_conn *c, __u64 now,
 	if (tcp_load_in_progress(v->begun_n) == 0) {
 		from = v->idle_since > c->load_end_ns ? v->idle_since :
 							 c->load_end_ns;
-		__sync_fetch_and_add(&v->busy, now - from);
+		/* another connection's end may be later than now */
+		if (now > from)
+			__sync_fetch_and_add(&v->busy, now - from);
 		v->idle_since = now;
 	}
 	if (completed) {

@@ -9,6 +9,7 @@
 #include <linux/types.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +39,8 @@ struct load_was {
 
 /* An endpoint nobody called for this many intervals is forgotten, so the
  * endpoints called over time do not fill the slots. (A call that begins
- * while its slot goes leaves the next one below zero in progress,
- * forgotten again at the next quiet.) */
+ * while its slot goes ends on the next one, below zero in progress: that
+ * slot's sums are not whole, so it is not reported and goes at once.) */
 #define CALL_IDLE_INTERVALS 64
 
 struct tcp_loads {
@@ -229,14 +230,20 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 {
 	double dt = (double)(t - w->t);
 	uint64_t done = v->completions - w->completions;
+	/* A request ends at its send's start, but counts once the send
+	 * returns: a read between the two counted it in progress up to the
+	 * read, so the next interval's increase may be below zero (and a
+	 * call's busy time a little over the interval). */
+	double area_ns = fmax(0, (double)(int64_t)(area - w->area));
+	double busy_ns = fmin(dt, fmax(0, (double)(int64_t)(busy - w->busy)));
 
 	record__begin(rec, "load", ts, k->cfg.node);
 	emit_who(k, rec, key);
 	record__u64(rec, "interval_ns", t - w->t);
 	record__u64(rec, "arrivals", v->arrivals - w->arrivals);
 	record__u64(rec, "completions", done);
-	record__double(rec, "occupancy", dt > 0 ? (area - w->area) / dt : 0);
-	record__double(rec, "busy", dt > 0 ? (busy - w->busy) / dt : 0);
+	record__double(rec, "occupancy", dt > 0 ? area_ns / dt : 0);
+	record__double(rec, "busy", dt > 0 ? busy_ns / dt : 0);
 	record__u64(rec, "concurrency_max", max);
 	record__u64(rec, "in_progress", tcp_load_in_progress(v->begun_n));
 	if (done)
@@ -291,7 +298,7 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		uint64_t t, area, busy, max, n;
 		struct load_was *w;
 		struct tcp_load v;
-		bool idle, forget;
+		bool idle, broken, forget;
 
 		key = next;
 		more = bpf_map_get_next_key(m->slots, &key, &next) == 0;
@@ -309,9 +316,13 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 			max = w->in_progress;
 		if (n > max)
 			max = n;
+		/* an interval of extended answers alone moves area and busy */
 		idle = v.arrivals == w->arrivals && v.completions == w->completions &&
-		       !n && !w->in_progress;
-		if (!idle)
+		       !n && !w->in_progress && area == w->area && busy == w->busy;
+		/* below zero: a start was lost (a reload, a slot retired under a
+		 * call), its end counted: the sums are not whole */
+		broken = (int64_t)n < 0;
+		if (!idle && !broken)
 			emit(k, rec, t + realtime_offset, &key, w, &v, t, area,
 			     busy, max);
 		w->t = t;
@@ -324,8 +335,9 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		w->idle = idle ? w->idle + 1 : 0;
 		/* a server also when it exited after its last report: its
 		 * slot would be lost */
-		forget = is_call(&key) ? w->idle >= CALL_IDLE_INTERVALS :
-					 server_gone(k, &key);
+		forget = broken ||
+			 (is_call(&key) ? w->idle >= CALL_IDLE_INTERVALS :
+					  server_gone(k, &key));
 		if (!forget || (int64_t)n > 0)
 			continue;
 		gone = realloc(gone, (ngone + 1) * sizeof(*gone));
