@@ -126,16 +126,20 @@ static __always_inline __u64 serving_alone(__u32 tid, __u64 id)
 	return id;
 }
 
-/* A thread or process is created: one lookup of the creator (most
- * creators serve nothing kmond follows). */
+/* A thread or process is created: a lookup of the creator, and the
+ * child's entry made or deleted. Deleted also when the creator has none
+ * (most serve nothing kmond follows): an entry a thread that exited left
+ * under this tid must not speak for the new one. */
 static __always_inline int handle_fork(__u32 parent, __u32 child)
 {
 	struct tcp_thread *p = bpf_map_lookup_elem(&threads, &parent);
 	struct tcp_thread kid = {};
 	__u64 serving;
 
-	if (!p)
+	if (!p) {
+		bpf_map_delete_elem(&threads, &child);
 		return 0;
+	}
 	serving = KMON_READ_ONCE(p->serving);
 	if (serving == 1) {
 		kid.from = parent;
@@ -144,8 +148,6 @@ static __always_inline int handle_fork(__u32 parent, __u32 child)
 		kid.from = p->from;
 		kid.from_id = p->from_id;
 	}
-	/* Also when it inherits nothing: an entry a thread that exited left
-	 * under this tid must not speak for the new one. */
 	if (kid.from_id)
 		bpf_map_update_elem(&threads, &child, &kid, BPF_ANY);
 	else

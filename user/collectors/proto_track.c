@@ -101,7 +101,6 @@ struct proto_track {
 	} *svcs;
 	size_t nsvcs;
 	uint64_t decided, dropped;
-	int closed_proto; /* of the connection proto_track__close saw last */
 	/* Connections forgotten lately, by cookie: a request answered after
 	 * its socket closed (see answer_after_close in tcp.bpf.c) comes
 	 * after the close, and one the kernel finished before it took the
@@ -508,24 +507,21 @@ static void forget(struct proto_track *t, struct conn *c)
 	free(c);
 }
 
-void proto_track__close(struct proto_track *t, const struct proto_close *s)
+int proto_track__close(struct proto_track *t, const struct proto_close *s)
 {
 	uint64_t *v = s->cookie ? hashmap__find(t->conns, s->cookie) : NULL;
 	struct conn *c = v ? (struct conn *)(uintptr_t)*v : NULL;
+	int proto;
 
 	if (!c)
-		return;
+		return -1;
 	owner(c, s->pid, s->svc, s->role, &s->t);
 	c->closed = true;
 	classify(t, c);
 	tell(t, c);
-	t->closed_proto = c->proto;
+	proto = c->proto;
 	forget(t, c);
-}
-
-int proto_track__closed_proto(const struct proto_track *t)
-{
-	return t->closed_proto;
+	return proto;
 }
 
 int proto_track__conn(struct proto_track *t, uint64_t cookie)

@@ -21,11 +21,12 @@ struct proto_track *proto_track__new(struct kmond *k, int verdict_fd,
 				     volatile uint32_t *gen);
 void proto_track__free(struct proto_track *t); /* NULL-safe */
 
-/* A segment's sample, and a connection's close, from the ring. */
+/* A segment's sample, from the ring. */
 void proto_track__sample(struct proto_track *t, const struct proto_sample *s);
-void proto_track__close(struct proto_track *t, const struct proto_close *s);
-/* The protocol of the connection proto_track__close forgot last. */
-int proto_track__closed_proto(const struct proto_track *t);
+/* A connection's close, from the ring: decides it and forgets it.
+ * Returns its protocol, or -1 when it was not followed (its samples lost,
+ * or too many followed at once). */
+int proto_track__close(struct proto_track *t, const struct proto_close *s);
 
 /* The protocol of a connection the kernel had no verdict for when its
  * request finished (PROTO_UNKNOWN when not decided). */

@@ -360,9 +360,10 @@ static void on_close(struct tcp_collector *c, const struct proto_close *s)
 	struct tcp_edge e;
 	int proto;
 
-	proto_track__close(c->proto, s);
-	proto = proto_track__closed_proto(c->proto);
-	if (s->role != TCP_ROLE_SERVER || !s->requests)
+	proto = proto_track__close(c->proto, s);
+	/* one it did not follow: its requests stay undecided (the server's
+	 * protocol), not another connection's */
+	if (proto < 0 || s->role != TCP_ROLE_SERVER || !s->requests)
 		return;
 	tcp_server_edge(&e, s->svc, s->pid, s->src_known ? &s->src : NULL,
 			s->src_external, &s->t);
