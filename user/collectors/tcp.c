@@ -674,6 +674,17 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
 }
 
+/* Frees the state kept of the edge whose hash is h. */
+static void forget_state(struct tcp_collector *c, uint64_t h)
+{
+	uint64_t *v = hashmap__find(c->edges, h);
+
+	if (v)
+		free((void *)(uintptr_t)*v);
+	hashmap__delete(c->edges, h);
+	c->close_state = NULL;
+}
+
 /* Frees the states of edges the kernel does not have: those on_close()
  * made for a close whose edge the kernel could not make (the map full)
  * or has deleted since. Else they would pile up for good. */
@@ -688,11 +699,8 @@ static void forget_unseen(struct tcp_collector *c)
 		unseen = xrealloc(unseen, (n + 1) * sizeof(*unseen));
 		unseen[n++] = h;
 	}
-	for (size_t i = 0; i < n; i++) {
-		free((void *)(uintptr_t)*hashmap__find(c->edges, unseen[i]));
-		hashmap__delete(c->edges, unseen[i]);
-		c->close_state = NULL;
-	}
+	for (size_t i = 0; i < n; i++)
+		forget_state(c, unseen[i]);
 	free(unseen);
 }
 
@@ -719,13 +727,8 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 		gone[ngone++] = key;
 	}
 	for (size_t i = 0; i < ngone; i++) {
-		uint64_t h = edge_hash(&gone[i]), *v = hashmap__find(c->edges, h);
-
 		bpf_map_delete_elem(fd, &gone[i]);
-		if (v)
-			free((void *)(uintptr_t)*v);
-		hashmap__delete(c->edges, h);
-		c->close_state = NULL;
+		forget_state(c, edge_hash(&gone[i]));
 	}
 	free(gone);
 	forget_unseen(c);
