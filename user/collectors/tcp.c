@@ -75,12 +75,14 @@ struct edge_state {
 	/* requests of connections decided after they closed, counted
 	 * undecided by the kernel: they move at the next report */
 	uint64_t moves[PROTO_NR];
+	uint64_t seen; /* the report that last found the edge in the kernel */
 };
 
 struct tcp_collector {
 	struct tcp_bpf *skel;
 	struct kmond *k;
 	struct hashmap *edges; /* hash of a tcp_edge -> struct edge_state * */
+	uint64_t reports;      /* of the topology, for edge_state.seen */
 	struct tcp_edge_val *vals; /* one per possible CPU */
 	int ncpus;
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
@@ -640,11 +642,12 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 	struct edge_state *was = edge_state(c, e), d;
 	bool gone = false;
 
+	was->seen = c->reports;
 	if (read_edge(c, fd, e, &now))
 		return false;
 	/* A deleted and remade edge starts again from zero. */
 	if (now.requests < was->requests)
-		memset(was, 0, sizeof(*was));
+		*was = (struct edge_state){ .seen = c->reports };
 	d.requests = now.requests - was->requests;
 	d.req_bytes = now.req_bytes - was->req_bytes;
 	d.resp_bytes = now.resp_bytes - was->resp_bytes;
@@ -682,6 +685,25 @@ static void forget_state(struct tcp_collector *c, uint64_t h)
 	c->close_state = NULL;
 }
 
+/* Frees the states of edges the kernel does not have: those on_close()
+ * made for a close whose edge the kernel could not make (the map full)
+ * or has deleted since. Else they would pile up for good. */
+static void forget_unseen(struct tcp_collector *c)
+{
+	uint64_t h, v, *unseen = NULL;
+	size_t pos = 0, n = 0;
+
+	while (hashmap__next(c->edges, &pos, &h, &v)) {
+		if (((struct edge_state *)(uintptr_t)v)->seen == c->reports)
+			continue;
+		unseen = xrealloc(unseen, (n + 1) * sizeof(*unseen));
+		unseen[n++] = h;
+	}
+	for (size_t i = 0; i < n; i++)
+		forget_state(c, unseen[i]);
+	free(unseen);
+}
+
 static void report_topology(struct tcp_collector *c, uint64_t ts)
 {
 	int fd = bpf_map__fd(c->skel->maps.edges);
@@ -689,6 +711,7 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 	size_t ngone = 0, nkeys = 0;
 	bool more;
 
+	c->reports++;
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		nkeys++;
@@ -708,6 +731,7 @@ static void report_topology(struct tcp_collector *c, uint64_t ts)
 		forget_state(c, edge_hash(&gone[i]));
 	}
 	free(gone);
+	forget_unseen(c);
 }
 
 /* --- load --- */
