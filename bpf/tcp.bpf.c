@@ -491,6 +491,48 @@ static __always_inline struct tcp_edge_val *edge_val(const struct tcp_edge *e)
 	return zero ? lookup_or_try_init(&edges, e, zero) : NULL;
 }
 
+/* The addresses account_edge keeps in an edge's value (and hands to
+ * user space with a request it could not count): the server's, and
+ * client side the client's. */
+static __always_inline void edge_addresses(const struct tcp_conn *c,
+					   __u8 *dst_addr, __u16 *dst_family,
+					   __u8 *src_addr, __u16 *src_family)
+{
+	__builtin_memcpy(dst_addr,
+			 c->role == TCP_ROLE_CLIENT ? c->t.raddr : c->t.laddr,
+			 16);
+	*dst_family = c->t.family;
+	if (c->role == TCP_ROLE_CLIENT) {
+		__builtin_memcpy(src_addr, c->t.laddr, 16);
+		*src_family = c->t.family;
+	}
+}
+
+/* A request whose edge could not be made goes to user space (struct
+ * tcp_edge_miss); lost only when the ring is full too. No wakeup: it is
+ * needed by the next report, which drains the ring first. */
+static __always_inline void edge_missed(const struct tcp_conn *c,
+					const struct tcp_edge *e,
+					__u64 latency)
+{
+	struct tcp_edge_miss *m;
+
+	m = bpf_ringbuf_reserve(&tcp_events, sizeof(*m), 0);
+	if (!m) {
+		stat_inc(&tcp_stats, TCP_EDGES_FULL);
+		return;
+	}
+	__builtin_memset(m, 0, sizeof(*m));
+	m->e = *e;
+	m->latency_ns = latency;
+	m->req_bytes = c->req_bytes;
+	m->resp_bytes = c->resp_bytes;
+	edge_addresses(c, m->dst_addr, &m->dst_family, m->src_addr,
+		       &m->src_family);
+	m->proto_slot = proto_slot(c) & (TCP_PROTO_SLOTS - 1);
+	bpf_ringbuf_submit(m, BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline void account_edge(const struct tcp_conn *c,
 					 __u64 latency)
 {
@@ -501,7 +543,7 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	edge_of(c, &e);
 	v = edge_val(&e);
 	if (!v) {
-		stat_inc(&tcp_stats, TCP_EDGES_FULL);
+		edge_missed(c, &e, latency);
 		return;
 	}
 	/* Per CPU, yet atomic: a request finished in softirq (a close) can
@@ -512,14 +554,8 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	__sync_fetch_and_add(&v->requests, 1);
 	__sync_fetch_and_add(&v->req_bytes, c->req_bytes);
 	__sync_fetch_and_add(&v->resp_bytes, c->resp_bytes);
-	__builtin_memcpy(v->dst_addr,
-			 c->role == TCP_ROLE_CLIENT ? c->t.raddr : c->t.laddr,
-			 16);
-	v->dst_family = c->t.family;
-	if (c->role == TCP_ROLE_CLIENT) {
-		__builtin_memcpy(v->src_addr, c->t.laddr, 16);
-		v->src_family = c->t.family;
-	}
+	edge_addresses(c, v->dst_addr, &v->dst_family, v->src_addr,
+		       &v->src_family);
 	if (b < HIST_BUCKETS)
 		__sync_fetch_and_add(&v->buckets[b], 1);
 	__sync_fetch_and_add(

@@ -254,6 +254,23 @@ struct tcp_edge {
 	__u32 pad2;
 };
 
+/* A request the kernel finished on an edge it could not make. An edge's
+ * per-CPU value comes from an atomic allocation, and in a burst of new
+ * edges that fails until the kernel's pools refill (15% of 250 new
+ * edges in a row here). User space makes the edge, where it can wait
+ * for them, and counts the request itself (user/collectors/tcp.c). */
+struct tcp_edge_miss {
+	struct tcp_edge e;
+	__u64 latency_ns;
+	__u64 req_bytes;
+	__u64 resp_bytes;
+	__u8 dst_addr[16]; /* as account_edge writes them in the value */
+	__u8 src_addr[16];
+	__u16 dst_family;
+	__u16 src_family;
+	__u32 proto_slot; /* its index in proto_requests */
+};
+
 /* The edge a server's connection counts on (edge_of in tcp.bpf.c; user
  * space too, moving the requests of a connection closed undecided): its
  * client's node when known (src not NULL), else the shared "external"
@@ -318,7 +335,8 @@ enum tcp_stat {
 	TCP_REQUESTS_SEEN, /* finished requests of monitored servers */
 	TCP_RB_LOST,	   /* request events the ringbuf had no room for */
 	TCP_CONNS_FULL,	   /* connections with no room for their state */
-	TCP_EDGES_FULL,	   /* requests with no room for their edge */
+	TCP_EDGES_FULL,	   /* requests with no room for their edge, nor
+			    * in the ring to hand them to user space */
 	TCP_PROTO_LOST,	   /* protocol samples the ringbuf had no room for */
 	TCP_LOADS_FULL,	   /* request starts or ends with no room for their load */
 	TCP_STEPS_LOST,	   /* occupancy targets' steps the ringbuf had no room for */

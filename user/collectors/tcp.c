@@ -57,6 +57,11 @@ _Static_assert(sizeof(struct proto_sample) % sizeof(struct tcp_event) != 0 &&
 		       sizeof(struct proto_hello) % sizeof(struct tcp_event) != 0 &&
 		       sizeof(struct proto_hello) != sizeof(struct proto_close),
 	       "protocol samples, closes and request events need different sizes");
+_Static_assert(sizeof(struct tcp_edge_miss) % sizeof(struct tcp_event) != 0 &&
+		       sizeof(struct tcp_edge_miss) != sizeof(struct proto_sample) &&
+		       sizeof(struct tcp_edge_miss) != sizeof(struct proto_hello) &&
+		       sizeof(struct tcp_edge_miss) != sizeof(struct proto_close),
+	       "requests the kernel could not put on an edge need their own size");
 
 enum {
 	HOOK_RECV,
@@ -76,6 +81,15 @@ struct edge_state {
 	 * undecided by the kernel: they move at the next report */
 	uint64_t moves[PROTO_NR];
 	uint64_t seen; /* the report that last found the edge in the kernel */
+	struct edge_missed *missed; /* NULL: none since the last report */
+};
+
+/* Requests the kernel finished on an edge it could not make
+ * (on_edge_miss): counted here, added at the next report. */
+struct edge_missed {
+	uint64_t requests, req_bytes, resp_bytes;
+	uint64_t proto_requests[TCP_PROTO_SLOTS];
+	struct hist latency;
 };
 
 struct tcp_collector {
@@ -98,6 +112,7 @@ struct tcp_collector {
 	struct edge_state *close_state; /* its state; NULL once freed */
 	struct bpf_link *flush; /* finishes quiet connections' requests */
 	struct proto_cgroups *cgroups; /* where the capture programs run */
+	uint64_t edges_lost; /* requests of edges not made here either */
 };
 
 static const struct hook tcp_hooks[] = {
@@ -375,6 +390,56 @@ static void on_close(struct tcp_collector *c, const struct proto_close *s)
 	c->close_state->moves[proto] += s->requests;
 }
 
+/* Makes the edge of m in the kernel's map, zero but for its addresses;
+ * 0 once it is there (made by the kernel meanwhile, too). The pool the
+ * kernel's try ran dry of refills within milliseconds: a few tries. */
+static int make_edge(struct tcp_collector *c, const struct tcp_edge_miss *m)
+{
+	int fd = bpf_map__fd(c->skel->maps.edges), err = 0;
+
+	memset(c->vals, 0, c->ncpus * sizeof(*c->vals));
+	memcpy(c->vals[0].dst_addr, m->dst_addr, 16);
+	c->vals[0].dst_family = m->dst_family;
+	memcpy(c->vals[0].src_addr, m->src_addr, 16);
+	c->vals[0].src_family = m->src_family;
+	for (int try = 0; try < 50; try++) {
+		if (!bpf_map_update_elem(fd, &m->e, c->vals, BPF_NOEXIST))
+			return 0;
+		err = errno;
+		if (err == EEXIST)
+			return 0;
+		if (err != ENOMEM)
+			break;
+		usleep(1000);
+	}
+	log_debug("tcp: an edge not made: %s", strerror(err));
+	return -1;
+}
+
+/* A request the kernel finished on an edge it could not make (struct
+ * tcp_edge_miss): the edge is made here, so the next report finds it,
+ * and the request counts from here. */
+static void on_edge_miss(struct tcp_collector *c,
+			 const struct tcp_edge_miss *m)
+{
+	struct edge_state *s;
+	struct edge_missed *d;
+
+	if (make_edge(c, m)) {
+		c->edges_lost++;
+		return;
+	}
+	s = edge_state(c, &m->e);
+	if (!s->missed)
+		s->missed = xcalloc(1, sizeof(*s->missed));
+	d = s->missed;
+	d->requests++;
+	d->req_bytes += m->req_bytes;
+	d->resp_bytes += m->resp_bytes;
+	d->proto_requests[m->proto_slot % TCP_PROTO_SLOTS]++;
+	hist__add(&d->latency, m->latency_ns, 1);
+}
+
 /* The kernel's verdict, else ours (it finished before the kernel got
  * the verdict). */
 static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
@@ -426,6 +491,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len == sizeof(struct proto_close)) {
 		if (c->proto)
 			on_close(c, data);
+		return 0;
+	}
+	if (len == sizeof(struct tcp_edge_miss)) {
+		on_edge_miss(c, data);
 		return 0;
 	}
 	/* one request, or a batch of them (bpf/tcp_batch.bpf.h) */
@@ -631,6 +700,25 @@ static struct edge_state *edge_state(struct tcp_collector *c,
 	return s;
 }
 
+/* Adds the requests the kernel could not count on the edge to what the
+ * report says of it (before the undecided ones move). */
+static void add_missed(struct edge_state *was, struct edge_state *d,
+		       struct hist *h)
+{
+	struct edge_missed *m = was->missed;
+
+	if (!m)
+		return;
+	d->requests += m->requests;
+	d->req_bytes += m->req_bytes;
+	d->resp_bytes += m->resp_bytes;
+	for (int p = 0; p < TCP_PROTO_SLOTS; p++)
+		d->proto_requests[p] += m->proto_requests[p];
+	hist__merge(h, &m->latency);
+	free(m);
+	was->missed = NULL;
+}
+
 /* Reports one edge; true when it can be forgotten (a process it names
  * exited, or it is idle while the map fills up). */
 static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
@@ -647,7 +735,8 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 		return false;
 	/* A deleted and remade edge starts again from zero. */
 	if (now.requests < was->requests)
-		*was = (struct edge_state){ .seen = c->reports };
+		*was = (struct edge_state){ .seen = c->reports,
+					    .missed = was->missed };
 	d.requests = now.requests - was->requests;
 	d.req_bytes = now.req_bytes - was->req_bytes;
 	d.resp_bytes = now.resp_bytes - was->resp_bytes;
@@ -659,6 +748,8 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 				      was->proto_requests[p];
 		was->proto_requests[p] = now.proto_requests[p];
 	}
+	edge_delta(was, &now, &h);
+	add_missed(was, &d, &h);
 	for (int p = 0; p < PROTO_NR; p++) {
 		uint64_t *undecided = &d.proto_requests[TCP_PROTO_UNDECIDED];
 		uint64_t m = was->moves[p] < *undecided ? was->moves[p] :
@@ -668,19 +759,29 @@ static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
 		*undecided -= m;
 		was->moves[p] = 0; /* what found nothing to move is stale */
 	}
-	edge_delta(was, &now, &h);
 	if (d.requests)
 		emit_edge(c, ts, e, &now, &d, &h, &gone);
 	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
 }
 
-/* Frees the state kept of the edge whose hash is h. */
+static void free_edge_state(struct edge_state *s)
+{
+	free(s->missed);
+	free(s);
+}
+
+/* Frees the state kept of the edge whose hash is h. Requests it holds
+ * that the kernel could not count are lost (its edge went before a
+ * report found it). */
 static void forget_state(struct tcp_collector *c, uint64_t h)
 {
 	uint64_t *v = hashmap__find(c->edges, h);
+	struct edge_state *s = v ? (struct edge_state *)(uintptr_t)*v : NULL;
 
-	if (v)
-		free((void *)(uintptr_t)*v);
+	if (s && s->missed)
+		c->edges_lost += s->missed->requests;
+	if (s)
+		free_edge_state(s);
 	hashmap__delete(c->edges, h);
 	c->close_state = NULL;
 }
@@ -831,10 +932,12 @@ static void tcp_stats(void *state, struct collector_stats *st)
 
 	st->events = map_percpu_sum(fd, &seen);
 	/* A full ringbuf loses a record (topology still counts it), or an
-	 * occupancy target's step; full maps lose connections or requests. */
+	 * occupancy target's step; full maps lose connections or requests
+	 * (or edges user space could not make either). */
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
 		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto) +
-		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps);
+		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps) +
+		   c->edges_lost;
 	if (c->proto) /* samples of connections it had no room to follow */
 		st->lost += proto_track__dropped(c->proto);
 	st->missed = misses__count(c->skel->obj);
@@ -883,7 +986,7 @@ static void tcp_stop(void *state)
 	proto_track__free(c->proto);
 	if (c->edges)
 		while (hashmap__next(c->edges, &pos, &h, &v))
-			free((void *)(uintptr_t)v);
+			free_edge_state((struct edge_state *)(uintptr_t)v);
 	hashmap__free(c->edges);
 	tcp_loads__free(c->loads);
 	tcp_links__free(c->links);
