@@ -8,9 +8,9 @@
  * full length. User space classifies (user/protocol.c) and writes the
  * verdict into proto_verdicts under the socket's cookie; the kernel moves
  * it into the connection state at its next event and captures nothing
- * more. Samples, closes and the tcp collector's request events share one
- * ring (so a request finds its connection's samples before it), told
- * apart by their sizes. */
+ * more. Samples, closes, the tcp collector's request events and the
+ * requests it could not put on an edge share one ring (so a request finds
+ * its connection's samples before it), told apart by their sizes. */
 #ifndef KMON_PROTO_H
 #define KMON_PROTO_H
 

@@ -28,6 +28,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define IPPROTO_TCP 6
 #define MSG_PEEK 0x2
 #define MSG_ERRQUEUE 0x2000
+#define E2BIG 7
 #define EEXIST 17
 
 /* Where connection state lives. With every hook on tp_btf the sockets
@@ -478,17 +479,24 @@ static __always_inline void edge_of(const struct tcp_conn *c,
 	e->dst_family = c->t.family;
 }
 
-static __always_inline struct tcp_edge_val *edge_val(const struct tcp_edge *e)
+/* The edge's value, made if need be; NULL with *err the update's error
+ * when it could not be made. */
+static __always_inline struct tcp_edge_val *edge_val(const struct tcp_edge *e,
+						     long *err)
 {
 	struct tcp_edge_val *v = bpf_map_lookup_elem(&edges, e), *zero;
 	__u32 key = 0;
 
+	*err = 0;
 	if (v)
 		return v;
 	/* The edge value is too large for the stack: a zeroed one is kept in
 	 * a map. */
 	zero = bpf_map_lookup_elem(&edge_zero, &key);
-	return zero ? lookup_or_try_init(&edges, e, zero) : NULL;
+	if (!zero)
+		return NULL;
+	*err = bpf_map_update_elem(&edges, e, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&edges, e); /* made here or meanwhile */
 }
 
 /* The addresses account_edge keeps in an edge's value (and hands to
@@ -508,9 +516,10 @@ static __always_inline void edge_addresses(const struct tcp_conn *c,
 	}
 }
 
-/* A request whose edge could not be made goes to user space (struct
- * tcp_edge_miss); lost only when the ring is full too. No wakeup: it is
- * needed by the next report, which drains the ring first. */
+/* A request whose edge could not be made, the map not full, goes to user
+ * space (struct tcp_edge_miss); lost only when the ring is full too. No
+ * wakeup: it is needed by the next report, which drains the ring
+ * first. */
 static __always_inline void edge_missed(const struct tcp_conn *c,
 					const struct tcp_edge *e,
 					__u64 latency)
@@ -539,9 +548,14 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 	struct tcp_edge e;
 	struct tcp_edge_val *v;
 	__u32 b = hist_bucket(latency);
+	long err;
 
 	edge_of(c, &e);
-	v = edge_val(&e);
+	v = edge_val(&e, &err);
+	if (!v && err == -E2BIG) { /* full: one more would not fit either */
+		stat_inc(&tcp_stats, TCP_EDGES_FULL);
+		return;
+	}
 	if (!v) {
 		edge_missed(c, &e, latency);
 		return;

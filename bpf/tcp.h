@@ -12,7 +12,8 @@
  * same with sending and receiving swapped. Each finished request
  * is added to its topology edge in the kernel (counts, bytes, a log-linear
  * latency histogram), and goes to user space as an event only when the
- * requests policy wants it: topology never needs the events. */
+ * requests policy wants it, or when its edge could not be made (struct
+ * tcp_edge_miss): topology needs no other event. */
 #ifndef KMON_TCP_H
 #define KMON_TCP_H
 
@@ -254,11 +255,12 @@ struct tcp_edge {
 	__u32 pad2;
 };
 
-/* A request the kernel finished on an edge it could not make. An edge's
- * per-CPU value comes from an atomic allocation, and in a burst of new
- * edges that fails until the kernel's pools refill (15% of 250 new
- * edges in a row here). User space makes the edge, where it can wait
- * for them, and counts the request itself (user/collectors/tcp.c). */
+/* A request the kernel finished on an edge it could not make, the map
+ * not full. An edge's per-CPU value comes from an atomic allocation, and
+ * in a burst of new edges that fails until the kernel's pools refill
+ * (38 to 80 of 250 new edges in a row here). User space counts the
+ * request, and reports it with the edge a later request makes, or alone
+ * (user/collectors/tcp_topology.c). */
 struct tcp_edge_miss {
 	struct tcp_edge e;
 	__u64 latency_ns;
@@ -335,8 +337,9 @@ enum tcp_stat {
 	TCP_REQUESTS_SEEN, /* finished requests of monitored servers */
 	TCP_RB_LOST,	   /* request events the ringbuf had no room for */
 	TCP_CONNS_FULL,	   /* connections with no room for their state */
-	TCP_EDGES_FULL,	   /* requests with no room for their edge, nor
-			    * in the ring to hand them to user space */
+	TCP_EDGES_FULL,	   /* requests with no room for their edge (the
+			    * map full), or none in the ring to hand them
+			    * to user space (struct tcp_edge_miss) */
 	TCP_PROTO_LOST,	   /* protocol samples the ringbuf had no room for */
 	TCP_LOADS_FULL,	   /* request starts or ends with no room for their load */
 	TCP_STEPS_LOST,	   /* occupancy targets' steps the ringbuf had no room for */

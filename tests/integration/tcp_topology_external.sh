@@ -7,8 +7,9 @@
 # is in the topology, exactly. The clients run in a network namespace the
 # test makes, whose loopback holds two /16s (every address in them local).
 # The known nodes' 250 new edges in a row run the kernel's pool of per-CPU
-# memory dry (it failed a third of them here): user space makes those
-# edges and counts their requests (struct tcp_edge_miss), none lost.
+# memory dry (38 to 80 of them failed here): user space counts those
+# requests (struct tcp_edge_miss) and reports them, none lost: alone, or
+# with the edge the kernel made at the client's second request.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 
@@ -49,14 +50,15 @@ def one(src):
             got += len(s.recv(4096))
 for i in range(n):
     one("10.251.%d.%d" % (1 + i // 250, 1 + i % 250))
-for i in range(k):
-    one("10.252.0.%d" % (2 + i))
+for _ in range(2):
+    for i in range(k):
+        one("10.252.0.%d" % (2 + i))
 PY
 # A request counts when its connection closes on the server's side too:
 # wait (10 s at most, times TEST_TIME_SCALE in a slow guest) until every
 # one is in the topology records.
 for _ in $(seq $((100 * ${TEST_TIME_SCALE:-1}))); do
-	[ "$($RECORDS "$WORK/out.json" --kind topology --where dst=web --sum requests)" = $((N + K)) ] &&
+	[ "$($RECORDS "$WORK/out.json" --kind topology --where dst=web --sum requests)" = $((N + 2 * K)) ] &&
 		break
 	sleep 0.1
 done
@@ -75,10 +77,10 @@ stop_kmond
 out=$WORK/out.json
 expect_eq "requests from external clients" \
 	"$($RECORDS "$out" --kind topology --where dst=web --where src=external --sum requests)" $N
-known=$($RECORDS "$out" --kind topology --where dst=web --values src | grep -c '^10\.252\.0\.')
+known=$($RECORDS "$out" --kind topology --where dst=web --values src | sort -u | grep -c '^10\.252\.0\.')
 expect_eq "known-node clients with an edge each" "$known" $K
 expect_eq "requests of the known-node clients" \
-	"$($RECORDS "$out" --kind topology --where dst=web --sum requests)" $((N + K))
+	"$($RECORDS "$out" --kind topology --where dst=web --sum requests)" $((N + 2 * K))
 other=$($RECORDS "$out" --kind topology --where dst=web --values src | grep -v '^10\.252\.0\.' | sort -u | xargs)
 expect_eq "other sources" "$other" external
 lost=$(python3 -c '
@@ -89,9 +91,11 @@ expect_eq "tcp events lost" "$lost" 0
 # kernel: user space moves its requests on the same external edge. Were
 # it to key them by each client's address, it would hold a state of 8 KiB
 # per client for good (34 MiB here; 5 MiB for an interval, when the
-# states of edges the kernel lacks go at each report). Under ASan freed
-# memory waits in quarantine: 6 MiB grown.
-bound=3
+# states of edges the kernel lacks go at each report). The known nodes'
+# 250 edges hold 8 KiB each, 2 MiB (0.2 to 0.4 MiB grown: the heap reuses
+# what start-up freed). Under ASan freed memory waits in quarantine:
+# 10 MiB grown.
+bound=6
 ldd "$KMOND" | grep -q libasan && bound=20
 grown=$(((rss_after - rss_before) / 1024))
 echo "kmond's RSS grew by $grown MiB over $N external clients (at most $bound)"

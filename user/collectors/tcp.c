@@ -3,9 +3,9 @@
  * client side (`tcp` records) and the service graph (`topology` records).
  *
  * The kernel side follows each connection (bpf/tcp.bpf.c) and adds every
- * finished request to its edge: counts, bytes and a latency histogram per
- * CPU, cumulative. Each interval this side emits the increase of every
- * edge; requests the policy wants come one by one through the ringbuf.
+ * finished request to its edge, whose increase tcp_topology.c reports
+ * each interval; requests the policy wants come through the ringbuf, as
+ * do those whose edge the kernel could not make.
  * It also keeps the kernel's listen list current from /proc/net/tcp{,6},
  * so connections older than kmond are known by their local port. */
 #include <linux/types.h>
@@ -26,9 +26,7 @@
 
 #include "collectors/collector.h"
 #include "exporters/exporter.h"
-#include "lib/hash.h"
 #include "lib/hashmap.h"
-#include "lib/histogram.h"
 #include "lib/xalloc.h"
 #include "collectors/links.h"
 #include "collectors/loads.h"
@@ -39,6 +37,8 @@
 #include "loader/rings.h"
 #include "provider/listen.h"
 #include "collectors/tcp_flush.h"
+#include "collectors/tcp_names.h"
+#include "collectors/tcp_topology.h"
 #include "lib/log.h"
 #include "lib/maps.h"
 #include "provider/provider.h"
@@ -72,32 +72,10 @@ enum {
 	NR_HOOKS
 };
 
-/* What was reported of one edge: the kernel's cumulative sums. */
-struct edge_state {
-	uint64_t requests, req_bytes, resp_bytes;
-	uint64_t buckets[HIST_BUCKETS];
-	uint64_t proto_requests[TCP_PROTO_SLOTS];
-	/* requests of connections decided after they closed, counted
-	 * undecided by the kernel: they move at the next report */
-	uint64_t moves[PROTO_NR];
-	uint64_t seen; /* the report that last found the edge in the kernel */
-	struct edge_missed *missed; /* NULL: none since the last report */
-};
-
-/* Requests the kernel finished on an edge it could not make
- * (on_edge_miss): counted here, added at the next report. */
-struct edge_missed {
-	uint64_t requests, req_bytes, resp_bytes;
-	uint64_t proto_requests[TCP_PROTO_SLOTS];
-	struct hist latency;
-};
-
 struct tcp_collector {
 	struct tcp_bpf *skel;
 	struct kmond *k;
-	struct hashmap *edges; /* hash of a tcp_edge -> struct edge_state * */
-	uint64_t reports;      /* of the topology, for edge_state.seen */
-	struct tcp_edge_val *vals; /* one per possible CPU */
+	struct tcp_topology *topo;
 	int ncpus;
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
 	uint64_t listen_version; /* of the listen list listen_ports has */
@@ -108,11 +86,8 @@ struct tcp_collector {
 	struct occupancy *occ; /* the targets' response times */
 	struct record rec;
 	struct proto_track *proto; /* NULL: protocols not identified */
-	struct tcp_edge close_edge; /* the edge on_close() found last */
-	struct edge_state *close_state; /* its state; NULL once freed */
 	struct bpf_link *flush; /* finishes quiet connections' requests */
 	struct proto_cgroups *cgroups; /* where the capture programs run */
-	uint64_t edges_lost; /* requests of edges not made here either */
 };
 
 static const struct hook tcp_hooks[] = {
@@ -240,88 +215,6 @@ static int tcp_apply(void *state, const struct config *cfg)
 				   &ctl, BPF_ANY);
 }
 
-/* --- names --- */
-
-static char *format_octet(char *p, unsigned int v)
-{
-	if (v >= 100)
-		*p++ = '0' + v / 100;
-	if (v >= 10)
-		*p++ = '0' + v / 10 % 10;
-	*p++ = '0' + v % 10;
-	return p;
-}
-
-/* An address's text (no NUL) at p, which has INET6_ADDRSTRLEN bytes;
- * returns its end. IPv4 by hand: inet_ntop formats it with sprintf, a
- * third of the cost of a whole tcp record. */
-static char *put_addr(char *p, int family, const __u8 *addr)
-{
-	if (family == AF_INET6) {
-		if (!inet_ntop(AF_INET6, addr, p, INET6_ADDRSTRLEN))
-			strcpy(p, "?");
-		return p + strlen(p);
-	}
-	for (int i = 0; i < 4; i++) {
-		p = format_octet(p, addr[i]);
-		*p++ = '.';
-	}
-	return p - 1;
-}
-
-/* s into buf of len bytes, cut to fit: the names of every client record
- * (its dst), where snprintf's "%s" was a tenth of the record's cost. */
-static void copy_name(char *buf, size_t len, const char *s, size_t n)
-{
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-}
-
-static void format_addr(int family, const __u8 *addr, char *buf, size_t len)
-{
-	char tmp[INET6_ADDRSTRLEN];
-
-	copy_name(buf, len, tmp, put_addr(tmp, family, addr) - tmp);
-}
-
-/* An address field, written straight into the record: nothing in it to
- * escape. */
-static void addr_field(struct record *r, const char *name, int family,
-		       const __u8 *addr)
-{
-	record__plain_end(r, put_addr(record__plain_begin(r, name,
-							  INET6_ADDRSTRLEN),
-				      family, addr));
-}
-
-static bool is_loopback(int family, const __u8 *addr)
-{
-	static const __u8 v6_loopback[16] = { [15] = 1 };
-
-	if (family == AF_INET6)
-		return memcmp(addr, v6_loopback, 16) == 0;
-	return addr[0] == 127;
-}
-
-/* A topology node: the service, else the process name (every process
- * is monitored), else the pid. */
-static void node_name(struct tcp_collector *c, uint32_t pid, uint32_t svc,
-		      char *buf, size_t len, bool *gone)
-{
-	struct proc_name who;
-
-	provider__name(c->k->provider, pid, svc, &who);
-	*gone = svc == 0 && who.gone;
-	if (who.service)
-		copy_name(buf, len, who.service, strlen(who.service));
-	else if (who.comm[0])
-		copy_name(buf, len, who.comm, strlen(who.comm));
-	else
-		snprintf(buf, len, "pid:%u", pid);
-}
-
 /* --- requests --- */
 
 static uint64_t realtime_offset(void)
@@ -337,9 +230,9 @@ static uint64_t realtime_offset(void)
 static void add_tuple(struct record *r, const struct tcp_tuple *t)
 {
 	record__str(r, "family", t->family == AF_INET6 ? "ipv6" : "ipv4");
-	addr_field(r, "laddr", t->family, t->laddr);
+	tcp_names__addr_field(r, "laddr", t->family, t->laddr);
 	record__u64(r, "lport", t->lport);
-	addr_field(r, "raddr", t->family, t->raddr);
+	tcp_names__addr_field(r, "raddr", t->family, t->raddr);
 	record__u64(r, "rport", t->rport);
 }
 
@@ -357,15 +250,13 @@ static void add_side(struct tcp_collector *c, const struct tcp_event *e)
 	if (e->side != TCP_SIDE_CLIENT)
 		return;
 	if (!e->dst_known) {
-		addr_field(&c->rec, "dst", e->t.family, e->t.raddr);
+		tcp_names__addr_field(&c->rec, "dst", e->t.family, e->t.raddr);
 		return;
 	}
-	node_name(c, e->dst.pid, e->dst.svc, dst, sizeof(dst), &gone);
+	tcp_names__node(c->k->provider, e->dst.pid, e->dst.svc, dst, sizeof(dst),
+			&gone);
 	record__str(&c->rec, "dst", dst);
 }
-
-static struct edge_state *edge_state(struct tcp_collector *c,
-				     const struct tcp_edge *e);
 
 /* A connection that closed before the kernel had its verdict: its
  * requests, counted undecided on its edge, move to its protocol. The
@@ -382,62 +273,7 @@ static void on_close(struct tcp_collector *c, const struct proto_close *s)
 		return;
 	tcp_server_edge(&e, s->svc, s->pid, s->src_known ? &s->src : NULL,
 			s->src_external, &s->t);
-	/* most closes are on the edge of the one before */
-	if (!c->close_state || memcmp(&e, &c->close_edge, sizeof(e))) {
-		c->close_edge = e;
-		c->close_state = edge_state(c, &e);
-	}
-	c->close_state->moves[proto] += s->requests;
-}
-
-/* Makes the edge of m in the kernel's map, zero but for its addresses;
- * 0 once it is there (made by the kernel meanwhile, too). The pool the
- * kernel's try ran dry of refills within milliseconds: a few tries. */
-static int make_edge(struct tcp_collector *c, const struct tcp_edge_miss *m)
-{
-	int fd = bpf_map__fd(c->skel->maps.edges), err = 0;
-
-	memset(c->vals, 0, c->ncpus * sizeof(*c->vals));
-	memcpy(c->vals[0].dst_addr, m->dst_addr, 16);
-	c->vals[0].dst_family = m->dst_family;
-	memcpy(c->vals[0].src_addr, m->src_addr, 16);
-	c->vals[0].src_family = m->src_family;
-	for (int try = 0; try < 50; try++) {
-		if (!bpf_map_update_elem(fd, &m->e, c->vals, BPF_NOEXIST))
-			return 0;
-		err = errno;
-		if (err == EEXIST)
-			return 0;
-		if (err != ENOMEM)
-			break;
-		usleep(1000);
-	}
-	log_debug("tcp: an edge not made: %s", strerror(err));
-	return -1;
-}
-
-/* A request the kernel finished on an edge it could not make (struct
- * tcp_edge_miss): the edge is made here, so the next report finds it,
- * and the request counts from here. */
-static void on_edge_miss(struct tcp_collector *c,
-			 const struct tcp_edge_miss *m)
-{
-	struct edge_state *s;
-	struct edge_missed *d;
-
-	if (make_edge(c, m)) {
-		c->edges_lost++;
-		return;
-	}
-	s = edge_state(c, &m->e);
-	if (!s->missed)
-		s->missed = xcalloc(1, sizeof(*s->missed));
-	d = s->missed;
-	d->requests++;
-	d->req_bytes += m->req_bytes;
-	d->resp_bytes += m->resp_bytes;
-	d->proto_requests[m->proto_slot % TCP_PROTO_SLOTS]++;
-	hist__add(&d->latency, m->latency_ns, 1);
+	tcp_topology__move(c->topo, &e, proto, s->requests);
 }
 
 /* The kernel's verdict, else ours (it finished before the kernel got
@@ -494,7 +330,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	if (len == sizeof(struct tcp_edge_miss)) {
-		on_edge_miss(c, data);
+		tcp_topology__missed(c->topo, data);
 		return 0;
 	}
 	/* one request, or a batch of them (bpf/tcp_batch.bpf.h) */
@@ -526,313 +362,6 @@ static void send_batches(struct tcp_collector *c)
 	}
 	log_debug("tcp: %u batches of request events wait for the next report",
 		  opts.retval);
-}
-
-/* --- topology --- */
-
-static uint64_t edge_hash(const struct tcp_edge *e)
-{
-	return fnv1a(e, sizeof(*e));
-}
-
-/* Sums the per-CPU values of one edge into *sum (buckets included). */
-static int read_edge(struct tcp_collector *c, int fd, const struct tcp_edge *e,
-		     struct tcp_edge_val *sum)
-{
-	if (bpf_map_lookup_elem(fd, e, c->vals))
-		return -1;
-	memset(sum, 0, sizeof(*sum));
-	for (int cpu = 0; cpu < c->ncpus; cpu++) {
-		const struct tcp_edge_val *v = &c->vals[cpu];
-
-		sum->requests += v->requests;
-		sum->req_bytes += v->req_bytes;
-		sum->resp_bytes += v->resp_bytes;
-		for (int p = 0; p < TCP_PROTO_SLOTS; p++)
-			sum->proto_requests[p] += v->proto_requests[p];
-		if (v->dst_family) {
-			memcpy(sum->dst_addr, v->dst_addr, 16);
-			sum->dst_family = v->dst_family;
-		}
-		if (v->src_family) {
-			memcpy(sum->src_addr, v->src_addr, 16);
-			sum->src_family = v->src_family;
-		}
-		for (uint32_t b = 0; b < HIST_BUCKETS; b++)
-			sum->buckets[b] += v->buckets[b];
-	}
-	return 0;
-}
-
-/* The increase since *was, as a histogram; *was becomes now. */
-static void edge_delta(struct edge_state *was, const struct tcp_edge_val *now,
-		       struct hist *h)
-{
-	bool first = true;
-
-	hist__reset(h);
-	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
-		uint64_t d = now->buckets[b] - was->buckets[b];
-
-		was->buckets[b] = now->buckets[b];
-		if (!d)
-			continue;
-		/* Bucket bounds stand for the exact extremes the kernel
-		 * does not keep. */
-		if (first)
-			h->min = hist__bucket_low(b);
-		first = false;
-		h->max = hist__bucket_high(b);
-		h->buckets[b] = d;
-		h->count += d;
-	}
-}
-
-/* The same requests' latencies, bucket by bucket (bio_hist's form): the
- * prometheus sink's histogram counts every request from these. */
-static void emit_edge_hist(struct tcp_collector *c, uint64_t ts,
-			   const char *src, const char *dst,
-			   const struct hist *h)
-{
-	record__begin(&c->rec, "tcp_hist", ts, c->k->cfg.node);
-	record__str(&c->rec, "src", src);
-	record__str(&c->rec, "dst", dst);
-	record__str(&c->rec, "side", "server");
-	record__array_begin(&c->rec, "buckets");
-	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
-		if (!h->buckets[b])
-			continue;
-		record__array_begin(&c->rec, NULL);
-		record__u64(&c->rec, NULL, hist__bucket_low(b));
-		record__u64(&c->rec, NULL, h->buckets[b]);
-		record__array_end(&c->rec);
-	}
-	record__array_end(&c->rec);
-	record__end(&c->rec);
-	exporter__send(c->k->exporter, &c->rec);
-}
-
-/* The protocol of most of the edge's requests this interval; those the
- * kernel finished undecided count for the server's usual protocol. */
-static int edge_proto(struct tcp_collector *c, const struct tcp_edge *e,
-		      const struct edge_state *d)
-{
-	uint64_t n[PROTO_NR];
-	int best = PROTO_UNKNOWN;
-
-	memcpy(n, d->proto_requests, sizeof(n));
-	if (c->proto && d->proto_requests[TCP_PROTO_UNDECIDED])
-		n[proto_track__server(c->proto, e->dst_pid, e->dst_svc)] +=
-			d->proto_requests[TCP_PROTO_UNDECIDED];
-	for (int p = 0; p < PROTO_NR; p++)
-		if (n[p] > n[best])
-			best = p;
-	return best;
-}
-
-static void emit_edge(struct tcp_collector *c, uint64_t ts,
-		      const struct tcp_edge *e, const struct tcp_edge_val *v,
-		      const struct edge_state *d, const struct hist *h,
-		      bool *gone)
-{
-	char src[CONFIG_NAME_MAX + 16], dst[CONFIG_NAME_MAX + 16];
-	char addr[INET6_ADDRSTRLEN];
-	bool src_gone = false;
-	int proto;
-
-	if (e->side == TCP_SIDE_CLIENT) {
-		*gone = false;
-		format_addr(e->dst_family, e->dst_addr, dst, sizeof(dst));
-	} else {
-		node_name(c, e->dst_pid, e->dst_svc, dst, sizeof(dst), gone);
-	}
-	if (e->src_svc || e->src_pid)
-		node_name(c, e->src_pid, e->src_svc, src, sizeof(src),
-			  &src_gone);
-	else if (e->src_family == TCP_SRC_EXTERNAL)
-		snprintf(src, sizeof(src), "external");
-	else
-		format_addr(e->src_family, e->src_addr, src, sizeof(src));
-	*gone = *gone || src_gone;
-	proto = edge_proto(c, e, d);
-	record__begin(&c->rec, "topology", ts, c->k->cfg.node);
-	record__str(&c->rec, "src", src);
-	record__str(&c->rec, "dst", dst);
-	record__str(&c->rec, "side",
-		    e->side == TCP_SIDE_CLIENT ? "client" : "server");
-	/* Loopback addresses mean nothing to another node; a client-side
-	 * dst is an address already. */
-	if (e->side != TCP_SIDE_CLIENT && v->dst_family &&
-	    !is_loopback(v->dst_family, v->dst_addr)) {
-		format_addr(v->dst_family, v->dst_addr, addr, sizeof(addr));
-		record__str(&c->rec, "dst_addr", addr);
-	}
-	/* The client's own address, for kmon-topo to name it where the
-	 * server's node knows it only by that address. */
-	if (e->side == TCP_SIDE_CLIENT && v->src_family &&
-	    !is_loopback(v->src_family, v->src_addr)) {
-		format_addr(v->src_family, v->src_addr, addr, sizeof(addr));
-		record__str(&c->rec, "src_addr", addr);
-	}
-	record__u64(&c->rec, "requests", d->requests);
-	record__u64(&c->rec, "bytes", d->req_bytes + d->resp_bytes);
-	record__u64(&c->rec, "req_bytes", d->req_bytes);
-	record__u64(&c->rec, "resp_bytes", d->resp_bytes);
-	record__u64(&c->rec, "latency_p50_ns", hist__percentile(h, 50));
-	record__u64(&c->rec, "latency_p95_ns", hist__percentile(h, 95));
-	record__u64(&c->rec, "latency_p99_ns", hist__percentile(h, 99));
-	record__str(&c->rec, "protocol", protocol__name(proto));
-	record__end(&c->rec);
-	exporter__send(c->k->exporter, &c->rec);
-	emit_edge_hist(c, ts, src, dst, h);
-}
-
-static struct edge_state *edge_state(struct tcp_collector *c,
-				     const struct tcp_edge *e)
-{
-	uint64_t h = edge_hash(e), *v = hashmap__find(c->edges, h);
-	struct edge_state *s;
-
-	if (v)
-		return (struct edge_state *)(uintptr_t)*v;
-	s = xcalloc(1, sizeof(*s));
-	hashmap__set(c->edges, h, (uintptr_t)s);
-	return s;
-}
-
-/* Adds the requests the kernel could not count on the edge to what the
- * report says of it (before the undecided ones move). */
-static void add_missed(struct edge_state *was, struct edge_state *d,
-		       struct hist *h)
-{
-	struct edge_missed *m = was->missed;
-
-	if (!m)
-		return;
-	d->requests += m->requests;
-	d->req_bytes += m->req_bytes;
-	d->resp_bytes += m->resp_bytes;
-	for (int p = 0; p < TCP_PROTO_SLOTS; p++)
-		d->proto_requests[p] += m->proto_requests[p];
-	hist__merge(h, &m->latency);
-	free(m);
-	was->missed = NULL;
-}
-
-/* Reports one edge; true when it can be forgotten (a process it names
- * exited, or it is idle while the map fills up). */
-static bool report_edge(struct tcp_collector *c, uint64_t ts, int fd,
-			const struct tcp_edge *e, size_t nkeys)
-{
-	/* 8 KiB each: kept off the stack (one collect at a time). */
-	static struct tcp_edge_val now;
-	static struct hist h;
-	struct edge_state *was = edge_state(c, e), d;
-	bool gone = false;
-
-	was->seen = c->reports;
-	if (read_edge(c, fd, e, &now))
-		return false;
-	/* A deleted and remade edge starts again from zero. */
-	if (now.requests < was->requests)
-		*was = (struct edge_state){ .seen = c->reports,
-					    .missed = was->missed };
-	d.requests = now.requests - was->requests;
-	d.req_bytes = now.req_bytes - was->req_bytes;
-	d.resp_bytes = now.resp_bytes - was->resp_bytes;
-	was->requests = now.requests;
-	was->req_bytes = now.req_bytes;
-	was->resp_bytes = now.resp_bytes;
-	for (int p = 0; p < TCP_PROTO_SLOTS; p++) {
-		d.proto_requests[p] = now.proto_requests[p] -
-				      was->proto_requests[p];
-		was->proto_requests[p] = now.proto_requests[p];
-	}
-	edge_delta(was, &now, &h);
-	add_missed(was, &d, &h);
-	for (int p = 0; p < PROTO_NR; p++) {
-		uint64_t *undecided = &d.proto_requests[TCP_PROTO_UNDECIDED];
-		uint64_t m = was->moves[p] < *undecided ? was->moves[p] :
-							  *undecided;
-
-		d.proto_requests[p] += m;
-		*undecided -= m;
-		was->moves[p] = 0; /* what found nothing to move is stale */
-	}
-	if (d.requests)
-		emit_edge(c, ts, e, &now, &d, &h, &gone);
-	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
-}
-
-static void free_edge_state(struct edge_state *s)
-{
-	free(s->missed);
-	free(s);
-}
-
-/* Frees the state kept of the edge whose hash is h. Requests it holds
- * that the kernel could not count are lost (its edge went before a
- * report found it). */
-static void forget_state(struct tcp_collector *c, uint64_t h)
-{
-	uint64_t *v = hashmap__find(c->edges, h);
-	struct edge_state *s = v ? (struct edge_state *)(uintptr_t)*v : NULL;
-
-	if (s && s->missed)
-		c->edges_lost += s->missed->requests;
-	if (s)
-		free_edge_state(s);
-	hashmap__delete(c->edges, h);
-	c->close_state = NULL;
-}
-
-/* Frees the states of edges the kernel does not have: those on_close()
- * made for a close whose edge the kernel could not make (the map full)
- * or has deleted since. Else they would pile up for good. */
-static void forget_unseen(struct tcp_collector *c)
-{
-	uint64_t h, v, *unseen = NULL;
-	size_t pos = 0, n = 0;
-
-	while (hashmap__next(c->edges, &pos, &h, &v)) {
-		if (((struct edge_state *)(uintptr_t)v)->seen == c->reports)
-			continue;
-		unseen = xrealloc(unseen, (n + 1) * sizeof(*unseen));
-		unseen[n++] = h;
-	}
-	for (size_t i = 0; i < n; i++)
-		forget_state(c, unseen[i]);
-	free(unseen);
-}
-
-static void report_topology(struct tcp_collector *c, uint64_t ts)
-{
-	int fd = bpf_map__fd(c->skel->maps.edges);
-	struct tcp_edge key, next, *gone = NULL;
-	size_t ngone = 0, nkeys = 0;
-	bool more;
-
-	c->reports++;
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		nkeys++;
-		more = bpf_map_get_next_key(fd, &next, &next) == 0;
-	}
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (!report_edge(c, ts, fd, &key, nkeys))
-			continue;
-		gone = xrealloc(gone, (ngone + 1) * sizeof(*gone));
-		gone[ngone++] = key;
-	}
-	for (size_t i = 0; i < ngone; i++) {
-		bpf_map_delete_elem(fd, &gone[i]);
-		forget_state(c, edge_hash(&gone[i]));
-	}
-	free(gone);
-	forget_unseen(c);
 }
 
 /* --- load --- */
@@ -910,7 +439,7 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	tcp_flush__run(c->flush, c->skel, k->cfg.interval_ns);
 	send_batches(c);
 	rings__consume(k->rings);
-	report_topology(c, ts);
+	tcp_topology__report(c->topo, ts, c->proto);
 	report_loads(c);
 	occ = occupancy_maps(c);
 	occupancy__report(c->occ, &occ, c->k, &c->rec, ts);
@@ -932,12 +461,10 @@ static void tcp_stats(void *state, struct collector_stats *st)
 
 	st->events = map_percpu_sum(fd, &seen);
 	/* A full ringbuf loses a record (topology still counts it), or an
-	 * occupancy target's step; full maps lose connections or requests
-	 * (or edges user space could not make either). */
+	 * occupancy target's step; full maps lose connections or requests. */
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
 		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto) +
-		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps) +
-		   c->edges_lost;
+		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps);
 	if (c->proto) /* samples of connections it had no room to follow */
 		st->lost += proto_track__dropped(c->proto);
 	st->missed = misses__count(c->skel->obj);
@@ -971,8 +498,6 @@ static void tcp_stats_record(void *state, struct record *r)
 static void tcp_stop(void *state)
 {
 	struct tcp_collector *c = state;
-	uint64_t h, v;
-	size_t pos = 0;
 
 	if (!c)
 		return;
@@ -984,14 +509,10 @@ static void tcp_stop(void *state)
 	bpf_link__destroy(c->flush);
 	tcp_bpf__destroy(c->skel);
 	proto_track__free(c->proto);
-	if (c->edges)
-		while (hashmap__next(c->edges, &pos, &h, &v))
-			free_edge_state((struct edge_state *)(uintptr_t)v);
-	hashmap__free(c->edges);
+	tcp_topology__free(c->topo);
 	tcp_loads__free(c->loads);
 	tcp_links__free(c->links);
 	occupancy__free(c->occ);
-	free(c->vals);
 	record__free(&c->rec);
 	free(c);
 }
@@ -1154,12 +675,10 @@ static int tcp_start(struct kmond *k, void **state)
 	int err;
 
 	c->k = k;
-	c->edges = hashmap__new();
 	c->loads = tcp_loads__new();
 	c->links = tcp_links__new(map_ncpus());
 	c->occ = occupancy__new();
 	c->ncpus = map_ncpus();
-	c->vals = xcalloc(c->ncpus, sizeof(*c->vals));
 	c->netns = listen__netns();
 	c->realtime_offset = realtime_offset();
 	err = tcp_open(c, k);
@@ -1170,6 +689,8 @@ static int tcp_start(struct kmond *k, void **state)
 		log_error("failed to load tcp: %s", strerror(-err));
 		goto cleanup;
 	}
+	c->topo = tcp_topology__new(k, &c->rec, bpf_map__fd(c->skel->maps.edges),
+				    c->ncpus);
 	load_maps(c, &m);
 	err = tcp_loads__init(&m);
 	if (err) {
