@@ -42,16 +42,26 @@ static __always_inline void stat_inc(void *stats, __u32 stat)
 
 /* The value at key, made from init if there is none. Two CPUs may make it
  * at once: BPF_NOEXIST lets the first one win and the other looks up the
- * winner's. NULL when the map is full. */
-static __always_inline void *lookup_or_try_init(void *map, const void *key,
-						const void *init)
+ * winner's. NULL when it could not be made, *err then saying why (-E2BIG:
+ * the map full; -ENOMEM: an allocation failed, in a map not preallocated). */
+static __always_inline void *lookup_or_try_init_err(void *map, const void *key,
+						    const void *init, long *err)
 {
 	void *v = bpf_map_lookup_elem(map, key);
 
+	*err = 0;
 	if (v)
 		return v;
-	bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	*err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
 	return bpf_map_lookup_elem(map, key);
+}
+
+static __always_inline void *lookup_or_try_init(void *map, const void *key,
+						const void *init)
+{
+	long err;
+
+	return lookup_or_try_init_err(map, key, init, &err);
 }
 
 /* Counts a thing once in *count, by its flag (0: not counted): the

@@ -493,10 +493,7 @@ static __always_inline struct tcp_edge_val *edge_val(const struct tcp_edge *e,
 	/* The edge value is too large for the stack: a zeroed one is kept in
 	 * a map. */
 	zero = bpf_map_lookup_elem(&edge_zero, &key);
-	if (!zero)
-		return NULL;
-	*err = bpf_map_update_elem(&edges, e, zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&edges, e); /* made here or meanwhile */
+	return zero ? lookup_or_try_init_err(&edges, e, zero, err) : NULL;
 }
 
 /* The addresses account_edge keeps in an edge's value (and hands to
