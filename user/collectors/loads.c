@@ -88,17 +88,10 @@ struct tcp_loads *tcp_loads__new(void)
 
 void tcp_loads__free(struct tcp_loads *l)
 {
-	uint64_t key, v;
-	size_t pos = 0;
-
 	if (!l)
 		return;
-	for (int i = 0; i < 2; i++) {
-		pos = 0;
-		while (hashmap__next(l->was[i], &pos, &key, &v))
-			free((void *)(uintptr_t)v);
-		hashmap__free(l->was[i]);
-	}
+	for (int i = 0; i < 2; i++)
+		hashmap__free_values(l->was[i], free);
 	free(l->retired);
 	free(l);
 }

@@ -68,12 +68,7 @@ struct proto_cgroups *proto_cgroups__new(struct bpf_program *ingress,
 
 static void free_paths(struct hashmap *paths)
 {
-	uint64_t pid, v;
-	size_t pos = 0;
-
-	while (hashmap__next(paths, &pos, &pid, &v))
-		free((char *)(uintptr_t)v);
-	hashmap__free(paths);
+	hashmap__free_values(paths, free);
 }
 
 static void detach(struct proto_cgroups *pc, size_t i)

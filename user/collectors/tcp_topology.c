@@ -345,8 +345,10 @@ static bool report_edge(struct tcp_topology *t, uint64_t ts, int fd,
 	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
 }
 
-static void free_edge_state(struct edge_state *s)
+static void free_edge_state(void *v)
 {
+	struct edge_state *s = v;
+
 	free(s->missed);
 	free(s);
 }
@@ -357,7 +359,7 @@ static void forget_state(struct tcp_topology *t, uint64_t h)
 	uint64_t *v = hashmap__find(t->edges, h);
 
 	if (v)
-		free_edge_state((struct edge_state *)(uintptr_t)*v);
+		free_edge_state((void *)(uintptr_t)*v);
 	hashmap__delete(t->edges, h);
 	t->move_state = NULL;
 }
@@ -445,14 +447,9 @@ void tcp_topology__report(struct tcp_topology *t, uint64_t ts,
 
 void tcp_topology__free(struct tcp_topology *t)
 {
-	uint64_t h, v;
-	size_t pos = 0;
-
 	if (!t)
 		return;
-	while (hashmap__next(t->edges, &pos, &h, &v))
-		free_edge_state((struct edge_state *)(uintptr_t)v);
-	hashmap__free(t->edges);
+	hashmap__free_values(t->edges, free_edge_state);
 	free(t->vals);
 	free(t);
 }

@@ -42,6 +42,16 @@ void hashmap__free(struct hashmap *m)
 	free(m);
 }
 
+void hashmap__free_values(struct hashmap *m, void (*free_value)(void *))
+{
+	uint64_t key, value;
+	size_t pos = 0;
+
+	while (m && hashmap__next(m, &pos, &key, &value))
+		free_value((void *)(uintptr_t)value);
+	hashmap__free(m);
+}
+
 static size_t hashmap__index(const struct hashmap *m, uint64_t key)
 {
 	size_t i = hash(key) & (m->cap - 1);

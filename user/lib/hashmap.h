@@ -12,6 +12,9 @@ struct hashmap;
 
 struct hashmap *hashmap__new(void);
 void hashmap__free(struct hashmap *m); /* NULL-safe */
+/* For a map whose values point to what it owns: free_value on each
+ * value, then the map. NULL-safe. */
+void hashmap__free_values(struct hashmap *m, void (*free_value)(void *));
 /* Returns a pointer to the value slot, or NULL. Valid until the next
  * insert or delete. */
 uint64_t *hashmap__find(const struct hashmap *m, uint64_t key);

@@ -376,6 +376,13 @@ size_t containers__count(const struct containers *cs)
 	return hashmap__count(cs->byid);
 }
 
+/* A container of the table, and what it holds. */
+static void container_free(void *c)
+{
+	container__clear(c);
+	free(c);
+}
+
 void containers__sweep(struct containers *cs, const struct hashmap *keep)
 {
 	uint64_t key, value, *gone;
@@ -390,24 +397,16 @@ void containers__sweep(struct containers *cs, const struct hashmap *keep)
 			*hashmap__find(cs->byid, gone[i]);
 
 		hashmap__delete(cs->byid, gone[i]);
-		container__clear(c);
-		free(c);
+		container_free(c);
 	}
 	free(gone);
 }
 
 void containers__free(struct containers *cs)
 {
-	uint64_t key, value;
-	size_t pos = 0;
-
 	if (!cs)
 		return;
-	while (hashmap__next(cs->byid, &pos, &key, &value)) {
-		container__clear((struct container *)(uintptr_t)value);
-		free((void *)(uintptr_t)value);
-	}
-	hashmap__free(cs->byid);
+	hashmap__free_values(cs->byid, container_free);
 	free(cs);
 }
 

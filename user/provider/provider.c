@@ -145,14 +145,7 @@ static void provider__proc_drop(struct provider *p, uint32_t pid)
 /* Frees a table of struct proc * and the table. */
 static void free_procs(struct hashmap *procs)
 {
-	uint64_t pid, value;
-	size_t pos = 0;
-
-	if (!procs)
-		return;
-	while (hashmap__next(procs, &pos, &pid, &value))
-		free((void *)(uintptr_t)value);
-	hashmap__free(procs);
+	hashmap__free_values(procs, free);
 }
 
 /* --- selectors --- */

@@ -331,8 +331,10 @@ static struct binary *mapping_binary(struct usyms *u, uint32_t pid,
 	return b;
 }
 
-static void proc_free(struct proc *p)
+static void proc_free(void *v)
 {
+	struct proc *p = v;
+
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->n; i++) {
@@ -482,7 +484,7 @@ void usyms__forget(struct usyms *u, uint32_t pid)
 
 	if (!slot)
 		return;
-	proc_free((struct proc *)(uintptr_t)*slot);
+	proc_free((void *)(uintptr_t)*slot);
 	hashmap__delete(u->procs, pid);
 }
 
@@ -536,14 +538,9 @@ size_t usyms__binaries(const struct usyms *u)
 
 void usyms__free(struct usyms *u)
 {
-	size_t pos = 0;
-	uint64_t pid, val;
-
 	if (!u)
 		return;
-	while (hashmap__next(u->procs, &pos, &pid, &val))
-		proc_free((struct proc *)(uintptr_t)val);
-	hashmap__free(u->procs);
+	hashmap__free_values(u->procs, proc_free);
 	while (u->bins) {
 		struct binary *b = u->bins;
 
