@@ -367,6 +367,15 @@ static __always_inline void remember_client(struct tcp_conn *c)
 	bpf_map_update_elem(&peers, &c->t, &peer, BPF_ANY);
 }
 
+/* Whether sk is closed, or about to be: a reset (a timeout, an abort)
+ * sets the error before the close, whose program may then run on another
+ * CPU, and take the state away, while the state still reads open. */
+static __always_inline bool sk_ending(const struct sock *sk, bool trusted)
+{
+	return SK_FIELD(trusted, sk, __sk_common.skc_state) == TCP_CLOSE ||
+	       SK_FIELD(trusted, sk, sk_err);
+}
+
 /* The state of a socket the current process reads or writes: made on
  * first sight when the process is monitored; NULL when it is none of
  * ours. Known sockets cost one lookup and no read of the socket. */
@@ -400,8 +409,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		return NULL;
 	}
 	/* A closed socket's last bytes start nothing new. */
-	if (!c && ((!trusted && !is_tcp(sk, false)) ||
-		   SK_FIELD(trusted, sk, __sk_common.skc_state) == TCP_CLOSE))
+	if (!c && ((!trusted && !is_tcp(sk, false)) || sk_ending(sk, trusted)))
 		return NULL;
 	if (c) { /* accepted: its owner reads or writes it first */
 		c->role = TCP_ROLE_SERVER;
@@ -421,6 +429,14 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	c = new_conn(sk, trusted, role, tgid, svc);
 	if (!c)
 		return NULL;
+	/* The close may have run on another CPU since the look above, and
+	 * found no state to end: a state made now would never go, nor a
+	 * request begun on it. Looked at again now that the state is there
+	 * (a close from now on finds it). */
+	if (sk_ending(sk, trusted)) {
+		conn_forget(sk, c, trusted);
+		return NULL;
+	}
 	read_tuple(sk, &c->t, trusted);
 	if (role == TCP_ROLE_CLIENT)
 		remember_client(c);

@@ -184,6 +184,12 @@ struct tcp_conn {
 	__u64 load_end_ns;   /* when the request last stopped being in progress */
 	__u32 load_slot;     /* its load's slot in loads + 1, 0: none yet */
 	__u32 load_pad2;
+	/* TCP_LOAD_IS_OPEN from the request's start until its end in the
+	 * load, which takes it back atomically: the answer (load_sent) and a
+	 * reset (load_closed, a softirq on another CPU) can both find it
+	 * open, and only one may end it. TCP_LOAD_CLOSED_MARK once the
+	 * close has passed (tcp_load.h). */
+	__u64 load_open;
 	/* Request paths (bpf/tcp_link.bpf.h). */
 	__u64 id;	     /* the request in progress or last finished */
 	__u64 parent;	     /* client side: the request it serves, 0: none */

@@ -236,12 +236,17 @@ static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
 
 /* The request (call) c begins outside the load (load off, or no slot):
  * its ends then move nothing (load_sent and load_closed do nothing in
- * TCP_LOAD_NONE), not the last request's. */
+ * TCP_LOAD_NONE, and load_open is not 1), not the last request's. */
 static __always_inline void load_none(struct tcp_conn *c)
 {
 	c->load_state = TCP_LOAD_NONE;
+	__sync_val_compare_and_swap(&c->load_open, TCP_LOAD_IS_OPEN,
+				    TCP_LOAD_NOT_OPEN);
 	c->target_slot = 0;
 }
+
+static __always_inline void load_ended(struct tcp_conn *c, struct tcp_load *v,
+				       __u64 now, bool completed);
 
 static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 {
@@ -265,6 +270,12 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	load_raise_max(v, old + 1);
 	if (c->target_slot)
 		load_step(c, now, old + 1, 1);
+	/* Open only now that it is counted (an end cannot come first). The
+	 * connection may have closed since this program found it (a reset,
+	 * on another CPU): then no end is coming, and it ends here. */
+	if (__sync_val_compare_and_swap(&c->load_open, TCP_LOAD_NOT_OPEN,
+					TCP_LOAD_IS_OPEN) == TCP_LOAD_CLOSED_MARK)
+		load_ended(c, v, now, false);
 }
 
 /* A target's request completed after `lat` ns (occupancy_given_n.h). */
@@ -293,12 +304,11 @@ static __always_inline void load_given(const struct tcp_conn *c, __u64 lat)
 		__sync_fetch_and_add(&g->empty[b], 1);
 }
 
-/* The request stops being in progress at now; completed: it was
- * answered (not closed unanswered). */
-static __always_inline void load_end(struct tcp_conn *c, __u64 now,
-				     bool completed)
+/* The request stops being in progress at now in v, its load; completed:
+ * it was answered (not closed unanswered). */
+static __always_inline void load_ended(struct tcp_conn *c, struct tcp_load *v,
+				       __u64 now, bool completed)
 {
-	struct tcp_load *v = load_of(c);
 	__u64 old;
 
 	if (!v)
@@ -323,6 +333,16 @@ static __always_inline void load_end(struct tcp_conn *c, __u64 now,
 	}
 	c->load_state = completed ? TCP_LOAD_SENT : TCP_LOAD_CLOSED;
 	c->load_end_ns = now;
+}
+
+/* The same, once: an answer and a close on two CPUs can both find the
+ * request open; the one that takes load_open back ends it. */
+static __always_inline void load_end(struct tcp_conn *c, __u64 now,
+				     bool completed)
+{
+	if (__sync_val_compare_and_swap(&c->load_open, TCP_LOAD_IS_OPEN,
+					TCP_LOAD_NOT_OPEN) == TCP_LOAD_IS_OPEN)
+		load_ended(c, load_of(c), now, completed);
 }
 
 /* An ended request turns out to go on until now (more response bytes). */
@@ -368,12 +388,16 @@ static __always_inline void load_sent(struct tcp_conn *c, __u64 now)
 }
 
 /* The connection closes: a request (or a call) still unanswered ends
- * here (a server's answer may still come, see answer_after_close). */
+ * here (a server's answer may still come, see answer_after_close). This
+ * may run on another CPU than the request's thread (a reset's softirq),
+ * even while a program there begins a request on it, on a connection
+ * whose role it has not yet set: the mark, whatever the role, tells that
+ * program that no end will come. */
 static __always_inline void load_closed(struct tcp_conn *c)
 {
-	if ((c->role == TCP_ROLE_SERVER || c->role == TCP_ROLE_CLIENT) &&
-	    c->load_state == TCP_LOAD_OPEN)
-		load_end(c, bpf_ktime_get_ns(), false);
+	if (__sync_lock_test_and_set(&c->load_open, TCP_LOAD_CLOSED_MARK) ==
+	    TCP_LOAD_IS_OPEN)
+		load_ended(c, load_of(c), bpf_ktime_get_ns(), false);
 }
 
 #endif

@@ -142,6 +142,11 @@ struct tcp_load_step {
 	__s8 delta; /* +1 a request began, -1 one ended */
 };
 
+/* tcp_conn.load_open */
+#define TCP_LOAD_NOT_OPEN 0
+#define TCP_LOAD_IS_OPEN 1
+#define TCP_LOAD_CLOSED_MARK 2 /* the close passed: nothing more begins */
+
 /* tcp_conn.load_state: where a request (a call) is in the load. */
 enum tcp_load_state {
 	TCP_LOAD_NONE,	 /* none in the load: none seen yet, load off at

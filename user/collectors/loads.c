@@ -52,6 +52,7 @@ struct tcp_loads {
 	size_t nretired;
 	uint64_t epoch;
 	uint64_t last; /* monotonic ns: when the last report began */
+	uint64_t broken; /* slots found below zero in progress, unreported */
 };
 
 static uint64_t mono_ns(void)
@@ -60,6 +61,11 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t tcp_loads__broken(const struct tcp_loads *l)
+{
+	return l->broken;
 }
 
 uint64_t tcp_load__area(uint64_t area, uint64_t in_progress, uint64_t t)
@@ -315,6 +321,7 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		/* below zero: a start was lost (a reload, a slot retired under a
 		 * call), its end counted: the sums are not whole */
 		broken = (int64_t)n < 0;
+		l->broken += broken;
 		if (!idle && !broken)
 			emit(k, rec, t + realtime_offset, &key, w, &v, t, area,
 			     busy, max);

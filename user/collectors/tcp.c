@@ -467,6 +467,8 @@ static void tcp_stats(void *state, struct collector_stats *st)
 		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps);
 	if (c->proto) /* samples of connections it had no room to follow */
 		st->lost += proto_track__dropped(c->proto);
+	/* a load's interval not reported (its sums not whole) */
+	st->lost += tcp_loads__broken(c->loads);
 	st->missed = misses__count(c->skel->obj);
 	st->lost += st->missed;
 }
@@ -485,6 +487,8 @@ static void tcp_stats_record(void *state, struct record *r)
 	/* of lost: the occupancy targets' steps (their fits then go without
 	 * the sequence) */
 	record__u64(r, "steps_lost", map_percpu_sum(fd, &steps));
+	/* of lost: loads whose sums were not whole, forgotten unreported */
+	record__u64(r, "loads_broken", tcp_loads__broken(c->loads));
 	if (c->cgroups) {
 		record__u64(r, "protocol_cgroups",
 			    proto_cgroups__attached(c->cgroups));
