@@ -369,7 +369,9 @@ static __always_inline void remember_client(struct tcp_conn *c)
 
 /* Whether sk is closed, or about to be: a reset (a timeout, an abort)
  * sets the error before the close, whose program may then run on another
- * CPU, and take the state away, while the state still reads open. */
+ * CPU, and take the state away, while the state still reads open. (An
+ * ICMP error under IP_RECVERR sets it too, with no close coming: such a
+ * socket then goes unfollowed until its error is read.) */
 static __always_inline bool sk_ending(const struct sock *sk, bool trusted)
 {
 	return SK_FIELD(trusted, sk, __sk_common.skc_state) == TCP_CLOSE ||
@@ -408,7 +410,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		}
 		return NULL;
 	}
-	/* A closed socket's last bytes start nothing new. */
+	/* A closed (or closing) socket's last bytes start nothing new. */
 	if (!c && ((!trusted && !is_tcp(sk, false)) || sk_ending(sk, trusted)))
 		return NULL;
 	if (c) { /* accepted: its owner reads or writes it first */
@@ -430,9 +432,12 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	if (!c)
 		return NULL;
 	/* The close may have run on another CPU since the look above, and
-	 * found no state to end: a state made now would never go, nor a
-	 * request begun on it. Looked at again now that the state is there
-	 * (a close from now on finds it). */
+	 * found no state to end: a request begun on a state made now would
+	 * stay in progress for good (and, in the conns hash, the state too).
+	 * Looked at again now that the state is there: a close from now on
+	 * finds it. That needs the close's CPU to see our state after
+	 * setting sk_err, which the locked instructions between the two on
+	 * the reset path give on x86, not from anything of ours. */
 	if (sk_ending(sk, trusted)) {
 		conn_forget(sk, c, trusted);
 		return NULL;

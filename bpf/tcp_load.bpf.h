@@ -235,8 +235,10 @@ static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
 }
 
 /* The request (call) c begins outside the load (load off, or no slot):
- * its ends then move nothing (load_sent and load_closed do nothing in
- * TCP_LOAD_NONE, and load_open is not 1), not the last request's. */
+ * its ends then move nothing (load_sent does nothing in TCP_LOAD_NONE,
+ * load_closed nothing while load_open is not open). An earlier request
+ * still open here (a second thread on the socket) loses its end: its
+ * count stays, as before load_open. */
 static __always_inline void load_none(struct tcp_conn *c)
 {
 	c->load_state = TCP_LOAD_NONE;

@@ -10,8 +10,8 @@
 # its sums (loads_broken in the stats record) and its later intervals
 # would not add up; begun on a connection whose close has passed, it
 # would stay in progress for good. So: no load broken, nothing in
-# progress once every connection has closed, and as many arrivals as
-# requests answered, no more than requests read.
+# progress once every connection has closed, and at least as many
+# arrivals as requests answered, no more than requests read.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 PORT=$(test_port)

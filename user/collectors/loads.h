@@ -21,15 +21,15 @@ void tcp_loads__free(struct tcp_loads *l); /* NULL-safe */
 /* Makes every slot of the accumulators free (a loaded object, before its
  * programs run). Returns 0 or -errno. */
 int tcp_loads__init(const struct tcp_load_maps *m);
+/* Slots found with fewer than no requests in progress (their sums not
+ * whole: a start lost, or an end counted twice), not reported but
+ * forgotten; since start. */
+uint64_t tcp_loads__broken(const struct tcp_loads *l);
 /* Emits one record per server, and per endpoint called, with requests in
  * progress or moving this interval. A record's ts is the end of its
  * interval, the moment its accumulators were read (monotonic ns plus
  * realtime_offset): the report can begin seconds before that on a busy
  * machine, and the interval must be the one its figures are of. */
-/* Slots found with fewer than no requests in progress (their sums not
- * whole: a start lost, or an end counted twice), not reported but
- * forgotten; since start. */
-uint64_t tcp_loads__broken(const struct tcp_loads *l);
 void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		       struct kmond *k, struct record *rec,
 		       uint64_t realtime_offset);
