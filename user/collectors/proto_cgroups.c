@@ -66,11 +66,6 @@ struct proto_cgroups *proto_cgroups__new(struct bpf_program *ingress,
 	return pc;
 }
 
-static void free_paths(struct hashmap *paths)
-{
-	hashmap__free_values(paths, free);
-}
-
 static void detach(struct proto_cgroups *pc, size_t i)
 {
 	log_debug("tcp: protocol capture leaves cgroup %s", pc->set[i].path);
@@ -87,7 +82,7 @@ void proto_cgroups__free(struct proto_cgroups *pc)
 	while (pc->n)
 		detach(pc, pc->n - 1);
 	free(pc->set);
-	free_paths(pc->paths);
+	hashmap__free_values(pc->paths, free);
 	free(pc);
 }
 
@@ -258,7 +253,7 @@ void proto_cgroups__sync(struct proto_cgroups *pc, struct provider *p)
 			detach(pc, i);
 	free(cover);
 	free(g.wanted);
-	free_paths(pc->paths);
+	hashmap__free_values(pc->paths, free);
 	pc->paths = g.paths;
 }
 

@@ -142,12 +142,6 @@ static void provider__proc_drop(struct provider *p, uint32_t pid)
 	hashmap__delete(p->procs, pid);
 }
 
-/* Frees a table of struct proc * and the table. */
-static void free_procs(struct hashmap *procs)
-{
-	hashmap__free_values(procs, free);
-}
-
 /* --- selectors --- */
 
 /* Service ids are indexes + 1 into the table of every service name ever
@@ -888,7 +882,7 @@ void provider__end_interval(struct provider *p)
 	for (size_t i = 0; i < n; i++)
 		provider__proc_drop(p, gone[i]);
 	free(gone);
-	free_procs(p->graves);
+	hashmap__free_values(p->graves, free);
 	p->graves = hashmap__new();
 	provider__sweep_containers(p);
 	if (provider__read_ports(p))
@@ -953,8 +947,8 @@ void provider__destroy(struct provider *p)
 {
 	if (!p)
 		return;
-	free_procs(p->procs);
-	free_procs(p->graves);
+	hashmap__free_values(p->procs, free);
+	hashmap__free_values(p->graves, free);
 	hashmap__free(p->spent_pids);
 	hashmap__free(p->port_pids);
 	if (p->pid_service_gen)
