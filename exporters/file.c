@@ -18,10 +18,6 @@
 #include "lib/xalloc.h"
 #include "exporters/sink.h"
 
-/* One write per 64 KiB of records, not per 4 KiB: at a record per
- * request the syscalls were a fifth of kmond's time. */
-#define FILE_BUFFER_BYTES (64 * 1024)
-
 struct sink {
 	char *path;
 	int fd; /* -1 when the file could not be reopened */
@@ -111,7 +107,7 @@ static int file_open(struct sink **out, const struct exporter_cfg *cfg,
 		free(s);
 		return ret;
 	}
-	s->buf = xmalloc(FILE_BUFFER_BYTES);
+	s->buf = xmalloc(FILE_SINK_BUFFER_BYTES);
 	*out = s;
 	return 0;
 }
@@ -125,9 +121,9 @@ static int file_send(struct sink *s, const struct record *r)
 		s->st.failed++;
 		return -EIO;
 	}
-	if (s->len + len + 1 > FILE_BUFFER_BYTES)
-		file_write_out(s, len + 1 > FILE_BUFFER_BYTES ? r : NULL);
-	if (len + 1 > FILE_BUFFER_BYTES)
+	if (s->len + len + 1 > FILE_SINK_BUFFER_BYTES)
+		file_write_out(s, len + 1 > FILE_SINK_BUFFER_BYTES ? r : NULL);
+	if (len + 1 > FILE_SINK_BUFFER_BYTES)
 		return 0; /* written (or counted failed) with the buffer */
 	memcpy(s->buf + s->len, r->json.buf, len);
 	s->buf[s->len + len] = '\n';

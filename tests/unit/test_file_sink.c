@@ -47,9 +47,10 @@ int main(void)
 {
 	char dir[] = "/tmp/kmond-file-sink-XXXXXX", path[64], moved[80];
 	struct exporter_cfg cfg = { .type = EXPORTER_FILE };
-	/* around the 64 KiB buffer: small ones, one that fills it past the
-	 * end, one larger than it, small ones after */
-	static const size_t sizes[] = { 10, 300, 40000, 30000, 100000, 5, 70 };
+	/* around the buffer: small ones, one that fills it past the end,
+	 * one larger than it, small ones after */
+	const size_t b = FILE_SINK_BUFFER_BYTES;
+	const size_t sizes[] = { 10, 300, b * 5 / 8, b / 2, b * 3 / 2, 5, 70 };
 	const size_t n = sizeof(sizes) / sizeof(sizes[0]);
 	struct strbuf want = { 0 };
 	struct sink_stats st;
