@@ -367,6 +367,8 @@ static __always_inline void remember_client(struct tcp_conn *c)
 	bpf_map_update_elem(&peers, &c->t, &peer, BPF_ANY);
 }
 
+static __always_inline void load_closed(struct tcp_conn *c);
+
 /* Whether sk is closed, or about to be: a reset (a timeout, an abort)
  * sets the error before the close, whose program may then run on another
  * CPU, and take the state away, while the state still reads open. (An
@@ -439,6 +441,9 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	 * setting sk_err, which the locked instructions between the two on
 	 * the reset path give on x86, not from anything of ours. */
 	if (sk_ending(sk, trusted)) {
+		/* what the close does: another thread may have begun a
+		 * request on the state since it was made */
+		load_closed(c);
 		conn_forget(sk, c, trusted);
 		return NULL;
 	}
@@ -1064,6 +1069,11 @@ static __always_inline void answer_after_close(const struct sock *sk, int ret,
 	/* Its owner, not another socket made at the same address since. */
 	if (!c || c->pid != bpf_get_current_pid_tgid() >> 32)
 		return;
+	/* Its load goes on from the close's end of this request only. Any
+	 * other load state is an earlier request's (this one's start, on
+	 * another CPU, had not written its own yet): not to be extended. */
+	if (c->load_state != TCP_LOAD_CLOSED || c->load_end_ns < c->start_ns)
+		c->load_state = TCP_LOAD_NONE;
 	on_response_bytes(c, sk, ret, trusted);
 	finish(c);
 	bpf_map_delete_elem(&closing, &skp);

@@ -194,8 +194,10 @@ struct tcp_conn {
 	__u64 id;	     /* the request in progress or last finished */
 	__u64 parent;	     /* client side: the request it serves, 0: none */
 	__u8 link;	     /* enum tcp_link */
-	__u8 holds_thread;   /* server side: counted in its reader's serving */
-	__u8 link_pad[6];
+	__u8 link_pad[7];
+	/* Server side: 1 while counted in its reader's serving, taken back
+	 * atomically (the reader and the close may both release it). */
+	__u64 holds_thread;
 };
 
 /* One finished request (only when the requests policy wants it). A

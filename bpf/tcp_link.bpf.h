@@ -15,7 +15,8 @@
  *
  * The count of a request is released by whichever thread begins its
  * response (a pool's worker may answer what another thread read), or
- * by the close of a connection whose request was never answered.
+ * by the close of a connection whose request was never answered (or by
+ * its reader, when that close ran on another CPU as it read).
  *
  * Fan-out in parallel threads: a thread created (sched_process_fork) by
  * a thread serving exactly one request, or by a thread so created,
@@ -27,6 +28,7 @@
 #define KMON_TCP_LINK_BPF_H
 
 #include "tcp.h"
+#include "tcp_load.h" /* TCP_LOAD_CLOSED_MARK */
 
 /* Set before load (user space): the node's bits of every id, and how
  * many bits of a serial name the CPU that made it. */
@@ -79,6 +81,25 @@ static __always_inline void link_none(struct tcp_conn *c)
 	c->link = TCP_LINK_NONE;
 }
 
+/* Its response begins, or its connection closed unanswered. */
+static __always_inline void link_answered(struct tcp_conn *c)
+{
+	struct tcp_thread *th;
+	__u32 tid = c->tid;
+
+	if (!__sync_lock_test_and_set(&c->holds_thread, 0))
+		return;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	if (!th)
+		return;
+	/* The id first: a call in between sees no parent rather than this
+	 * one, answered. */
+	__sync_val_compare_and_swap(&th->id, c->id, 0);
+	/* An entry made again after the LRU dropped it starts at zero. */
+	if (th->serving)
+		__sync_fetch_and_add(&th->serving, -1);
+}
+
 /* A server request begins (c->tid read its first bytes). */
 static __always_inline void link_request(struct tcp_conn *c)
 {
@@ -92,27 +113,18 @@ static __always_inline void link_request(struct tcp_conn *c)
 	__sync_fetch_and_add(&th->serving, 1);
 	th->id = c->id;
 	th->from_id = 0; /* it serves its own now */
-	c->holds_thread = 1;
-}
-
-/* Its response begins, or its connection closed unanswered. */
-static __always_inline void link_answered(struct tcp_conn *c)
-{
-	struct tcp_thread *th;
-	__u32 tid = c->tid;
-
-	if (!c->holds_thread)
-		return;
-	c->holds_thread = 0;
-	th = bpf_map_lookup_elem(&threads, &tid);
-	if (!th)
-		return;
-	/* The id first: a call in between sees no parent rather than this
-	 * one, answered. */
-	__sync_val_compare_and_swap(&th->id, c->id, 0);
-	/* An entry made again after the LRU dropped it starts at zero. */
-	if (th->serving)
-		__sync_fetch_and_add(&th->serving, -1);
+	/* Held only once counted: a close that takes it back finds the
+	 * count to release. */
+	__sync_lock_test_and_set(&c->holds_thread, 1);
+	/* The close may have passed since this program found the
+	 * connection (a reset's, on another CPU), releasing nothing: no
+	 * release would come, and the thread would serve it for good (its
+	 * later calls unlinked). The close marks load_open whatever the
+	 * load. Each side swaps before it reads the other's: one of the
+	 * two sees the other, and the swap in link_answered lets one
+	 * release. */
+	if (KMON_READ_ONCE(c->load_open) == TCP_LOAD_CLOSED_MARK)
+		link_answered(c);
 }
 
 /* id when thread tid serves it and nothing else, else 0. */

@@ -11,9 +11,11 @@
 # would not add up; begun on a connection whose close has passed, it
 # would stay in progress for good. So: no load broken, nothing in
 # progress once every connection has closed, and at least as many
-# arrivals as requests answered, no more than requests read.
+# arrivals as requests answered, no more than requests read. Request
+# paths count the requests each thread serves: none once all closed.
 source "$(dirname "$0")/../lib/kmond.sh"
 
+[ "$(nproc)" -ge 2 ] || skip "one CPU: the answer and the reset cannot race on two"
 PORT=$(test_port)
 N=${N:-20000}
 # the server before kmond, so that it is selected from the first call
@@ -33,10 +35,19 @@ YAML
 start_kmond "$WORK/kmond.yaml"
 $BUILD/tests/kmt_reset call "$PORT" "$N" || fail "the calls failed"
 sleep 0.6 # the server's last connection ends; two more intervals
+# request paths: the server's thread serves nothing now (a request whose
+# count no release reached would leave its later calls unlinked)
+serving=$(map_dump "$KMOND_PID" threads | python3 -c '
+import json, sys
+tid = int(sys.argv[1])
+print(sum(e["formatted"]["value"]["serving"] for e in json.load(sys.stdin)
+          if e["formatted"]["key"] == tid))' "$SERVER")
 kill -TERM $SERVER
 wait $SERVER || fail "the server failed"
 read -r _ reads _ answered < <(tail -1 "$WORK/server.out")
 echo "the server read $reads requests and answered $answered, of $N"
+# the race this test is for: resets that came before the answer
+[ "$reads" -gt "$answered" ] || fail "every request read was answered: no reset raced an answer"
 stop_kmond
 
 broken=$($RECORDS "$WORK/out.json" --kind stats --values collectors |
@@ -52,3 +63,4 @@ echo "load records: $arrivals arrivals, $completions completions"
 # when the request was read (so kmond counted it)
 [ "$arrivals" -ge "$answered" ] || fail "only $arrivals arrivals of $answered requests answered"
 expect_eq "requests in progress at the end" "$last" 0
+expect_eq "requests the server's thread still serves" "$serving" 0

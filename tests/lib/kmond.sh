@@ -146,15 +146,24 @@ prog_names() {
 	done | sort -u | tr '\n' ' '
 }
 
-# map_entries PID NAME: the number of entries in the BPF map NAME a
-# process holds.
-map_entries() {
+# map_dump PID NAME: bpftool's JSON dump of the BPF map NAME a process
+# holds (with its BTF: each entry's "formatted" key and value), or
+# nothing and a status of 1 when it holds none.
+map_dump() {
 	local id
 	for id in $(grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u); do
 		if bpftool map show id "$id" 2>/dev/null | grep -q " name $2 "; then
-			bpftool map dump id "$id" -j | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'
+			bpftool map dump id "$id" -j
 			return
 		fi
 	done
-	echo "no map $2"
+	return 1
+}
+
+# map_entries PID NAME: the number of entries in the BPF map NAME a
+# process holds.
+map_entries() {
+	local dump
+	dump=$(map_dump "$1" "$2") || { echo "no map $2"; return; }
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)))' <<<"$dump"
 }
