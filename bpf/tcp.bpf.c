@@ -368,6 +368,7 @@ static __always_inline void remember_client(struct tcp_conn *c)
 }
 
 static __always_inline void load_closed(struct tcp_conn *c);
+static __always_inline void link_answered(struct tcp_conn *c);
 
 /* Whether sk is closed, or about to be: a reset (a timeout, an abort)
  * sets the error before the close, whose program may then run on another
@@ -444,6 +445,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		/* what the close does: another thread may have begun a
 		 * request on the state since it was made */
 		load_closed(c);
+		link_answered(c);
 		conn_forget(sk, c, trusted);
 		return NULL;
 	}
@@ -1069,11 +1071,16 @@ static __always_inline void answer_after_close(const struct sock *sk, int ret,
 	/* Its owner, not another socket made at the same address since. */
 	if (!c || c->pid != bpf_get_current_pid_tgid() >> 32)
 		return;
-	/* Its load goes on from the close's end of this request only. Any
-	 * other load state is an earlier request's (this one's start, on
-	 * another CPU, had not written its own yet): not to be extended. */
+	/* Its load goes on from this request's end as unanswered (by the
+	 * close, or by its start once it found the close's mark). Any other
+	 * load state is not to be extended: this request's own OPEN (its
+	 * start found the mark, and ends it), or an earlier request's (this
+	 * one's start, on another CPU, had not written its own yet). */
 	if (c->load_state != TCP_LOAD_CLOSED || c->load_end_ns < c->start_ns)
 		c->load_state = TCP_LOAD_NONE;
+	/* The close and the reader release the thread from the live state
+	 * between them; a copy made as the reader took it holds it too. */
+	c->holds_thread = 0;
 	on_response_bytes(c, sk, ret, trusted);
 	finish(c);
 	bpf_map_delete_elem(&closing, &skp);

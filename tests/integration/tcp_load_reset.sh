@@ -40,8 +40,9 @@ sleep 0.6 # the server's last connection ends; two more intervals
 serving=$(map_dump "$KMOND_PID" threads | python3 -c '
 import json, sys
 tid = int(sys.argv[1])
-print(sum(e["formatted"]["value"]["serving"] for e in json.load(sys.stdin)
-          if e["formatted"]["key"] == tid))' "$SERVER")
+mine = [e["formatted"]["value"]["serving"] for e in json.load(sys.stdin)
+        if e["formatted"]["key"] == tid]
+print(sum(mine) if mine else "no entry")' "$SERVER")
 kill -TERM $SERVER
 wait $SERVER || fail "the server failed"
 read -r _ reads _ answered < <(tail -1 "$WORK/server.out")
