@@ -95,6 +95,5 @@ got=$($RECORDS "$out" --kind drop --where reason=NOT_SPECIFIED --count)
 expect_eq "ordinary frees reported (NOT_SPECIFIED)" "$got" 0
 got=$($RECORDS "$out" --kind drop --where reason=SKB_CONSUMED --count)
 expect_eq "ordinary frees reported (SKB_CONSUMED)" "$got" 0
-stats_lost=$($RECORDS "$out" --kind stats --values collectors | tail -1 |
-	python3 -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read())["drop"]["lost"])')
+stats_lost=$($RECORDS "$out" --kind stats --values collectors.drop.lost | tail -1)
 expect_eq "drop events lost" "$stats_lost" 0

@@ -83,8 +83,7 @@ answered=$(tail -n +$((log_before + 1)) "$WORK/nginx/logs/access.log" | awk '$2 
 expect_eq "topology requests to web (= its access log)" \
 	"$($RECORDS "$out" --kind topology --where dst=web --sum requests)" "$answered"
 records=$($RECORDS "$out" --kind tcp --where comm=nginx --count)
-tcp_lost=$($RECORDS "$out" --kind stats --values collectors | tail -1 |
-	python3 -c 'import ast, sys; print(ast.literal_eval(sys.stdin.read())["tcp"]["lost"])')
+tcp_lost=$($RECORDS "$out" --kind stats --values collectors.tcp.lost | tail -1)
 # The tcp ringbuf (1 MiB, 120 bytes a request) holds 8738 requests: a slow
 # machine (a qemu guest without KVM) answers fewer in the storm, and then
 # nothing may be lost.

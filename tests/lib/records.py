@@ -6,7 +6,8 @@ records.py FILE [--kind K] [--where key=value ...] (--count | --sum FIELD |
             --values FIELD | --check)
 Every line must be a JSON object with kind, ts and node (--check verifies
 only that); --where compares the field's JSON value rendered as a string
-("null" for null)."""
+("null" for null). A FIELD of --values may be a path into nested objects
+(collectors.tcp.lost) when no field has that whole name."""
 import argparse
 import json
 import sys
@@ -45,7 +46,18 @@ def main():
         print(sum(r[a.sum] for r in selected))
     elif a.values:
         for r in selected:
-            print(render(r.get(a.values)))
+            print(render(field(r, a.values)))
+
+
+def field(rec, path):
+    """rec's field path: its own name, else a dotted path (None if absent)."""
+    if path in rec:
+        return rec[path]
+    for name in path.split("."):
+        if not isinstance(rec, dict):
+            return None
+        rec = rec.get(name)
+    return rec
 
 
 def render(v):
