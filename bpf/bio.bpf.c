@@ -165,6 +165,14 @@ static __always_inline bool inserted_again(struct bio_start *old)
 	return true;
 }
 
+/* Counted after the entry is made: user space reads the count before it
+ * walks the map, so an entry its walk may miss moves the count. */
+static __always_inline bool taken(void)
+{
+	stat_inc(&bio_stats, BIO_TAKEN);
+	return true;
+}
+
 /* Follows the request on behalf of the current task when it is monitored
  * (and forgets what a reused request pointer left behind when not). */
 static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
@@ -196,7 +204,7 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 			stat_inc(&bio_stats, BIO_STACK_LOST);
 	}
 	if (!bpf_map_update_elem(&bio_inflight, key, &s, BPF_NOEXIST))
-		return true;
+		return taken();
 	old = bpf_map_lookup_elem(&bio_inflight, key);
 	if (inserted_again(old))
 		return true;
@@ -205,7 +213,7 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 		stat_inc(&bio_stats, BIO_INFLIGHT_FULL);
 		return false;
 	}
-	return true;
+	return taken();
 }
 
 /* What insert and issue know of a request besides its key, to tell its
@@ -353,8 +361,15 @@ static __always_inline int handle_complete(const struct bio_rq_key *rk,
 		return 0;
 	s = *p;
 	bpf_map_delete_elem(&bio_inflight, rk);
-	if (!s.issue_ns)
-		return 0; /* issued before kmond attached */
+	if (!s.issue_ns) {
+		/* Issued unseen (the kernel skipped our program; or, keyed
+		 * by sector, an older request completed on this one's key):
+		 * an I/O lost. A flush with nothing to flush completes
+		 * unissued, and without data. */
+		if (s.bytes)
+			stat_inc(&bio_stats, BIO_ISSUE_LOST);
+		return 0;
+	}
 	lat = now - s.issue_ns;
 	key.pid = s.pid;
 	key.svc = s.svc;

@@ -98,6 +98,12 @@ enum bio_stat {
 	/* Issued requests whose completion our program never ran for (the
 	 * kernel skipped it), found when the request is used again. */
 	BIO_COMPLETION_LOST,
+	/* Requests completed with data whose issue our program never ran
+	 * for: no latency to count. */
+	BIO_ISSUE_LOST,
+	/* Entries made in bio_inflight: while this stays and the last walk
+	 * of the map found none, there is nothing to sweep. Not lost. */
+	BIO_TAKEN,
 	BIO_NR_STATS,
 };
 

@@ -108,6 +108,10 @@ struct bio_collector {
 	size_t nseries, cap;
 	uint64_t events; /* I/Os counted, over every interval */
 	uint64_t stale_lost; /* issued requests swept as stale */
+	/* BIO_TAKEN before the last walk of bio_inflight, and the entries
+	 * that walk found */
+	uint64_t taken_at_walk;
+	size_t walked_inflight;
 	struct bio_lost *missed; /* completions the kernel skipped */
 	uint64_t missed_lost;
 	/* bio_counts keys at the last walk (near full, idle keys make room
@@ -324,18 +328,20 @@ static uint64_t monotonic_ns(void)
 }
 
 /* Requests whose completion kmond will never see: forget them before
- * they fill the in-flight map. */
-static void sweep_stale(struct bio_collector *c)
+ * they fill the in-flight map. Returns the entries walked. */
+static size_t sweep_stale(struct bio_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.bio_inflight);
 	struct bio_rq_key key, next;
 	uint64_t now = monotonic_ns();
 	struct bio_start s;
+	size_t walked = 0;
 	bool more;
 
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		key = next;
+		walked++;
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
 		if (bpf_map_lookup_elem(fd, &key, &s) ||
 		    now - s.start_ns <= BIO_STALE_NS)
@@ -345,11 +351,26 @@ static void sweep_stale(struct bio_collector *c)
 		if (s.issue_ns)
 			c->stale_lost++;
 	}
+	return walked;
 }
 
 static uint64_t stat_sum(struct bio_collector *c, __u32 stat)
 {
 	return map_percpu_sum(bpf_map__fd(c->skel->maps.bio_stats), &stat);
+}
+
+/* Whether bio_inflight may hold an entry: the last walk found one, or
+ * one was made since that walk began. The walks (the stale sweep and the
+ * lost iterator, 16384 buckets each) were half of what an idle bio
+ * collector costs, on a map that is empty while no followed I/O runs. */
+static bool inflight_may_hold(struct bio_collector *c)
+{
+	uint64_t taken = stat_sum(c, BIO_TAKEN);
+
+	if (!c->walked_inflight && taken == c->taken_at_walk)
+		return false;
+	c->taken_at_walk = taken;
+	return true;
 }
 
 static void bio_collect(void *state, struct kmond *k, uint64_t ts)
@@ -374,8 +395,10 @@ static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 	c->nkeys = c->walked;
 	for (size_t i = 0; i < c->nseries; i++)
 		emit_series(c, ts, &c->series[i]);
-	sweep_stale(c);
-	c->missed_lost = bio_lost__sweep(c->missed);
+	if (inflight_may_hold(c)) {
+		c->walked_inflight = sweep_stale(c);
+		c->missed_lost = bio_lost__sweep(c->missed);
+	}
 }
 
 static void bio_stats(void *state, struct collector_stats *st)
@@ -391,7 +414,8 @@ static void bio_stats(void *state, struct collector_stats *st)
 	/* A slow I/O's stack lost is counted too (the I/O is not). */
 	st->lost = map_percpu_sum(fd, &keys) + map_percpu_sum(fd, &inflight) +
 		   map_percpu_sum(fd, &rb) + stackless + swept +
-		   stat_sum(c, BIO_COMPLETION_LOST) + c->stale_lost +
+		   stat_sum(c, BIO_COMPLETION_LOST) +
+		   stat_sum(c, BIO_ISSUE_LOST) + c->stale_lost +
 		   c->missed_lost;
 	if ((stackless || swept) && !c->stack_warned) {
 		log_warn("bio: slow I/Os without a stack: %llu (stack map "
