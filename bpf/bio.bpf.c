@@ -165,14 +165,6 @@ static __always_inline bool inserted_again(struct bio_start *old)
 	return true;
 }
 
-/* Counted after the entry is made: user space reads the count before it
- * walks the map, so an entry its walk may miss moves the count. */
-static __always_inline bool taken(void)
-{
-	stat_inc(&bio_stats, BIO_TAKEN);
-	return true;
-}
-
 /* Follows the request on behalf of the current task when it is monitored
  * (and forgets what a reused request pointer left behind when not). */
 static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
@@ -204,7 +196,7 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 			stat_inc(&bio_stats, BIO_STACK_LOST);
 	}
 	if (!bpf_map_update_elem(&bio_inflight, key, &s, BPF_NOEXIST))
-		return taken();
+		return true;
 	old = bpf_map_lookup_elem(&bio_inflight, key);
 	if (inserted_again(old))
 		return true;
@@ -213,7 +205,7 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 		stat_inc(&bio_stats, BIO_INFLIGHT_FULL);
 		return false;
 	}
-	return taken();
+	return true;
 }
 
 /* What insert and issue know of a request besides its key, to tell its

@@ -101,9 +101,6 @@ enum bio_stat {
 	/* Requests completed with data whose issue our program never ran
 	 * for: no latency to count. */
 	BIO_ISSUE_LOST,
-	/* Entries made in bio_inflight: while this stays and the last walk
-	 * of the map found none, there is nothing to sweep. Not lost. */
-	BIO_TAKEN,
 	BIO_NR_STATS,
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* I/Os whose completion the bio collector's program never ran for (see
- * bpf/bio_lost.bpf.c): found each interval, counted lost, forgotten. */
+ * bpf/bio_lost.bpf.c): found when a request has been in flight an
+ * interval (bio.c), counted lost, forgotten. */
 #ifndef KMON_BIO_LOST_H
 #define KMON_BIO_LOST_H
 
