@@ -270,6 +270,14 @@ static __always_inline int handle_issue(void *ctx, struct bio_rq_key key,
 {
 	struct bio_start *s = entry_or_own(ctx, &key, &r, false);
 
+	/* Without block_io_start, a request issued without an insert
+	 * (straight from its submitter) is first seen here: an entry issued,
+	 * and neither requeued nor inserted since, is the request's previous
+	 * use, whose completion was skipped. (Keyed by sector, it may be
+	 * another I/O of the same sectors, still in flight.) */
+	if (s && !have_io_start && !key_by_sector && s->issue_ns &&
+	    !s->requeued && s->insert_ns < s->issue_ns)
+		s = entry_or_own(ctx, &key, &r, true);
 	if (s) {
 		s->issue_ns = bpf_ktime_get_ns();
 		/* Requeued to the dispatch list: issued again, not
@@ -338,27 +346,33 @@ static __always_inline void send_slow(const struct bio_start *s,
 
 /* p: the request's entry (key rk); nr_bytes completed now out of
  * remaining: a partial completion only adds its bytes, the last one
- * accounts the request. */
+ * accounts the request. error: the completion's status. */
 static __always_inline int handle_complete(const struct bio_rq_key *rk,
 					   struct bio_start *p, __u32 dev,
 					   __u8 op, __u64 sector,
-					   __u64 nr_bytes, __u64 remaining)
+					   __u64 nr_bytes, __u64 remaining,
+					   int error)
 {
 	struct bio_key key = { .dev = dev, .op = op };
 	__u64 now = bpf_ktime_get_ns(), lat, queue = 0;
 	struct bio_start s;
 
+	/* Keyed by sector, an entry not issued is a newer request's on this
+	 * one's sectors (which counted this one lost, taking the key): it
+	 * stays for its own request. */
+	if (key_by_sector && !p->issue_ns)
+		return 0;
 	p->bytes += nr_bytes;
 	if (nr_bytes < remaining)
 		return 0;
 	s = *p;
 	bpf_map_delete_elem(&bio_inflight, rk);
 	if (!s.issue_ns) {
-		/* Issued unseen (the kernel skipped our program; or, keyed
-		 * by sector, an older request completed on this one's key):
-		 * an I/O lost. A flush with nothing to flush completes
-		 * unissued, and without data. */
-		if (s.bytes)
+		/* Issued unseen (the kernel skipped our program, or kmond
+		 * was still attaching its hooks): an I/O lost. Unless it
+		 * never reached the driver: a flush with nothing to flush
+		 * (no data), a request that failed before. */
+		if (s.bytes && !error)
 			stat_inc(&bio_stats, BIO_ISSUE_LOST);
 		return 0;
 	}
@@ -378,7 +392,8 @@ static __always_inline int handle_complete(const struct bio_rq_key *rk,
 
 /* Requests nobody follows (not monitored, or older than kmond) cost one
  * lookup: the request is read only for those that count. */
-static __always_inline int complete_rq(struct request *rq, __u32 nr_bytes)
+static __always_inline int complete_rq(struct request *rq, int error,
+				       __u32 nr_bytes)
 {
 	struct bio_rq_key rk = rq_key(rq);
 	struct bio_start *p = bpf_map_lookup_elem(&bio_inflight, &rk);
@@ -388,7 +403,7 @@ static __always_inline int complete_rq(struct request *rq, __u32 nr_bytes)
 	/* The tracepoint fires before the request's length is updated. */
 	return handle_complete(&rk, p, rq_dev(rq), rq_op(rq),
 			       BPF_CORE_READ(rq, __sector), nr_bytes,
-			       BPF_CORE_READ(rq, __data_len));
+			       BPF_CORE_READ(rq, __data_len), error);
 }
 
 /* The plain tracepoint: nr_sector is the bytes completed now; whether
@@ -405,7 +420,7 @@ complete_tp(struct trace_event_raw_block_rq_completion *ctx)
 	if (!p)
 		return 0;
 	return handle_complete(&rk, p, ctx->dev, rwbs_op(c, next), ctx->sector,
-			       bytes, bytes);
+			       bytes, bytes, ctx->error);
 }
 
 /* --- attach candidates, chosen at start-up: tp_btf, raw_tp, tracepoint --- */
@@ -492,14 +507,14 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(bio_complete_btf, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	return complete_rq(rq, nr_bytes);
+	return complete_rq(rq, error, nr_bytes);
 }
 
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(bio_complete_raw, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	return complete_rq(rq, nr_bytes);
+	return complete_rq(rq, error, nr_bytes);
 }
 
 SEC("tracepoint/block/block_rq_complete")

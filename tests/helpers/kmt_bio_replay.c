@@ -10,11 +10,15 @@
  *       requests from whichever task runs the queue, so one task's request
  *       is issued (and completed) in another's context: each I/O counts
  *       for the task that started it, never for the one that issued it.
+ *       A request completed with data whose issue was not seen is lost;
+ *       one completed without data, or failed, before its issue is not.
  *   kmt_bio_replay requeue    without block_io_start (6.1): a request
  *       requeued by its driver and inserted again by kblockd's requeue
  *       work (a kworker, selected or not) stays its submitter's I/O; one
  *       requeued to the dispatch list and issued again is no requeue at
- *       its pointer's next use.
+ *       its pointer's next use. A request issued straight (no insert),
+ *       its completion skipped, then issued again: the first use is lost,
+ *       the second counts.
  * Prints "ok: ..." per check; exits 1 when one fails. */
 #include <errno.h>
 #include <stdio.h>
@@ -105,18 +109,23 @@ static void stop_tasks(void)
 	}
 }
 
-/* event on request rq in task t's context (bytes: a completion's). */
-static void play(int t, int event, __u64 rq, __u64 bytes)
+/* o's event in task t's context. */
+static void run(int t, struct order o)
 {
-	struct order o = { event, { rq, 0, bytes } };
 	int rc = -1;
 
 	if (write(to_task[t], &o, sizeof(o)) != sizeof(o) ||
 	    read(from_task[t], &rc, sizeof(rc)) != sizeof(rc) || rc) {
-		fprintf(stderr, "running %s failed: %d\n", prog_names[event],
+		fprintf(stderr, "running %s failed: %d\n", prog_names[o.event],
 			rc);
 		exit(1);
 	}
+}
+
+/* event on request rq in task t's context (bytes: a completion's). */
+static void play(int t, int event, __u64 rq, __u64 bytes)
+{
+	run(t, (struct order){ event, { rq, 0, bytes } });
 }
 
 /* Only mine is selected, or (all) every process is. */
@@ -162,10 +171,10 @@ static __u64 counted(int t, int what)
 	return sum;
 }
 
-static __u64 lost(void)
+/* bio_stats' counter stat, summed over CPUs. */
+static __u64 stat_of(__u32 stat)
 {
 	int fd = bpf_map__fd(skel->maps.bio_stats), ncpus;
-	__u32 stat = BIO_COMPLETION_LOST;
 	__u64 sum = 0, *vals;
 
 	ncpus = libbpf_num_possible_cpus();
@@ -175,6 +184,11 @@ static __u64 lost(void)
 			sum += vals[c];
 	free(vals);
 	return sum;
+}
+
+static __u64 lost(void)
+{
+	return stat_of(BIO_COMPLETION_LOST);
 }
 
 static void expect(const char *what, __u64 got, __u64 want)
@@ -214,6 +228,21 @@ static void dispatch(void)
 	play(OTHER, ISSUE, 0x2000, 0);
 	play(OTHER, COMPLETE, 0x2000, MIB);
 	expect_mine("my request issued by another", 1, MIB, 0);
+	/* Completed with data, its issue unseen (the kernel skipped the
+	 * program): lost, and not counted. */
+	play(MINE, START, 0x6000, 0);
+	play(MINE, COMPLETE, 0x6000, MIB);
+	expect("completed, its issue unseen: lost", stat_of(BIO_ISSUE_LOST),
+	       1);
+	/* Never issued: a flush with nothing to flush, a request failed
+	 * before (BLK_STS_IOERR). */
+	play(MINE, START, 0x7000, 0);
+	play(MINE, COMPLETE, 0x7000, 0);
+	play(MINE, START, 0x8000, 0);
+	run(MINE, (struct order){ COMPLETE, { 0x8000, 10, MIB } });
+	expect("completed unissued without data, or failed: not lost",
+	       stat_of(BIO_ISSUE_LOST), 1);
+	expect_mine("none of them counted", 1, MIB, 0);
 }
 
 /* My request, requeued and inserted again in the other's context (a
@@ -247,6 +276,14 @@ static void requeue(void)
 	play(OTHER, ISSUE, 0x5000, 0);
 	play(OTHER, INSERT, 0x5000, 0);
 	expect("requeued, issued again, used again: my I/O lost", lost(), 1);
+	/* Issued straight from the submitter (no insert), its completion
+	 * skipped, used again the same way. */
+	play(MINE, ISSUE, 0x9000, 0);
+	play(MINE, ISSUE, 0x9000, 0);
+	expect("issued straight, used again: the first use lost", lost(), 2);
+	play(MINE, COMPLETE, 0x9000, MIB);
+	expect_mine("issued straight, used again: the second counts", 3,
+		    3 * MIB, 2);
 }
 
 int main(int argc, char **argv)

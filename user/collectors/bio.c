@@ -326,10 +326,10 @@ static uint64_t monotonic_ns(void)
 
 /* Walks the requests in flight, and forgets those kmond will never see
  * complete before they fill the map. Returns whether one was issued
- * before the last walk began: in flight a whole interval, rare for a
- * working disk's I/O, and what a request looks like whose completion
- * the kernel skipped. */
-static bool walk_inflight(struct bio_collector *c)
+ * before the previous walk began (in flight a whole interval, rare for
+ * a working disk's I/O, and what a request looks like whose completion
+ * the kernel skipped), or, at the last walk, issued at all. */
+static bool walk_inflight(struct bio_collector *c, bool last_walk)
 {
 	int fd = bpf_map__fd(c->skel->maps.bio_inflight);
 	struct bio_rq_key key, next;
@@ -344,9 +344,10 @@ static bool walk_inflight(struct bio_collector *c)
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
 		if (bpf_map_lookup_elem(fd, &key, &s))
 			continue;
-		if (s.issue_ns && s.issue_ns < last)
+		if (s.issue_ns && (s.issue_ns < last || last_walk))
 			overdue = true;
-		if (now - s.start_ns <= BIO_STALE_NS)
+		/* made after now was read: not stale */
+		if (s.start_ns >= now || now - s.start_ns <= BIO_STALE_NS)
 			continue;
 		bpf_map_delete_elem(fd, &key);
 		/* Issued and never seen complete: an I/O lost. */
@@ -373,7 +374,6 @@ static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 		.ctx = c,
 	};
 
-	(void)k;
 	c->nseries = 0;
 	hashmap__free(c->index);
 	c->index = hashmap__new();
@@ -385,8 +385,8 @@ static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 		emit_series(c, ts, &c->series[i]);
 	/* The iterator costs 20 times the walk (300 us on 16384 buckets
 	 * here): only when a request has been in flight an interval, so a
-	 * lost completion is counted within two. */
-	if (walk_inflight(c))
+	 * lost completion is counted within two, or at the last collect. */
+	if (walk_inflight(c, k->last_collect))
 		c->missed_lost = bio_lost__sweep(c->missed);
 }
 
@@ -503,7 +503,10 @@ static int bio_start(struct kmond *k, void **state)
 		goto cleanup;
 	}
 	bio_apply(c, &k->cfg);
-	c->missed = bio_lost__new(bpf_map__fd(c->skel->maps.bio_inflight));
+	/* Keyed by sector there is no request to look at (README). */
+	if (!c->skel->rodata->key_by_sector)
+		c->missed = bio_lost__new(
+			bpf_map__fd(c->skel->maps.bio_inflight));
 	err = rings__add(k->rings, bpf_map__fd(c->skel->maps.bio_events),
 				 on_slow, c);
 	if (err)

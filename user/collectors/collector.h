@@ -22,6 +22,9 @@ struct kmond {
 	struct provider *provider; /* names processes */
 	struct exporter *exporter; /* where records go */
 	struct rings *rings; /* the ringbufs the main loop drains */
+	/* The collect before collectors stop (exit, or a reload that turns
+	 * one off): nothing left in the kernel is read after it. */
+	bool last_collect;
 };
 
 struct collector_stats {

@@ -227,7 +227,9 @@ static int reload_apply(struct kmond *k)
 			/* its last records first: what its rings and its
 			 * kernel-side batches still hold, as at exit */
 			rings__consume(k->rings);
+			k->last_collect = true;
 			r->ops->collect(r->state, k, clock_ns(CLOCK_REALTIME));
+			k->last_collect = false;
 			collector_stop(k, r);
 		} else if (r->state) {
 			err = r->ops->apply(r->state, &k->cfg);
@@ -314,6 +316,7 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 		}
 	}
 	/* What happened up to now still goes out: collect, flush. */
+	k->last_collect = true;
 	interval_end(k, &iv);
 	exporter__flush(k->exporter, EXIT_FLUSH_MS);
 	record__free(&iv.rec);
