@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -25,14 +26,15 @@
 #include "syscall.skel.h"
 #include "lib/syscall_names.h"
 
-/* Slots read per batch, twice (each CPU's copy of each). */
-#define SLOTS_PER_READ 64
 /* Reads of a slot that keeps changing hands before it is left for the
  * next interval (its count goes into syscall_counts meanwhile). */
 #define SLOT_READS 20
 
 struct syscall_collector {
 	struct syscall_bpf *skel;
+	/* syscall_slots, mapped: SYSCALL_SLOTS of each possible CPU */
+	const struct syscall_slot *slots;
+	size_t slots_size;
 	/* (pid << 32 | nr) -> count already reported */
 	struct hashmap *reported;
 	uint64_t events; /* syscalls counted, over every key ever read */
@@ -69,10 +71,25 @@ static void syscall_stop(void *state)
 
 	if (!c)
 		return;
+	if (c->slots)
+		munmap((void *)c->slots, c->slots_size);
 	syscall_bpf__destroy(c->skel);
 	hashmap__free(c->reported);
 	record__free(&c->rec);
 	free(c);
+}
+
+static int map_slots(struct syscall_collector *c)
+{
+	void *p;
+
+	c->slots_size = (size_t)map_ncpus() * SYSCALL_SLOTS * sizeof(*c->slots);
+	p = mmap(NULL, c->slots_size, PROT_READ, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.syscall_slots), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	c->slots = p;
+	return 0;
 }
 
 static int syscall_start(struct kmond *k, void **state)
@@ -94,9 +111,16 @@ static int syscall_start(struct kmond *k, void **state)
 	err = provider__share_maps(k->provider, c->skel->obj);
 	if (err)
 		goto cleanup;
-	err = syscall_bpf__load(c->skel);
+	err = bpf_map__set_max_entries(c->skel->maps.syscall_slots,
+				       map_ncpus() * SYSCALL_SLOTS);
+	err = err ?: syscall_bpf__load(c->skel);
 	if (err) {
 		log_error("failed to load syscall: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = map_slots(c);
+	if (err) {
+		log_error("failed to map syscall's slots: %s", strerror(-err));
 		goto cleanup;
 	}
 	syscall_apply(c, &k->cfg);
@@ -155,75 +179,45 @@ static void emit_delta(void *ctx, const void *key, uint64_t delta)
 	emit(w->c, w->k, w->ts, key, delta);
 }
 
-/* Read twice with the same even seq: the slot did not change hands in
- * between, nor while the first read copied it (the program makes seq odd
- * before it writes the rest; the kernel copies a slot front to back and
- * x86 does not reorder loads, so a first copy that saw any of the new
- * fields is followed by a second that sees a new seq). */
-static bool slot_stable(const struct syscall_slot *a,
-			const struct syscall_slot *b)
+/* A slot as it was between two reads of an even seq: the program makes
+ * seq odd before it changes the rest, and even after (atomic adds, which
+ * order its stores). False when it kept changing. */
+static bool read_slot(const struct syscall_slot *live, struct syscall_slot *s)
 {
-	return a->seq == b->seq && !(a->seq & 1);
+	for (int i = 0; i < SLOT_READS; i++) {
+		__u32 seq = __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1)
+			continue;
+		s->pid = __atomic_load_n(&live->pid, __ATOMIC_RELAXED);
+		s->nr = __atomic_load_n(&live->nr, __ATOMIC_RELAXED);
+		s->svc = __atomic_load_n(&live->svc, __ATOMIC_RELAXED);
+		s->count = __atomic_load_n(&live->count, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&live->seq, __ATOMIC_RELAXED) == seq)
+			return true;
+	}
+	return false;
 }
 
-/* n slots from first, every CPU's copy. A batch of an array starts after
- * the key given. */
-static int read_slots(int fd, __u32 first, __u32 n, struct syscall_slot *out)
-{
-	__u32 keys[n], count = n, prev = first - 1, last;
-	int err;
-
-	err = bpf_map_lookup_batch(fd, first ? &prev : NULL, &last, keys, out,
-				   &count, NULL);
-	if (err == -ENOENT) /* the map's end */
-		err = 0;
-	return err ?: (count == n ? 0 : -EIO);
-}
-
-/* The counts still in the slots, as deltas__walk's cached(): each slot
- * copy read twice; one that changed hands meanwhile is read again. */
+/* The counts still in the slots, as deltas__walk's cached(). */
 static void add_slots(void *ctx, struct delta_totals *t)
 {
 	struct walk_ctx *w = ctx;
-	int fd = bpf_map__fd(w->c->skel->maps.syscall_slots), ncpus = map_ncpus();
-	size_t size = SLOTS_PER_READ * ncpus * sizeof(struct syscall_slot);
-	struct syscall_slot *a = xmalloc(size), *b = xmalloc(size);
-	struct syscall_slot *one = xcalloc(ncpus, sizeof(*one));
-	struct syscall_slot *again = xcalloc(ncpus, sizeof(*again));
+	size_t n = (size_t)map_ncpus() * SYSCALL_SLOTS;
+	struct syscall_slot s;
 
-	for (__u32 first = 0; first < SYSCALL_SLOTS; first += SLOTS_PER_READ) {
-		if (read_slots(fd, first, SLOTS_PER_READ, a) ||
-		    read_slots(fd, first, SLOTS_PER_READ, b)) {
+	for (size_t i = 0; i < n; i++) {
+		if (!read_slot(&w->c->slots[i], &s)) {
 			deltas__hold_all(t);
 			continue;
 		}
-		for (int i = 0; i < SLOTS_PER_READ * ncpus; i++) {
-			const struct syscall_slot *s = &a[i];
-			__u32 idx = first + (__u32)(i / ncpus);
-			int cpu = i % ncpus, tries = 0;
-
-			while (!slot_stable(s, &b[i]) && tries++ < SLOT_READS) {
-				if (bpf_map_lookup_elem(fd, &idx, one) ||
-				    bpf_map_lookup_elem(fd, &idx, again))
-					break;
-				s = &one[cpu];
-				b[i] = again[cpu];
-			}
-			if (!slot_stable(s, &b[i])) {
-				deltas__hold_all(t);
-				continue;
-			}
-			if (s->count && s->svc != SYSCALL_SVC_NONE)
-				deltas__add(t,
-					    &(struct syscall_key){
-						    s->pid, s->nr, s->svc, 0 },
-					    s->count);
-		}
+		if (s.count && s.svc != SYSCALL_SVC_NONE)
+			deltas__add(t,
+				    &(struct syscall_key){ s.pid, s.nr, s.svc,
+							   0 },
+				    s.count);
 	}
-	free(a);
-	free(b);
-	free(one);
-	free(again);
 }
 
 /* A process that exited counts no more: forget it, so the map never
