@@ -37,8 +37,8 @@ struct {
 	__type(value, __u64);
 } syscall_counts SEC(".maps");
 
-/* Every CPU's slots, CPU after CPU: max_entries is set to the possible
- * CPUs times SYSCALL_SLOTS at load. User space reads them where they are
+/* Every CPU's slots, CPU after CPU: max_entries is set at load to
+ * SYSCALL_SLOTS times one more than the highest CPU number. User space reads them where they are
  * (mmap): read through bpf() as a per-CPU array, each slot of each CPU
  * cost a copy, twice, 40% of an idle kmond's CPU on the default config. */
 struct {
@@ -73,6 +73,16 @@ static __always_inline void slot_spill(struct syscall_slot *s)
 		stat_add(&syscall_stats, SYSCALL_MAP_FULL, s->count);
 }
 
+/* A fetching add, whose result is used: the arm64 JIT orders only that
+ * kind (a plain one is a STADD), and user space must see seq odd before
+ * the slot's new fields, and even only after them. */
+static __always_inline void seq_bump(struct syscall_slot *s)
+{
+	__u64 old = __sync_fetch_and_add(&s->seq, 1);
+
+	barrier_var(old);
+}
+
 /* The slot now counts (pid, nr): the process looked up in pid_service. */
 static __always_inline void slot_refill(struct syscall_slot *s, __u32 pid,
 					__u32 nr, __u64 gen)
@@ -80,14 +90,14 @@ static __always_inline void slot_refill(struct syscall_slot *s, __u32 pid,
 	__u32 svc;
 	bool counted = kmon_selected_tgid(pid, &svc);
 
-	__sync_fetch_and_add(&s->seq, 1); /* odd: user space reads again */
+	seq_bump(s); /* odd: user space reads again */
 	slot_spill(s);
 	s->pid = pid;
 	s->nr = nr;
 	s->svc = counted ? svc : SYSCALL_SVC_NONE;
 	s->gen = gen;
 	s->count = counted;
-	__sync_fetch_and_add(&s->seq, 1);
+	seq_bump(s);
 }
 
 static __always_inline int handle_sys_enter(long nr)
@@ -104,8 +114,10 @@ static __always_inline int handle_sys_enter(long nr)
 	idx = bpf_get_smp_processor_id() << SYSCALL_SLOT_BITS | slot_of(pid, nr);
 	s = bpf_map_lookup_elem(&syscall_slots, &idx);
 	gen = bpf_map_lookup_elem(&pid_service_gen, &zero);
-	if (!s || !gen)
+	if (!s || !gen) { /* never: the map has a slot per CPU number */
+		stat_inc(&syscall_stats, SYSCALL_MAP_FULL);
 		return 0;
+	}
 	if (s->pid == pid && s->nr == nr && s->gen == *gen) {
 		if (s->svc != SYSCALL_SVC_NONE)
 			s->count++;

@@ -22,17 +22,21 @@ struct syscall_key {
 #define SYSCALL_SVC_NONE 0xffffffffu /* the process is not monitored */
 
 struct syscall_slot {
-	__u32 seq; /* odd while the slot changes hands */
+	/* odd while the slot changes hands; 64 bits: clang 14 makes a
+	 * fetching (ordered) add of 32 bits only with -mcpu=v3 */
+	__u64 seq;
 	__u32 pid; /* tgid */
 	__u32 nr;
 	__u32 svc; /* as in syscall_key, or SYSCALL_SVC_NONE */
+	__u32 pad;
 	__u64 gen; /* pid_service_gen when it was filled */
 	__u64 count; /* counted here, not yet in syscall_counts */
 };
 
 enum syscall_stat {
-	/* Syscalls lost: no room for a new (pid, nr). The ones counted are
-	 * the sum of the counts: no second counter on the hot path. */
+	/* Syscalls lost: no room for a new (pid, nr) (or no slot for the
+	 * CPU). The ones counted are the sum of the counts: no second
+	 * counter on the hot path. */
 	SYSCALL_MAP_FULL,
 	SYSCALL_NR_STATS,
 };

@@ -29,10 +29,12 @@
 /* Reads of a slot that keeps changing hands before it is left for the
  * next interval (its count goes into syscall_counts meanwhile). */
 #define SLOT_READS 20
+/* Slots found changing, read again once the others are read. */
+#define SLOTS_LATER 64
 
 struct syscall_collector {
 	struct syscall_bpf *skel;
-	/* syscall_slots, mapped: SYSCALL_SLOTS of each possible CPU */
+	/* syscall_slots, mapped: SYSCALL_SLOTS per CPU number */
 	const struct syscall_slot *slots;
 	size_t slots_size;
 	/* (pid << 32 | nr) -> count already reported */
@@ -83,7 +85,7 @@ static int map_slots(struct syscall_collector *c)
 {
 	void *p;
 
-	c->slots_size = (size_t)map_ncpus() * SYSCALL_SLOTS * sizeof(*c->slots);
+	c->slots_size = (size_t)map_cpu_id_bound() * SYSCALL_SLOTS * sizeof(*c->slots);
 	p = mmap(NULL, c->slots_size, PROT_READ, MAP_SHARED,
 		 bpf_map__fd(c->skel->maps.syscall_slots), 0);
 	if (p == MAP_FAILED)
@@ -112,7 +114,7 @@ static int syscall_start(struct kmond *k, void **state)
 	if (err)
 		goto cleanup;
 	err = bpf_map__set_max_entries(c->skel->maps.syscall_slots,
-				       map_ncpus() * SYSCALL_SLOTS);
+				       map_cpu_id_bound() * SYSCALL_SLOTS);
 	err = err ?: syscall_bpf__load(c->skel);
 	if (err) {
 		log_error("failed to load syscall: %s", strerror(-err));
@@ -180,12 +182,13 @@ static void emit_delta(void *ctx, const void *key, uint64_t delta)
 }
 
 /* A slot as it was between two reads of an even seq: the program makes
- * seq odd before it changes the rest, and even after (atomic adds, which
- * order its stores). False when it kept changing. */
+ * seq odd before it changes the rest, and even after (fetching atomic
+ * adds, which order its stores on every architecture). False when it was
+ * changing at each of SLOT_READS tries. */
 static bool read_slot(const struct syscall_slot *live, struct syscall_slot *s)
 {
 	for (int i = 0; i < SLOT_READS; i++) {
-		__u32 seq = __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE);
+		__u64 seq = __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE);
 
 		if (seq & 1)
 			continue;
@@ -200,23 +203,41 @@ static bool read_slot(const struct syscall_slot *live, struct syscall_slot *s)
 	return false;
 }
 
-/* The counts still in the slots, as deltas__walk's cached(). */
+static void add_slot(struct delta_totals *t, const struct syscall_slot *s)
+{
+	if (s->count && s->svc != SYSCALL_SVC_NONE)
+		deltas__add(t,
+			    &(struct syscall_key){ s->pid, s->nr, s->svc, 0 },
+			    s->count);
+}
+
+/* The counts still in the slots, as deltas__walk's cached(). A slot
+ * changing hands stays odd for a map update (well under a microsecond):
+ * one found so is read again after the others, and only one still
+ * changing then holds the walk's deletions (deltas__hold_all). */
 static void add_slots(void *ctx, struct delta_totals *t)
 {
 	struct walk_ctx *w = ctx;
-	size_t n = (size_t)map_ncpus() * SYSCALL_SLOTS;
+	size_t n = (size_t)map_cpu_id_bound() * SYSCALL_SLOTS, nlater = 0;
+	size_t later[SLOTS_LATER];
 	struct syscall_slot s;
 
+	/* The map was read before: a count it already holds, moved out of
+	 * a slot, is not seen in the slot too. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	for (size_t i = 0; i < n; i++) {
-		if (!read_slot(&w->c->slots[i], &s)) {
+		if (read_slot(&w->c->slots[i], &s))
+			add_slot(t, &s);
+		else if (nlater < SLOTS_LATER)
+			later[nlater++] = i;
+		else
 			deltas__hold_all(t);
-			continue;
-		}
-		if (s.count && s.svc != SYSCALL_SVC_NONE)
-			deltas__add(t,
-				    &(struct syscall_key){ s.pid, s.nr, s.svc,
-							   0 },
-				    s.count);
+	}
+	for (size_t i = 0; i < nlater; i++) {
+		if (read_slot(&w->c->slots[later[i]], &s))
+			add_slot(t, &s);
+		else
+			deltas__hold_all(t);
 	}
 }
 

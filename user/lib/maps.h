@@ -4,9 +4,17 @@
 #define KMON_MAPS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* Number of possible CPUs: the length of a per-CPU map value. */
 int map_ncpus(void);
+/* One more than the highest possible CPU's number, which
+ * bpf_get_smp_processor_id() stays below: CPUs may be numbered with gaps
+ * (possible 0-3,8-11), where map_ncpus() counts them. */
+int map_cpu_id_bound(void);
+/* One more than the highest number in a CPU list as the kernel writes
+ * them ("0-3,8-11": 12); -1 when it has none. */
+int cpu_list_bound(FILE *f);
 /* Sum over CPUs of a per-CPU u64 value; 0 when key is absent. */
 uint64_t map_percpu_sum(int fd, const void *key);
 
