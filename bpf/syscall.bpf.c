@@ -2,10 +2,10 @@
 /* Syscall counters, per (process, syscall), kept in the kernel; user space
  * reads the cumulative counts each interval.
  *
- * A syscall of a process already seen on this CPU costs two array lookups
- * and the CPU's number (inlined, no helper call: the CPU's number since
- * 6.10) and an add: each CPU has a direct-mapped table
- * of slots, one (process, syscall) each, with its service and count. Only
+ * A syscall of a process already seen on this CPU costs the CPU's number,
+ * two array lookups (all inlined, no helper call; the CPU's number since
+ * 6.10) and an add: each CPU has a direct-mapped table of slots, one
+ * (process, syscall) each, with its service and count. Only
  * a syscall whose slot holds another (process, syscall), or was filled
  * before pid_service last changed (pid_service_gen), looks the process
  * up in pid_service and moves the slot's count into syscall_counts, the
@@ -38,9 +38,10 @@ struct {
 } syscall_counts SEC(".maps");
 
 /* Every CPU's slots, CPU after CPU: max_entries is set at load to
- * SYSCALL_SLOTS times one more than the highest CPU number. User space reads them where they are
- * (mmap): read through bpf() as a per-CPU array, each slot of each CPU
- * cost a copy, twice, 40% of an idle kmond's CPU on the default config. */
+ * SYSCALL_SLOTS times one more than the highest CPU number. User space
+ * reads them where they are (mmap): read through bpf() as a per-CPU
+ * array, each slot of each CPU cost a copy, twice, 40% of an idle kmond's
+ * CPU on the default config. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -111,7 +112,8 @@ static __always_inline int handle_sys_enter(long nr)
 	if (filter_on && !wanted[nr])
 		return 0;
 	pid = bpf_get_current_pid_tgid() >> 32;
-	idx = bpf_get_smp_processor_id() << SYSCALL_SLOT_BITS | slot_of(pid, nr);
+	idx = bpf_get_smp_processor_id() << SYSCALL_SLOT_BITS |
+	      slot_of(pid, nr);
 	s = bpf_map_lookup_elem(&syscall_slots, &idx);
 	gen = bpf_map_lookup_elem(&pid_service_gen, &zero);
 	if (!s || !gen) { /* never: the map has a slot per CPU number */

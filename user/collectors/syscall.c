@@ -81,11 +81,17 @@ static void syscall_stop(void *state)
 	free(c);
 }
 
+/* SYSCALL_SLOTS per CPU number (bpf/syscall.bpf.c's syscall_slots). */
+static size_t slot_count(void)
+{
+	return (size_t)map_cpu_id_bound() * SYSCALL_SLOTS;
+}
+
 static int map_slots(struct syscall_collector *c)
 {
 	void *p;
 
-	c->slots_size = (size_t)map_cpu_id_bound() * SYSCALL_SLOTS * sizeof(*c->slots);
+	c->slots_size = slot_count() * sizeof(*c->slots);
 	p = mmap(NULL, c->slots_size, PROT_READ, MAP_SHARED,
 		 bpf_map__fd(c->skel->maps.syscall_slots), 0);
 	if (p == MAP_FAILED)
@@ -114,7 +120,7 @@ static int syscall_start(struct kmond *k, void **state)
 	if (err)
 		goto cleanup;
 	err = bpf_map__set_max_entries(c->skel->maps.syscall_slots,
-				       map_cpu_id_bound() * SYSCALL_SLOTS);
+				       slot_count());
 	err = err ?: syscall_bpf__load(c->skel);
 	if (err) {
 		log_error("failed to load syscall: %s", strerror(-err));
@@ -218,8 +224,7 @@ static void add_slot(struct delta_totals *t, const struct syscall_slot *s)
 static void add_slots(void *ctx, struct delta_totals *t)
 {
 	struct walk_ctx *w = ctx;
-	size_t n = (size_t)map_cpu_id_bound() * SYSCALL_SLOTS, nlater = 0;
-	size_t later[SLOTS_LATER];
+	size_t n = slot_count(), nlater = 0, later[SLOTS_LATER];
 	struct syscall_slot s;
 
 	/* The map was read before: a count it already holds, moved out of

@@ -132,6 +132,8 @@ static void sort_unique(struct elf_syms *es)
 {
 	size_t out = 0;
 
+	if (!es->nsyms) /* syms is NULL: qsort's argument must not be */
+		return;
 	qsort(es->syms, es->nsyms, sizeof(*es->syms), sym_cmp);
 	for (size_t i = 0; i < es->nsyms; i++)
 		if (!out || es->syms[out - 1].addr != es->syms[i].addr)
