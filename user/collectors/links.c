@@ -49,11 +49,11 @@ uint64_t tcp_links__prefix(const char *node)
 	return (h ?: 1) << TCP_ID_SERIAL_BITS;
 }
 
-uint32_t tcp_links__cpu_bits(int ncpus)
+uint32_t tcp_links__cpu_bits(int cpu_ids)
 {
 	uint32_t bits = 0;
 
-	while (bits < 16 && (1 << bits) < ncpus)
+	while (bits < 16 && (1 << bits) < cpu_ids)
 		bits++;
 	return bits;
 }

@@ -16,8 +16,9 @@ struct tcp_links_report;
  * boot id and this start (a restart must not reuse the last run's ids),
  * never zero. */
 uint64_t tcp_links__prefix(const char *node);
-/* Bits of a serial that name the CPU it was made on. */
-uint32_t tcp_links__cpu_bits(int ncpus);
+/* Bits of a serial that name the CPU it was made on, for CPU numbers
+ * below cpu_ids (map_cpu_id_bound()). */
+uint32_t tcp_links__cpu_bits(int cpu_ids);
 
 /* The trace a request starts when it has no parent: a function of its
  * id alone, so the children of a request (whose parent field names it)

@@ -656,7 +656,9 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	if (c->skel->rodata->conn_in_socket)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	c->skel->rodata->id_prefix = tcp_links__prefix(k->cfg.node);
-	c->skel->rodata->id_cpu_bits = tcp_links__cpu_bits(c->ncpus);
+	/* the program puts bpf_get_smp_processor_id() in these bits: CPU
+	 * numbers, which may have gaps, not the count of CPUs */
+	c->skel->rodata->id_cpu_bits = tcp_links__cpu_bits(map_cpu_id_bound());
 	send_btf = chosen[HOOK_SEND_ENTRY] >= 0 &&
 		   tcp_hooks[HOOK_SEND_ENTRY].cands[chosen[HOOK_SEND_ENTRY]].kind ==
 			   ATTACH_TP_BTF;
