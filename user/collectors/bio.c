@@ -333,7 +333,7 @@ static bool walk_inflight(struct bio_collector *c, bool last_walk)
 {
 	int fd = bpf_map__fd(c->skel->maps.bio_inflight);
 	struct bio_rq_key key, next;
-	uint64_t now = monotonic_ns(), last = c->last_walk_ns;
+	uint64_t now = monotonic_ns(), prev = c->last_walk_ns;
 	struct bio_start s;
 	bool overdue = false, more;
 
@@ -344,7 +344,7 @@ static bool walk_inflight(struct bio_collector *c, bool last_walk)
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
 		if (bpf_map_lookup_elem(fd, &key, &s))
 			continue;
-		if (s.issue_ns && (s.issue_ns < last || last_walk))
+		if (s.issue_ns && (s.issue_ns < prev || last_walk))
 			overdue = true;
 		/* made after now was read: not stale */
 		if (s.start_ns >= now || now - s.start_ns <= BIO_STALE_NS)
