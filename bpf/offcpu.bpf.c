@@ -31,8 +31,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Control, rewritten by user space on reload. */
 __u64 min_block_ns = OFFCPU_DEFAULT_MIN_BLOCK_NS;
 __u32 state_filter = OFFCPU_STATE_SLEEP;
-/* Bumped by user space when it deletes stacks: user stack ids remembered
- * in tasks from before may be gone. */
+/* Bumped by user space as it begins to delete stacks (odd while it
+ * does) and when it is done (even): user stack ids remembered in tasks
+ * from before may be gone, unless pinned (offcpu_ustack_pins). */
 __u32 stack_gen;
 
 /* Where a block's start is noted: in the task itself when the hook has
@@ -89,6 +90,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_kstack);
 } offcpu_scratch SEC(".maps");
+
+/* How many blocks noted in task storage hold each user stack id: a
+ * sweep keeps those, since user space cannot list task storage, so a
+ * thread asleep across a sweep keeps its user stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, OFFCPU_STACK_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u64); /* clang 14 fetches 32-bit adds only with v3 */
+} offcpu_ustack_pins SEC(".maps");
 
 KMON_STATS_MAP(offcpu_stats, OFFCPU_NR_STATS);
 
@@ -151,13 +162,27 @@ static __always_inline bool same_uregs(const struct offcpu_uregs *a,
 	return a->ip == b->ip && a->sp == b->sp && a->gen == b->gen;
 }
 
+/* A fetching add, whose result is used: the arm64 JIT orders only that
+ * kind (a plain one is a STADD), and the pin must be visible before
+ * stack_gen is read again (ustack_pinned). */
+static __always_inline void pin_add(__s32 id, __u64 add)
+{
+	__u32 key = id;
+	__u64 *pins = bpf_map_lookup_elem(&offcpu_ustack_pins, &key), old;
+
+	if (!pins)
+		return;
+	old = __sync_fetch_and_add(pins, add);
+	barrier_var(old);
+}
+
 /* The user stack of current (task), walked again only when it entered
  * the kernel from somewhere else than last time (see offcpu_uregs). */
 static __always_inline __s32 ustack_cached(void *ctx, struct task_struct *task,
-					   struct offcpu_start *last)
+					   struct offcpu_start *last, __u32 gen)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	struct offcpu_uregs u = { .gen = stack_gen };
+	struct offcpu_uregs u = { .gen = gen };
 
 	/* A BTF pointer: plain loads, no probe reads. */
 	u.ip = PT_REGS_IP(regs);
@@ -166,6 +191,26 @@ static __always_inline __s32 ustack_cached(void *ctx, struct task_struct *task,
 		return last->ustack;
 	last->uregs = u;
 	return ustack_id(ctx);
+}
+
+/* ustack_cached, pinned until the block ends (take_start). A sweep under
+ * way (stack_gen odd), or one begun before the pin was seen (stack_gen
+ * moved meanwhile: user space reads the pins after its first bump), may
+ * delete the id: then no user stack for this block, rather than one
+ * that may be gone or name another stack. */
+static __always_inline __s32 ustack_pinned(void *ctx, struct task_struct *task,
+					   struct offcpu_start *last)
+{
+	__u32 gen = *(volatile __u32 *)&stack_gen;
+	__s32 id = ustack_cached(ctx, task, last, gen);
+
+	if (id < 0)
+		return id;
+	pin_add(id, 1);
+	if (!(gen & 1) && *(volatile __u32 *)&stack_gen == gen)
+		return id;
+	pin_add(id, -1);
+	return -1;
 }
 
 /* Hooks without task pointers: the start by tid, both stacks now. */
@@ -195,7 +240,10 @@ static __always_inline void start_in_task(void *ctx, struct task_struct *prev,
 	/* A new task's storage is zeroed: ustack 0 would look walked. */
 	if (!sp->pid)
 		sp->ustack = -1;
-	sp->ustack = ustack_cached(ctx, prev, sp);
+	/* a start never taken (its switch-in unseen) lets go of its pin */
+	else if (sp->ts && sp->ustack >= 0)
+		pin_add(sp->ustack, -1);
+	sp->ustack = ustack_pinned(ctx, prev, sp);
 	sp->kstack = 0;
 	sp->pid = s->pid;
 	sp->svc = s->svc;
@@ -271,12 +319,9 @@ static __always_inline bool take_start(__u32 tid, struct task_struct *next,
 			return false;
 		*s = *sp;
 		sp->ts = 0;
-		/* Stacks were swept while it slept: user space cannot see
-		 * task storage, so its user stack id may have been freed
-		 * and given to another stack. Better none than a wrong one
-		 * (not counted as lost: that would trigger another sweep). */
-		if (s->uregs.gen != stack_gen)
-			s->ustack = -1;
+		/* pinned since the start: no sweep has freed it */
+		if (s->ustack >= 0)
+			pin_add(s->ustack, -1);
 		return true;
 	}
 	sp = bpf_map_lookup_elem(&offcpu_starts, &tid);

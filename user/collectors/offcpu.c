@@ -282,10 +282,35 @@ static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 
 /* --- stacks --- */
 
-/* Deletes the stacks no key and no thread off-CPU now holds (threads
- * whose start is in task storage cannot be listed: a thread asleep across
- * a sweep may lose its user stack, as may one that blocks during it; it
- * costs a stack, never a block), which is why sweeps are rare. */
+/* Marks the user stack ids held by blocks noted in task storage, which
+ * user space cannot list: the kernel counts them (offcpu_ustack_pins).
+ * Unreadable, every id is kept. */
+static void mark_pinned(struct offcpu_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_ustack_pins);
+	__u32 *keys = xcalloc(OFFCPU_STACK_ENTRIES, sizeof(*keys));
+	__u64 *pins = xcalloc(OFFCPU_STACK_ENTRIES, sizeof(*pins));
+	__u32 out, count = OFFCPU_STACK_ENTRIES;
+	int err;
+
+	err = bpf_map_lookup_batch(fd, NULL, &out, keys, pins, &count, NULL);
+	if (err && errno != ENOENT)
+		count = 0;
+	if (count < OFFCPU_STACK_ENTRIES) {
+		log_warn("offcpu: stack pins unreadable (%s): no user stack "
+			 "deleted", err ? strerror(errno) : "short read");
+		memset(c->used, 1, sizeof(c->used));
+	}
+	for (__u32 i = 0; i < count; i++)
+		if (pins[i] && keys[i] < OFFCPU_STACK_ENTRIES)
+			c->used[keys[i]] = true;
+	free(keys);
+	free(pins);
+}
+
+/* Deletes the stacks no key and no thread off-CPU now holds, which is why
+ * sweeps are rare. A thread that blocks while stack_gen is odd (a sweep
+ * under way) has its block counted without user frames. */
 static void sweep_kstacks(struct offcpu_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
@@ -315,9 +340,12 @@ static void sweep_stacks(struct offcpu_collector *c)
 	__u32 tid, next_tid, id, next_id;
 	bool more;
 
-	/* Tasks re-walk their user stacks from now on: the ids they
-	 * remember may be deleted below. */
+	/* Odd: tasks re-walk their user stacks from now on (the ids they
+	 * remember may be deleted below), and a pin made after the pins are
+	 * read is not trusted (ustack_pinned): the bump comes before. */
 	live_store(c->skel->bss->stack_gen, c->skel->bss->stack_gen + 1);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	mark_pinned(c);
 	more = bpf_map_get_next_key(sfd, NULL, &next_tid) == 0;
 	while (more) {
 		tid = next_tid;
@@ -333,7 +361,11 @@ static void sweep_stacks(struct offcpu_collector *c)
 			continue;
 		bpf_map_delete_elem(fd, &id);
 	}
+	/* even again: ids walked from now on stay */
+	live_store(c->skel->bss->stack_gen, c->skel->bss->stack_gen + 1);
 	sweep_kstacks(c);
+	log_debug("offcpu: stacks swept (%zu keys deleted since the last "
+		  "sweep)", c->orphans);
 	c->orphans = 0;
 }
 
