@@ -202,12 +202,15 @@ static __always_inline __s32 ustack_pinned(void *ctx, struct task_struct *task,
 					   struct offcpu_start *last)
 {
 	__u32 gen = *(volatile __u32 *)&stack_gen;
-	__s32 id = ustack_cached(ctx, task, last, gen);
+	__s32 id;
 
+	if (gen & 1)
+		return -1;
+	id = ustack_cached(ctx, task, last, gen);
 	if (id < 0)
 		return id;
 	pin_add(id, 1);
-	if (!(gen & 1) && *(volatile __u32 *)&stack_gen == gen)
+	if (*(volatile __u32 *)&stack_gen == gen)
 		return id;
 	pin_add(id, -1);
 	return -1;
@@ -319,17 +322,39 @@ static __always_inline bool take_start(__u32 tid, struct task_struct *next,
 			return false;
 		*s = *sp;
 		sp->ts = 0;
-		/* pinned since the start: no sweep has freed it */
-		if (s->ustack >= 0)
-			pin_add(s->ustack, -1);
 		return true;
 	}
 	sp = bpf_map_lookup_elem(&offcpu_starts, &tid);
 	if (!sp)
 		return false;
 	*s = *sp;
-	bpf_map_delete_elem(&offcpu_starts, &tid);
 	return true;
+}
+
+/* Lets go of a taken start's stacks: only after its key holds them, so
+ * that a sweep, which reads the pins and the starts before the keys,
+ * finds them in one or the other. */
+static __always_inline void release_start(__u32 tid, struct task_struct *next,
+					  const struct offcpu_start *s)
+{
+	if (!next)
+		bpf_map_delete_elem(&offcpu_starts, &tid);
+	else if (s->ustack >= 0)
+		pin_add(s->ustack, -1);
+}
+
+/* A dying task's last switch-out: a start it still holds (its switch-in
+ * unseen) lets go of its pin, or the id would never be freed. */
+static __always_inline void forget_start(struct task_struct *prev)
+{
+	struct offcpu_start *sp;
+
+	sp = bpf_task_storage_get(&offcpu_task_starts, prev, 0, 0);
+	if (!sp || !sp->ts)
+		return;
+	sp->ts = 0;
+	if (sp->ustack >= 0)
+		pin_add(sp->ustack, -1);
 }
 
 static __always_inline void block_ends(void *ctx, __u32 tid,
@@ -341,11 +366,12 @@ static __always_inline void block_ends(void *ctx, __u32 tid,
 	if (!tid || !take_start(tid, next, &s))
 		return;
 	delta = bpf_ktime_get_ns() - s.ts;
-	if (delta < min_block_ns)
-		return;
-	if (!s.kstack && next)
-		s.kstack = kstack_of(ctx, next);
-	add_block(&s, delta);
+	if (delta >= min_block_ns) {
+		if (!s.kstack && next)
+			s.kstack = kstack_of(ctx, next);
+		add_block(&s, delta);
+	}
+	release_start(tid, next, &s);
 }
 
 /* --- hooks --- */
@@ -369,8 +395,12 @@ static __always_inline int handle_switch(void *ctx, bool preempt,
 					 struct task_struct *prev,
 					 struct task_struct *next, bool trusted)
 {
-	if (starts_block(preempt, task_state(prev, trusted), TASK_DEAD))
+	__u32 state = task_state(prev, trusted);
+
+	if (starts_block(preempt, state, TASK_DEAD))
 		block_starts(ctx, trusted ? prev : NULL);
+	else if (trusted && (state & TASK_DEAD))
+		forget_start(prev);
 	block_ends(ctx, trusted ? next->pid : BPF_CORE_READ(next, pid),
 		   trusted ? next : NULL);
 	return 0;

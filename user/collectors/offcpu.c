@@ -52,7 +52,8 @@ struct offcpu_collector {
 	/* hist_id() -> u64[OFFCPU_HIST_SLOTS] already reported */
 	struct hashmap *reported_hist;
 	struct hashmap *gone; /* pids whose caches go after this interval */
-	/* stacks a live key holds: user stack ids, kernel stack hashes */
+	/* stacks a sweep keeps (the keys', the starts', the pinned): user
+	 * stack ids, kernel stack hashes */
 	bool used[OFFCPU_STACK_ENTRIES];
 	struct hashmap *kused;
 	size_t nkeys; /* keys at the last collect */
@@ -249,9 +250,6 @@ static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 	struct offcpu_val val;
 	bool more;
 
-	memset(c->used, 0, sizeof(c->used));
-	hashmap__free(c->kused);
-	c->kused = hashmap__new();
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
 	while (more) {
 		key = next;
@@ -259,10 +257,8 @@ static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 		if (bpf_map_lookup_elem(fd, &key, &val))
 			continue;
 		nkeys++;
-		if (!report_key(c, ts, &key, &val)) {
-			mark_used(c, key.kstack, key.ustack);
+		if (!report_key(c, ts, &key, &val))
 			continue;
-		}
 		if (ngone == cap) {
 			cap = cap ? cap * 2 : 64;
 			gone = xrealloc(gone, cap * sizeof(*gone));
@@ -281,6 +277,21 @@ static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 }
 
 /* --- stacks --- */
+
+/* Marks the stacks the keys hold. */
+static void mark_keys(struct offcpu_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.offcpu_aggs);
+	struct offcpu_key key, next;
+	bool more;
+
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		mark_used(c, key.kstack, key.ustack);
+	}
+}
 
 /* Marks the user stack ids held by blocks noted in task storage, which
  * user space cannot list: the kernel counts them (offcpu_ustack_pins).
@@ -345,6 +356,9 @@ static void sweep_stacks(struct offcpu_collector *c)
 	 * read is not trusted (ustack_pinned): the bump comes before. */
 	live_store(c->skel->bss->stack_gen, c->skel->bss->stack_gen + 1);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memset(c->used, 0, sizeof(c->used));
+	hashmap__free(c->kused);
+	c->kused = hashmap__new();
 	mark_pinned(c);
 	more = bpf_map_get_next_key(sfd, NULL, &next_tid) == 0;
 	while (more) {
@@ -353,6 +367,10 @@ static void sweep_stacks(struct offcpu_collector *c)
 		if (!bpf_map_lookup_elem(sfd, &tid, &start))
 			mark_used(c, start.kstack, start.ustack);
 	}
+	/* A block that ended meanwhile let go of its start or pin only
+	 * after making its key: read after those, the keys hold it. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	mark_keys(c);
 	more = bpf_map_get_next_key(fd, NULL, &next_id) == 0;
 	while (more) {
 		id = next_id;
