@@ -43,6 +43,7 @@
 #include "lib/hash.h"
 #include "lib/histogram.h"
 #include "lib/simplex.h"
+#include "lib/xalloc.h"
 #include "collectors/occupancy_fit.h"
 #include "collectors/occupancy_sequence.h"
 
@@ -249,14 +250,11 @@ static double median(const double *m, int g, double total)
  * estimates with the least mean absolute error per layer. */
 static void bayes(const struct window *w, int g, double *rho)
 {
-	double *nll = malloc(sizeof(double) * g * g), least = HUGE_VAL;
-	double *high = calloc(g, sizeof(double)), *low = calloc(g, sizeof(double));
+	double *nll = xmalloc(sizeof(double) * g * g), least = HUGE_VAL;
+	double *high = xcalloc(g, sizeof(double));
+	double *low = xcalloc(g, sizeof(double));
 	double total = 0, p;
 
-	if (!nll || !high || !low) {
-		fprintf(stderr, "out of memory\n");
-		exit(1);
-	}
 	for (int i = 0; i < g; i++)
 		for (int j = 0; j <= i; j++) {
 			nll[i * g + j] = occ__sequence_nll(

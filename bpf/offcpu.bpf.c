@@ -216,6 +216,17 @@ static __always_inline __s32 ustack_pinned(void *ctx, struct task_struct *task,
 	return -1;
 }
 
+/* A start in task storage never taken (its switch-in unseen) lets go of
+ * its pin, or the id would never be freed. */
+static __always_inline void drop_untaken(struct offcpu_start *sp)
+{
+	if (!sp->ts)
+		return;
+	sp->ts = 0;
+	if (sp->ustack >= 0)
+		pin_add(sp->ustack, -1);
+}
+
 /* Hooks without task pointers: the start by tid, both stacks now. */
 static __always_inline void start_by_tid(void *ctx, __u32 tid,
 					 struct offcpu_start *s)
@@ -243,9 +254,8 @@ static __always_inline void start_in_task(void *ctx, struct task_struct *prev,
 	/* A new task's storage is zeroed: ustack 0 would look walked. */
 	if (!sp->pid)
 		sp->ustack = -1;
-	/* a start never taken (its switch-in unseen) lets go of its pin */
-	else if (sp->ts && sp->ustack >= 0)
-		pin_add(sp->ustack, -1);
+	else
+		drop_untaken(sp);
 	sp->ustack = ustack_pinned(ctx, prev, sp);
 	sp->kstack = 0;
 	sp->pid = s->pid;
@@ -343,18 +353,14 @@ static __always_inline void release_start(__u32 tid, struct task_struct *next,
 		pin_add(s->ustack, -1);
 }
 
-/* A dying task's last switch-out: a start it still holds (its switch-in
- * unseen) lets go of its pin, or the id would never be freed. */
+/* A dying task's last switch-out: the start it may still hold. */
 static __always_inline void forget_start(struct task_struct *prev)
 {
 	struct offcpu_start *sp;
 
 	sp = bpf_task_storage_get(&offcpu_task_starts, prev, 0, 0);
-	if (!sp || !sp->ts)
-		return;
-	sp->ts = 0;
-	if (sp->ustack >= 0)
-		pin_add(sp->ustack, -1);
+	if (sp)
+		drop_untaken(sp);
 }
 
 static __always_inline void block_ends(void *ctx, __u32 tid,

@@ -319,9 +319,7 @@ static void mark_pinned(struct offcpu_collector *c)
 	free(pins);
 }
 
-/* Deletes the stacks no key and no thread off-CPU now holds, which is why
- * sweeps are rare. A thread that blocks while stack_gen is odd (a sweep
- * under way) has its block counted without user frames. */
+/* Deletes the kernel stacks no key and no start holds. */
 static void sweep_kstacks(struct offcpu_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
@@ -343,6 +341,9 @@ static void sweep_kstacks(struct offcpu_collector *c)
 	}
 }
 
+/* Deletes the stacks no key and no thread off-CPU now holds. A thread
+ * that blocks while stack_gen is odd (a sweep under way) has its block
+ * counted without user frames, which is why sweeps are rare. */
 static void sweep_stacks(struct offcpu_collector *c)
 {
 	int sfd = bpf_map__fd(c->skel->maps.offcpu_starts);
