@@ -3,13 +3,14 @@
  * sometimes completes a request without running the block_rq_complete
  * programs (seen with tp_btf and raw_tp alike, while the tracepoint itself
  * fired: ftrace recorded it; see the README). Such a request's entry stays
- * in bio_inflight although the request was freed: a bpf_map_elem iterator
- * looks at each issued entry's request, deletes the entries of those freed
- * and writes out their keys, for user space to count as lost. Deleting
- * here, right after looking, and only the entry that was looked at: a
- * freed request is soon used again, and its new entry must stay. Its own
- * object:
- * a kernel without iterators only loses this count. */
+ * in bio_inflight although the request was freed: a program user space
+ * runs (BPF_PROG_TEST_RUN) looks at each issued entry's request, deletes
+ * the entries of those freed and counts them, for user space to count as
+ * lost. Deleting here, right after looking, and only the entry that was
+ * looked at: a freed request is soon used again, and its new entry must
+ * stay. A run over the map, not a map iterator: some kernels refuse
+ * iterators (EPERM), and this needs none. Its own object: a kernel
+ * refusing it loses only this count. */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -39,15 +40,17 @@ static __always_inline bool freed(const struct bio_rq_key *key)
 	       !BPF_CORE_READ(rq, mq_hctx);
 }
 
-SEC("iter/bpf_map_elem")
-int bio_find_lost(struct bpf_iter__bpf_map_elem *ctx)
+__u64 found; /* entries of freed requests deleted, so far */
+
+static long find_lost(void *map, struct bio_rq_key *key, struct bio_start *s,
+		      void *ctx)
 {
-	struct bio_rq_key *key = ctx->key, k;
-	struct bio_start *s = ctx->value, *cur;
+	struct bio_rq_key k;
+	struct bio_start *cur;
 	__u64 start_ns;
 
 	/* Keyed by sector (plain tracepoints): no request to look at. */
-	if (!key || !s || !key->rq || !s->issue_ns)
+	if (!key->rq || !s->issue_ns)
 		return 0;
 	/* The entry the key holds now, as it is now: the one visited may
 	 * have been replaced since (a preallocated element is reused at
@@ -62,6 +65,13 @@ int bio_find_lost(struct bpf_iter__bpf_map_elem *ctx)
 	if (!freed(&k))
 		return 0;
 	if (!bpf_map_delete_elem(&bio_inflight, &k))
-		bpf_seq_write(ctx->meta->seq, &k, sizeof(k));
+		found++;
+	return 0;
+}
+
+SEC("raw_tp")
+int bio_find_lost(void *ctx)
+{
+	bpf_for_each_map_elem(&bio_inflight, find_lost, NULL, 0);
 	return 0;
 }

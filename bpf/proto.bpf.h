@@ -24,9 +24,19 @@
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 
-/* Set before load: capture is on (the connection state lives in the
- * sockets, which is where these programs find it). */
+/* Set before load: capture is on (every tcp hook on tp_btf). */
 const volatile bool proto_capture;
+
+/* The state of a segment's socket: in the socket, or in the hash under
+ * the socket's address (the same address the tcp hooks key it by). */
+static __always_inline struct tcp_conn *conn_of_skb_sock(struct bpf_sock *sk)
+{
+	__u64 skp = (__u64)sk;
+
+	if (conn_in_socket)
+		return bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	return bpf_map_lookup_elem(&conns, &skp);
+}
 
 /* cookie -> verdict, written by user space. An LRU: the verdict of a
  * connection that closed before the kernel took it ages out. */
@@ -335,7 +345,7 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
 		return;
-	c = bpf_sk_storage_get(&sock_conns, sk, 0, 0);
+	c = conn_of_skb_sock(sk);
 	/* the one test every segment with bytes of a decided connection
 	 * pays */
 	if (!c || c->proto_state != PROTO_CAPTURING)

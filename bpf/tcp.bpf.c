@@ -355,8 +355,10 @@ static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
 	if (err && err != -EEXIST) /* full */
 		stat_inc(&tcp_stats, TCP_CONNS_FULL);
 	cp = bpf_map_lookup_elem(&conns, &skp);
-	if (cp)
-		count_once(&cp->followed_counted, &followed);
+	if (!cp)
+		return NULL;
+	proto_count(cp);
+	count_once(&cp->followed_counted, &followed);
 	return cp;
 }
 
@@ -1365,11 +1367,13 @@ int tcp_state_tp(struct trace_event_raw_inet_sock_set_state *ctx)
  * kept open and quiet after an answer (a pooled connection after its
  * last request, a client waiting for its user) would hold its last
  * request back, from the records and the topology, and lose it when
- * kmond stops. User space runs one of these iterators before each
- * report and at exit: every request answered before flush_before_ns is
- * finished. (Its connection's next request, arriving on another CPU
- * within the same microsecond, could count it twice: it takes a
- * connection quiet for an interval first.) */
+ * kmond stops. Before each report and at exit user space walks the
+ * states: every request answered before flush_before_ns is finished.
+ * (Its connection's next request, arriving on another CPU within the
+ * same microsecond, could count it twice: it takes a connection quiet
+ * for an interval first.) States in sockets are walked by an iterator;
+ * states in the hash by a program user space runs, where a kernel
+ * refuses iterators (tcp_flush.h). */
 __u64 flush_before_ns;
 
 static __always_inline void flush_quiet(struct tcp_conn *c)
@@ -1389,12 +1393,15 @@ int tcp_flush_sockets(struct bpf_iter__bpf_sk_storage_map *ctx)
 	return 0;
 }
 
-SEC("iter/bpf_map_elem")
-int tcp_flush_conns(struct bpf_iter__bpf_map_elem *ctx)
+static long flush_conn(void *map, __u64 *skp, struct tcp_conn *c, void *ctx)
 {
-	struct tcp_conn *c = ctx->value;
+	flush_quiet(c);
+	return 0;
+}
 
-	if (c)
-		flush_quiet(c);
+SEC("raw_tp")
+int tcp_flush_conns(void *ctx)
+{
+	bpf_for_each_map_elem(&conns, flush_conn, NULL, 0);
 	return 0;
 }

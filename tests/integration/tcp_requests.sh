@@ -37,8 +37,10 @@ if [ -n "${KMOND_PROBE_DENY:-}" ]; then # run by tcp_fallback.sh
 		fail "the syscall fallback was not chosen"
 fi
 # The state lives in the sockets only with every hook on tp_btf (not on a
-# kernel before 6.3, which lacks sock_{recv,send}_length, nor denied).
-if grep -E 'sock_(recv|send|state): attach with ' "$WORK/kmond.err" | grep -vq 'attach with tp_btf'; then
+# kernel before 6.3, which lacks sock_{recv,send}_length, nor denied), and
+# an iterator to flush them (not on a kernel refusing iterators).
+if grep -E 'sock_(recv|send|state): attach with ' "$WORK/kmond.err" | grep -vq 'attach with tp_btf' ||
+	grep -q 'flush: attach with run' "$WORK/kmond.err"; then
 	want_store="a hash"
 else
 	want_store="the sockets"

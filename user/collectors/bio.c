@@ -52,6 +52,7 @@ enum {
 	HOOK_ISSUE,
 	HOOK_COMPLETE,
 	HOOK_REQUEUE,
+	HOOK_LOST, /* its own object (bio_lost.h) */
 	NR_HOOKS
 };
 
@@ -65,11 +66,13 @@ static const struct hook bio_hooks[] = {
 	/* 6.5+: the submitter's context. Without it the owner is the task
 	 * at insert (else issue), usually the submitter too. */
 	[HOOK_START] = { "io_start", BIO_HOOK("block_io_start", "bio_start"),
-			 .optional = true },
+			 .optional = true,
+			 .feature = "an I/O is owned by the task that inserts "
+				    "or issues it" },
 	/* Without it, no queue times. */
 	[HOOK_INSERT] = { "rq_insert",
 			  BIO_HOOK("block_rq_insert", "bio_insert"),
-			  .optional = true },
+			  .optional = true, .feature = "no queue times" },
 	[HOOK_ISSUE] = { "rq_issue", BIO_HOOK("block_rq_issue", "bio_issue") },
 	[HOOK_COMPLETE] = { "rq_complete",
 			    BIO_HOOK("block_rq_complete", "bio_complete") },
@@ -77,7 +80,10 @@ static const struct hook bio_hooks[] = {
 	 * stays its submitter's. */
 	[HOOK_REQUEUE] = { "rq_requeue",
 			   BIO_HOOK("block_rq_requeue", "bio_requeue"),
-			   .optional = true },
+			   .optional = true,
+			   .feature = "a requeued request inserted again by "
+				      "kblockd is kblockd's" },
+	[HOOK_LOST] = BIO_LOST_HOOK,
 };
 
 static const char *const op_names[BIO_NR_OPS] = {
@@ -383,9 +389,10 @@ static void bio_collect(void *state, struct kmond *k, uint64_t ts)
 	c->nkeys = c->walked;
 	for (size_t i = 0; i < c->nseries; i++)
 		emit_series(c, ts, &c->series[i]);
-	/* The iterator costs 20 times the walk (300 us on 16384 buckets
-	 * here): only when a request has been in flight an interval, so a
-	 * lost completion is counted within two, or at the last collect. */
+	/* The lost walk looks at every request (the iterator it was cost
+	 * 20 times the map walk, 300 us on 16384 buckets): only when a
+	 * request has been in flight an interval, so a lost completion is
+	 * counted within two, or at the last collect. */
 	if (walk_inflight(c, k->last_collect))
 		c->missed_lost = bio_lost__sweep(c->missed);
 }
@@ -450,7 +457,7 @@ static int bio_open(struct bio_collector *c, struct kmond *k)
 		log_error("failed to open bio: %s", strerror(-err));
 		return err;
 	}
-	err = probe__select(c->skel->obj, bio_hooks, NR_HOOKS, chosen);
+	err = probe__select("bio", c->skel->obj, bio_hooks, HOOK_LOST, chosen);
 	if (err)
 		return err;
 	/* block_io_start follows a request from its start: an insert is
@@ -469,14 +476,12 @@ static int bio_open(struct bio_collector *c, struct kmond *k)
 				    NULL);
 	/* Only the plain tracepoints lack the request pointer; one hook on
 	 * them makes every hook key by (dev, sector). */
-	for (int h = 0; h < NR_HOOKS; h++)
+	for (int h = 0; h < HOOK_LOST; h++)
 		if (chosen[h] >= 0 &&
 		    bio_hooks[h].cands[chosen[h]].kind == ATTACH_TRACEPOINT)
 			by_sector = true;
 	c->skel->rodata->key_by_sector = by_sector;
 	c->skel->rodata->have_io_start = chosen[HOOK_START] >= 0;
-	if (chosen[HOOK_INSERT] < 0)
-		log_warn("bio: no block_rq_insert: no queue times");
 	return provider__share_maps(k->provider, c->skel->obj);
 }
 
@@ -499,14 +504,19 @@ static int bio_start(struct kmond *k, void **state)
 	}
 	err = bio_bpf__load(c->skel);
 	if (err) {
-		log_error("failed to load bio: %s", strerror(-err));
+		log_debug("failed to load bio: %s", strerror(-err));
 		goto cleanup;
 	}
 	bio_apply(c, &k->cfg);
 	/* Keyed by sector there is no request to look at (README). */
 	if (!c->skel->rodata->key_by_sector)
 		c->missed = bio_lost__new(
+			&bio_hooks[HOOK_LOST],
 			bpf_map__fd(c->skel->maps.bio_inflight));
+	probe__set_unloaded(&bio_hooks[HOOK_LOST],
+			    c->skel->rodata->key_by_sector ?
+				    "keyed by sector: no request to look at" :
+				    NULL);
 	err = rings__add(k->rings, bpf_map__fd(c->skel->maps.bio_events),
 				 on_slow, c);
 	if (err)

@@ -7,11 +7,21 @@
 
 #include <stdint.h>
 
+#include "loader/probe.h"
+
 struct bio_lost;
 
-/* inflight_fd: the collector's bio_inflight map. NULL (logged) when the
- * kernel refuses the iterator: the count is then missing, nothing else. */
-struct bio_lost *bio_lost__new(int inflight_fd);
+/* The hook of the lost walk, optional: a run over the in-flight map. */
+#define BIO_LOST_HOOK                                                       \
+	{ "lost_walk", { { ATTACH_RUN, "bio_find_lost", "bio_inflight" } },  \
+	  1, .optional = true,                                              \
+	  .feature = "I/Os whose completion the kernel skipped are not "    \
+		     "counted lost" }
+
+/* hook: BIO_LOST_HOOK; inflight_fd: the collector's bio_inflight map.
+ * NULL (said once) when the kernel refuses the program: the count is
+ * then missing, nothing else. */
+struct bio_lost *bio_lost__new(const struct hook *hook, int inflight_fd);
 void bio_lost__free(struct bio_lost *l); /* NULL-safe */
 /* Has the entries of freed requests deleted; returns how many, so far. */
 uint64_t bio_lost__sweep(struct bio_lost *l);

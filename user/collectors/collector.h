@@ -46,7 +46,9 @@ struct collector_ops {
 	 * hook is needed. */
 	bool (*uses_hook)(const struct config *cfg, int h);
 	/* open -> select attach methods -> load -> fill control maps ->
-	 * attach. Returns 0 and *state, or -errno (logged). */
+	 * attach. Returns 0 and *state, or -errno (logged; a load refused
+	 * only at debug level: the daemon starts it again without the
+	 * refused program, and says so if that does not help). */
 	int (*start)(struct kmond *k, void **state);
 	/* A reload changed the config: rewrite control maps only. */
 	int (*apply)(void *state, const struct config *cfg);

@@ -64,7 +64,8 @@ static const struct hook counters_hooks[] = {
 	[HOOK_FUNCTIONS] = { "functions",
 	  { { ATTACH_FENTRY, "counters_fentry", "tcp_connect" },
 	    { ATTACH_KPROBE, "counters_kprobe", "tcp_connect" } },
-	  2 },
+	  2, .optional = true,
+	  .feature = "kernel functions are not counted" },
 };
 
 static bool counters_uses_hook(const struct config *cfg, int h)
@@ -381,8 +382,8 @@ static int counters_select(struct counters_collector *c)
 	/* Functions first: probe__select frees the kernel BTF before the
 	 * load, and probing after it would hold a copy through the load. */
 	c->fn_hook = probe__choose(&counters_hooks[HOOK_FUNCTIONS]);
-	err = probe__select(c->skel->obj, &counters_hooks[HOOK_TRACEPOINTS],
-			    1, &chosen);
+	err = probe__select("counters", c->skel->obj,
+			    &counters_hooks[HOOK_TRACEPOINTS], 1, &chosen);
 	if (err)
 		return err;
 	bpf_program__set_autoload(c->skel->progs.counters_fentry, false);
@@ -415,7 +416,7 @@ static int counters_start(struct kmond *k, void **state)
 		goto cleanup;
 	err = counters_bpf__load(c->skel);
 	if (err) {
-		log_error("failed to load counters: %s", strerror(-err));
+		log_debug("failed to load counters: %s", strerror(-err));
 		goto cleanup;
 	}
 	/* Nothing to attach by name: every link is made here. */

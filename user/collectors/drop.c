@@ -42,7 +42,7 @@
 #include "provider/provider.h"
 #include "lib/record.h"
 
-enum { HOOK_KFREE_SKB, HOOK_SOCK_STATE, NR_HOOKS };
+enum { HOOK_KFREE_SKB, HOOK_SOCK_STATE, HOOK_SEED, NR_HOOKS };
 
 struct drop_collector {
 	struct drop_bpf *skel;
@@ -66,12 +66,17 @@ static const struct hook drop_hooks[] = {
 	  { { ATTACH_TP_BTF, "drop_kfree_btf", "kfree_skb" },
 	    { ATTACH_TRACEPOINT, "drop_kfree_tp", "skb/kfree_skb" } },
 	  2 },
-	/* Without it drops still count, but none has an owner. */
 	[HOOK_SOCK_STATE] = { "sock_owner",
 	  { { ATTACH_TP_BTF, "drop_state_btf", "inet_sock_set_state" },
 	    { ATTACH_TRACEPOINT, "drop_state_tp",
 	      "sock/inet_sock_set_state" } },
-	  2 },
+	  2, .optional = true,
+	  .feature = "drops are reported without their socket's owner" },
+	/* its own object (bpf/drop_owners.bpf.c), run once at start */
+	[HOOK_SEED] = { "seed_owners",
+	  { { ATTACH_ITER, "drop_seed_owners", "task_file" } },
+	  1, .optional = true,
+	  .feature = "drops on sockets made before kmond have no owner" },
 };
 
 static int drop_apply(void *state, const struct config *cfg)
@@ -290,15 +295,13 @@ static int drop_open(struct drop_collector *c, struct kmond *k)
 		log_error("failed to open drop: %s", strerror(-err));
 		return err;
 	}
-	err = probe__select(c->skel->obj, &drop_hooks[HOOK_KFREE_SKB], 1,
-			    &chosen[HOOK_KFREE_SKB]);
+	err = probe__select("drop", c->skel->obj, &drop_hooks[HOOK_KFREE_SKB],
+			    1, &chosen[HOOK_KFREE_SKB]);
 	if (err)
 		return err;
-	c->owners = !probe__select(c->skel->obj, &drop_hooks[HOOK_SOCK_STATE],
-				   1, &chosen[HOOK_SOCK_STATE]);
-	if (!c->owners)
-		log_warn("drop: no socket-state hook: drops are reported "
-			 "without their socket's owner");
+	probe__select("drop", c->skel->obj, &drop_hooks[HOOK_SOCK_STATE], 1,
+		      &chosen[HOOK_SOCK_STATE]);
+	c->owners = chosen[HOOK_SOCK_STATE] >= 0;
 	return provider__share_maps(k->provider, c->skel->obj);
 }
 
@@ -309,12 +312,16 @@ static int seed_owners(struct drop_collector *c)
 {
 	struct drop_owners_bpf *skel = drop_owners_bpf__open();
 	struct bpf_link *link = NULL;
-	int err, fd = -1;
+	int err, fd = -1, chosen;
 	char buf[64];
 
 	if (!skel)
 		return -errno;
-	err = bpf_map__reuse_fd(skel->maps.sock_owner,
+	err = probe__select("drop", skel->obj, &drop_hooks[HOOK_SEED], 1,
+			    &chosen);
+	if (!err && chosen < 0) /* said by probe__select */
+		goto cleanup;
+	err = err ?: bpf_map__reuse_fd(skel->maps.sock_owner,
 				bpf_map__fd(c->skel->maps.sock_owner));
 	err = err ?: bpf_map__reuse_fd(skel->maps.port_owner,
 				       bpf_map__fd(c->skel->maps.port_owner));
@@ -324,6 +331,7 @@ static int seed_owners(struct drop_collector *c)
 	link = bpf_program__attach_iter(skel->progs.drop_seed_owners, NULL);
 	if (!link) {
 		err = -errno;
+		probe__note_failure("drop_seed_owners", err);
 		goto cleanup;
 	}
 	fd = bpf_iter_create(bpf_link__fd(link));
@@ -365,7 +373,7 @@ static int drop_start(struct kmond *k, void **state)
 		goto cleanup;
 	err = drop_bpf__load(c->skel);
 	if (err) {
-		log_error("failed to load drop: %s", strerror(-err));
+		log_debug("failed to load drop: %s", strerror(-err));
 		goto cleanup;
 	}
 	drop_apply(c, &k->cfg);
@@ -378,8 +386,11 @@ static int drop_start(struct kmond *k, void **state)
 		log_error("failed to attach drop: %s", strerror(-err));
 		goto cleanup;
 	}
+	/* Refused: off for the rest of the run, said once. */
 	err = seed_owners(c);
-	if (err)
+	if (err && probe__refuse_failed("drop", &drop_hooks[HOOK_SEED], 1))
+		probe__warn_off("drop", &drop_hooks[HOOK_SEED]);
+	else if (err)
 		log_warn("drop: cannot list the sockets that predate kmond "
 			 "(%s): drops on them have no owner", strerror(-err));
 	ksyms__want(); /* loaded once every collector has started */

@@ -558,7 +558,7 @@ static int offcpu_load(struct offcpu_collector *c, struct kmond *k)
 		log_error("failed to open offcpu: %s", strerror(-err));
 		return err;
 	}
-	err = probe__select(c->skel->obj, offcpu_hooks, 1, chosen);
+	err = probe__select("offcpu", c->skel->obj, offcpu_hooks, 1, chosen);
 	err = err ?: provider__share_maps(k->provider, c->skel->obj);
 	if (err)
 		return err;
@@ -576,7 +576,7 @@ static int offcpu_load(struct offcpu_collector *c, struct kmond *k)
 	}
 	err = err ?: offcpu_bpf__load(c->skel);
 	if (err)
-		log_error("failed to load offcpu: %s", strerror(-err));
+		log_debug("failed to load offcpu: %s", strerror(-err));
 	return err;
 }
 

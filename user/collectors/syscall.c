@@ -113,7 +113,7 @@ static int syscall_start(struct kmond *k, void **state)
 		log_error("failed to open syscall: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = probe__select(c->skel->obj, syscall_hooks, 1, chosen);
+	err = probe__select("syscall", c->skel->obj, syscall_hooks, 1, chosen);
 	if (err)
 		goto cleanup;
 	err = provider__share_maps(k->provider, c->skel->obj);
@@ -123,7 +123,7 @@ static int syscall_start(struct kmond *k, void **state)
 				       slot_count());
 	err = err ?: syscall_bpf__load(c->skel);
 	if (err) {
-		log_error("failed to load syscall: %s", strerror(-err));
+		log_debug("failed to load syscall: %s", strerror(-err));
 		goto cleanup;
 	}
 	err = map_slots(c);

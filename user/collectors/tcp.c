@@ -69,6 +69,10 @@ enum {
 	HOOK_STATE,
 	HOOK_SEND_ENTRY,
 	HOOK_FORK,
+	HOOK_FLUSH,
+	HOOK_BATCHES,
+	HOOK_PROTO_IN,
+	HOOK_PROTO_OUT,
 	NR_HOOKS
 };
 
@@ -117,13 +121,32 @@ static const struct hook tcp_hooks[] = {
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
 	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" },
 	    { ATTACH_RAW_TP, "tcp_send_entry_sys", "sys_enter" } },
-	  2, .optional = true },
+	  2, .optional = true,
+	  .feature = "calls and responses are timed when their send "
+		     "returns" },
 	/* request paths: threads created to serve a request (spawn links);
 	 * without it, only the thread that read a request links calls */
 	[HOOK_FORK] = { "sched_fork",
 	  { { ATTACH_TP_BTF, "tcp_fork_btf", "sched_process_fork" },
 	    { ATTACH_TRACEPOINT, "tcp_fork_tp", "sched/sched_process_fork" } },
-	  2, .optional = true },
+	  2, .optional = true,
+	  .feature = "calls of threads made to serve a request are not "
+		     "linked to it" },
+	[HOOK_FLUSH] = TCP_FLUSH_HOOK,
+	[HOOK_BATCHES] = { "batches",
+	  { { ATTACH_RUN, "tcp_send_batches", "syscall" } },
+	  1, .optional = true,
+	  .feature = "request events go to the ring one by one" },
+	/* protocol identification: what sockets receive, and what they
+	 * send where tcp_sendmsg_locked is missing (bpf/proto.bpf.h) */
+	[HOOK_PROTO_IN] = { "proto_in",
+	  { { ATTACH_CGROUP, "proto_ingress", "cgroup_skb/ingress" } },
+	  1, .optional = true,
+	  .feature = "protocols are not identified" },
+	[HOOK_PROTO_OUT] = { "proto_out",
+	  { { ATTACH_CGROUP, "proto_egress", "cgroup_skb/egress" } },
+	  1, .optional = true,
+	  .feature = "protocols are not identified without tcp_sendmsg" },
 };
 
 /* The known nodes (collectors.tcp.nodes), rewritten whole: connections
@@ -525,22 +548,32 @@ static void tcp_stop(void *state)
 
 /* It reads the connection state in the sockets: only with every hook on
  * tp_btf (see tcp.bpf.c). */
-static void proto_open(struct tcp_collector *c, bool send_hook)
+static void proto_open(struct tcp_collector *c, const int *chosen,
+		       bool all_btf, bool send_hook)
 {
-	bool on = c->skel->rodata->conn_in_socket && c->k->cfg.tcp.protocols;
+	bool on = all_btf && c->k->cfg.tcp.protocols &&
+		  chosen[HOOK_PROTO_IN] >= 0;
+	const char *why = NULL;
+	/* sends: at the send call, else every egress segment */
 	bool at_send = on && send_hook;
 
+	on = on && (at_send || chosen[HOOK_PROTO_OUT] >= 0);
+	at_send = at_send && on;
 	c->skel->rodata->proto_capture = on;
 	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
-	/* sends: at the send call, else every egress segment */
 	c->skel->rodata->capture_sends = at_send;
 	bpf_program__set_autoload(c->skel->progs.proto_egress,
 				  on && !at_send);
 	if (!c->k->cfg.tcp.protocols)
-		log_debug("tcp: protocol identification off (protocols: false)");
-	else if (!on)
-		log_info("tcp: protocol identification unavailable (it needs "
-			 "every tcp hook on tp_btf)");
+		why = "collectors.tcp.protocols is false";
+	else if (!all_btf)
+		why = "it needs every tcp hook on tp_btf";
+	if (why)
+		log_info("tcp: protocol identification off (%s)", why);
+	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_IN], why);
+	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_OUT],
+			    why ?: at_send ? "tcp_sendmsg_locked reads the "
+					     "sends" : NULL);
 }
 
 /* The capture programs in the cgroups of the monitored processes
@@ -615,9 +648,10 @@ static void send_entry_select(struct tcp_collector *c, struct kmond *k,
 
 /* Request events in batches (bpf/tcp_batch.bpf.h) where the kernel can
  * run the program that sends them on user space's behalf. */
-static void batches_open(struct tcp_collector *c)
+static void batches_open(struct tcp_collector *c, int chosen)
 {
-	bool can = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) > 0 &&
+	bool can = chosen >= 0 &&
+		   libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) > 0 &&
 		   libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL,
 					   BPF_FUNC_map_lookup_percpu_elem,
 					   NULL) > 0 &&
@@ -635,7 +669,7 @@ static void batches_open(struct tcp_collector *c)
 static int tcp_open(struct tcp_collector *c, struct kmond *k)
 {
 	int chosen[NR_HOOKS];
-	bool send_btf;
+	bool send_btf, all_btf = true;
 	int err;
 
 	c->skel = tcp_bpf__open();
@@ -644,15 +678,17 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 		log_error("failed to open tcp: %s", strerror(-err));
 		return err;
 	}
-	err = probe__select(c->skel->obj, tcp_hooks, NR_HOOKS, chosen);
+	err = probe__select("tcp", c->skel->obj, tcp_hooks, NR_HOOKS, chosen);
 	if (err)
 		return err;
 	/* Every hook on tp_btf: state in the sockets (see tcp.bpf.c), and
-	 * the hash they would have used is not needed. */
-	c->skel->rodata->conn_in_socket = true;
+	 * the hash they would have used is not needed; unless the kernel
+	 * allows no iterator to flush them (tcp_flush.h). */
 	for (int h = 0; h < HOOK_SEND_ENTRY; h++)
 		if (tcp_hooks[h].cands[chosen[h]].kind != ATTACH_TP_BTF)
-			c->skel->rodata->conn_in_socket = false;
+			all_btf = false;
+	c->skel->rodata->conn_in_socket = tcp_flush__select(
+		c->skel, &tcp_hooks[HOOK_FLUSH], &chosen[HOOK_FLUSH], all_btf);
 	if (c->skel->rodata->conn_in_socket)
 		bpf_map__set_max_entries(c->skel->maps.conns, 1);
 	c->skel->rodata->id_prefix = tcp_links__prefix(k->cfg.node);
@@ -665,12 +701,11 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
 	/* Some hook is not tp_btf: its programs need preallocated maps. */
-	if (!c->skel->rodata->conn_in_socket)
+	if (!all_btf)
 		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
-	proto_open(c, send_btf);
+	proto_open(c, chosen, all_btf, send_btf);
 	send_entry_select(c, k, chosen[HOOK_SEND_ENTRY]);
-	batches_open(c);
-	tcp_flush__select(c->skel);
+	batches_open(c, chosen[HOOK_BATCHES]);
 	return err ?: provider__share_maps(k->provider, c->skel->obj);
 }
 
@@ -692,7 +727,7 @@ static int tcp_start(struct kmond *k, void **state)
 		goto cleanup;
 	err = tcp_bpf__load(c->skel);
 	if (err) {
-		log_error("failed to load tcp: %s", strerror(-err));
+		log_debug("failed to load tcp: %s", strerror(-err));
 		goto cleanup;
 	}
 	c->topo = tcp_topology__new(k, &c->rec, bpf_map__fd(c->skel->maps.edges),
@@ -727,7 +762,9 @@ static int tcp_start(struct kmond *k, void **state)
 		(const volatile uint64_t *)&c->skel->bss->listen_changes);
 	c->counts_listens = true;
 	proto_attach(c);
-	c->flush = tcp_flush__attach(c->skel);
+	err = tcp_flush__attach(c->skel, &c->flush);
+	if (err)
+		goto cleanup;
 	*state = c;
 	return 0;
 cleanup:

@@ -34,6 +34,7 @@ struct running {
 	const struct collector_ops *ops;
 	void *state; /* NULL when not running */
 	const char *attach;
+	uint64_t features_off; /* its optional hooks off (probe.h) */
 };
 
 static struct running running[MAX_COLLECTORS];
@@ -88,6 +89,18 @@ static const char *first_attach(const struct collector_ops *ops)
 	return "unavailable";
 }
 
+/* The optional hooks the kernel refused, of those cfg uses. */
+static uint64_t features_off(const struct collector_ops *ops,
+			     const struct config *cfg)
+{
+	uint64_t off = probe__features_off(ops->hooks, ops->nhooks);
+
+	for (int h = 0; h < ops->nhooks && h < 64 && ops->uses_hook; h++)
+		if (!ops->uses_hook(cfg, h))
+			off &= ~(1ULL << h);
+	return off;
+}
+
 static int collector_start(struct kmond *k, struct running *r)
 {
 	/* Before the start, whose probe__select frees the kernel BTF this
@@ -97,6 +110,7 @@ static int collector_start(struct kmond *k, struct running *r)
 
 	rings__set_owner(k->rings, r);
 	probe__forget_load_failure();
+	probe__hold_warnings();
 	/* A chosen method that fails to load gives way to the next one. */
 	while ((err = r->ops->start(k, &r->state)) &&
 	       probe__refuse_failed(r->ops->name, r->ops->hooks,
@@ -105,6 +119,7 @@ static int collector_start(struct kmond *k, struct running *r)
 		attach = first_attach(r->ops);
 	}
 	rings__set_owner(k->rings, NULL);
+	probe__end_hold(err != 0);
 	if (err) {
 		rings__forget(k->rings, r);
 		r->state = NULL;
@@ -113,6 +128,7 @@ static int collector_start(struct kmond *k, struct running *r)
 		return collector__switch(r->ops, &k->cfg)->required ? err : 0;
 	}
 	r->attach = attach;
+	r->features_off = features_off(r->ops, &k->cfg);
 	log_info("collector %s: running (%s)", r->ops->name, r->attach);
 	return 0;
 }
@@ -173,6 +189,7 @@ static void interval_end(struct kmond *k, struct interval *iv)
 			.running = r->state != NULL,
 			.ops = r->ops,
 			.state = r->state,
+			.features_off = r->state ? r->features_off : 0,
 		};
 		if (!r->state)
 			continue;
@@ -330,7 +347,11 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 	if (level == LIBBPF_DEBUG ||
 	    (level == LIBBPF_INFO && !log_verbose))
 		return 0;
-	fprintf(stderr, "kmond: libbpf: ");
+	if (!log_verbose && probe__hold_warning(fmt, ap))
+		return 0;
+	/* most of libbpf's lines say "libbpf: " themselves */
+	fprintf(stderr,
+		strncmp(fmt, "libbpf: ", 8) ? "kmond: libbpf: " : "kmond: ");
 	return vfprintf(stderr, fmt, ap);
 }
 
@@ -394,7 +415,8 @@ int daemon__check(const struct config *cfg)
 
 	probe__mount_tracefs();
 	for (int h = 0; h < provider_nhooks; h++)
-		if (probe__choose(&provider_hooks[h]) < 0) {
+		if (!provider_hooks[h].optional &&
+		    probe__choose(&provider_hooks[h]) < 0) {
 			fprintf(stderr, "provider: %s: no attach method works\n",
 				provider_hooks[h].name);
 			ret = 1;
@@ -409,6 +431,12 @@ int daemon__check(const struct config *cfg)
 				continue;
 			if (probe__choose(&ops->hooks[h]) >= 0)
 				continue;
+			if (ops->hooks[h].optional) {
+				fprintf(stderr, "%s: %s off (%s)\n", ops->name,
+					ops->hooks[h].name,
+					ops->hooks[h].feature ?: "optional");
+				continue;
+			}
 			fprintf(stderr, "%s: %s: no attach method works%s\n",
 				ops->name, ops->hooks[h].name,
 				collector__switch(ops, cfg)->required ? " (required)" : "");

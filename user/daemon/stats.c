@@ -27,6 +27,17 @@ void self_usage(struct self_usage *u)
 	u->rss = (uint64_t)resident * sysconf(_SC_PAGESIZE);
 }
 
+/* The names of the hooks a features_off mask holds (probe.h). */
+static void features_array(struct record *r, const struct hook *hooks,
+			   int nhooks, uint64_t off)
+{
+	record__array_begin(r, "features_off");
+	for (int h = 0; h < nhooks && h < 64; h++)
+		if (off & (1ULL << h))
+			record__array_str(r, hooks[h].name);
+	record__array_end(r);
+}
+
 void stats__record(struct record *r, struct kmond *k,
 		   const struct reload_counts *reloads, uint64_t ts,
 		   double cpu, const struct self_usage *u,
@@ -34,15 +45,17 @@ void stats__record(struct record *r, struct kmond *k,
 {
 	struct provider_stats ps = { 0 };
 	struct exporter_stats es;
-	uint64_t events = 0, kernel_lost = 0;
+	uint64_t events = 0, kernel_lost = 0, features_off = 0;
 
 	provider__stats(k->provider, &ps);
 	exporter__stats(k->exporter, &es);
 	for (int i = 0; i < nreports; i++) {
 		events += reports[i].st.events;
 		kernel_lost += reports[i].st.lost;
+		features_off += __builtin_popcountll(reports[i].features_off);
 	}
 	kernel_lost += ps.lost + ps.pids_full;
+	features_off += __builtin_popcountll(ps.features_off);
 
 	record__begin(r, "stats", ts, k->cfg.node);
 	record__u64(r, "events", events);
@@ -60,6 +73,7 @@ void stats__record(struct record *r, struct kmond *k,
 	record__u64(r, "rss_peak", u->rss_peak);
 	record__u64(r, "reloads", reloads->reloads);
 	record__u64(r, "reload_failures", reloads->failures);
+	record__u64(r, "features_off", features_off);
 	record__object_begin(r, "provider");
 	record__u64(r, "processes", ps.processes);
 	record__u64(r, "selected", ps.selected);
@@ -68,6 +82,7 @@ void stats__record(struct record *r, struct kmond *k,
 	record__u64(r, "pids_full", ps.pids_full);
 	record__u64(r, "listen_reads", ps.listen_reads);
 	record__u64(r, "listen_changes", ps.listen_changes);
+	features_array(r, provider_hooks, provider_nhooks, ps.features_off);
 	record__object_end(r);
 	record__object_begin(r, "collectors");
 	for (int i = 0; i < nreports; i++) {
@@ -77,6 +92,8 @@ void stats__record(struct record *r, struct kmond *k,
 		record__u64(r, "events", reports[i].st.events);
 		record__u64(r, "lost", reports[i].st.lost);
 		record__u64(r, "missed", reports[i].st.missed);
+		features_array(r, reports[i].ops->hooks, reports[i].ops->nhooks,
+			       reports[i].features_off);
 		if (reports[i].state && reports[i].ops->stats_record)
 			reports[i].ops->stats_record(reports[i].state, r);
 		record__object_end(r);

@@ -23,6 +23,9 @@ struct collector_report {
 	const char *attach; /* attach method of its first hook, or an error */
 	int running;
 	struct collector_stats st;
+	/* its optional hooks (features) the kernel refused: bit h for
+	 * ops->hooks[h] */
+	uint64_t features_off;
 	/* its collector_ops and state, for stats_record (NULL: none) */
 	const struct collector_ops *ops;
 	void *state;

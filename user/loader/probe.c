@@ -26,6 +26,9 @@ const char *attach_kind_name(enum attach_kind kind)
 		[ATTACH_TRACEPOINT] = "tracepoint",
 		[ATTACH_FENTRY] = "fentry",
 		[ATTACH_KPROBE] = "kprobe",
+		[ATTACH_ITER] = "iter",
+		[ATTACH_RUN] = "run",
+		[ATTACH_CGROUP] = "cgroup",
 	};
 
 	return names[kind];
@@ -77,40 +80,11 @@ static bool tracefs_event(const char *category_event)
 	return access(path, F_OK) == 0;
 }
 
-/* Trampolines (fentry/fexit/LSM) can be refused even with BTF present, as
- * on our kernels (EPERM): try a two-instruction program on the target. */
-static int try_fentry(const char *func)
-{
-	const struct btf *btf = probe__kernel_btf();
-	struct bpf_insn insns[] = {
-		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
-		{ .code = 0x95 },			  /* exit */
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		    .expected_attach_type = BPF_TRACE_FENTRY);
-	int id, prog_fd, link_fd, err = 0;
-
-	id = btf ? btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) : -1;
-	if (id <= 0)
-		return -ENOENT;
-	opts.attach_btf_id = id;
-	prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "kmond_probe", "GPL",
-				insns, 2, &opts);
-	if (prog_fd < 0)
-		return -errno;
-	link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
-	if (link_fd < 0)
-		err = -errno;
-	else
-		close(link_fd);
-	close(prog_fd);
-	return err;
-}
-
 /* KMOND_PROBE_DENY="entry,entry...": candidates named by an entry count as
  * absent, so tests can run the fallbacks this kernel would not pick. An
  * entry is a target ("sock_recv_length", "sock/sock_recv_length": every
- * method on it) or method:target ("tp_btf:sched_switch": that one only). */
+ * method on it), method:target ("tp_btf:sched_switch": that one only), a
+ * method ("iter": every iterator) or a program ("tcp_fork_tp"). */
 static bool listed(const char *var, const char *entry)
 {
 	const char *list = getenv(var), *p;
@@ -129,7 +103,9 @@ static bool env_lists(const char *var, const struct attach_candidate *c)
 
 	snprintf(entry, sizeof(entry), "%s:%s", attach_kind_name(c->kind),
 		 c->target);
-	return listed(var, c->target) || listed(var, entry);
+	return listed(var, c->target) || listed(var, entry) ||
+	       listed(var, attach_kind_name(c->kind)) ||
+	       (c->prog && listed(var, c->prog));
 }
 
 static bool denied(const struct attach_candidate *c)
@@ -180,7 +156,12 @@ void probe__libbpf_message(const char *fmt, va_list ap)
 	at = strstr(msg, "prog '");
 	if (at && sscanf(at, "prog '%63[^']': failed to load: %95[^\n]",
 			 name, why) == 2) {
+		int err;
+
 		snprintf(failed_prog, sizeof(failed_prog), "%s", name);
+		/* libbpf 1.1 gives the number ("-22") */
+		if (sscanf(why, "-%d", &err) == 1)
+			snprintf(why, sizeof(why), "%s", strerror(err));
 		snprintf(failed_why, sizeof(failed_why), "%s", why);
 	}
 }
@@ -206,10 +187,19 @@ bool probe__refuse_failed(const char *collector, const struct hook *hooks,
 				 failed_why);
 			nrefused++;
 			failed_prog[0] = '\0';
-			log_warn("%s: %s: %s %s failed to load (%s); trying "
-				 "the next method", collector, hooks[h].name,
-				 attach_kind_name(c->kind), c->target,
-				 failed_why);
+			/* an optional hook says once whether it ends off */
+			if (hooks[h].optional)
+				log_debug("%s: %s: %s %s failed (%s); trying "
+					  "the next method",
+					  collector, hooks[h].name,
+					  attach_kind_name(c->kind), c->target,
+					  failed_why);
+			else
+				log_warn("%s: %s: %s %s failed to load (%s); "
+					 "trying the next method",
+					 collector, hooks[h].name,
+					 attach_kind_name(c->kind), c->target,
+					 failed_why);
 			return true;
 		}
 	failed_prog[0] = '\0';
@@ -218,14 +208,78 @@ bool probe__refuse_failed(const char *collector, const struct hook *hooks,
 
 /* KMOND_PROBE_FAIL_LOAD (tests only; entries as in KMOND_PROBE_DENY): the
  * kernel is made to refuse these candidates' programs at load, as an older
- * kernel would, by asking for a sleepable program where the program type
- * allows none. */
-static void fail_load_if_asked(struct bpf_program *prog,
+ * or a locked-down kernel would, by a program flag no kernel knows
+ * (EINVAL before the verifier runs, as a policy's EPERM comes). */
+#define FLAG_NO_KERNEL_KNOWS (1U << 31)
+
+static __u32 fail_load_flags(const struct attach_candidate *c)
+{
+	return env_lists("KMOND_PROBE_FAIL_LOAD", c) ? FLAG_NO_KERNEL_KNOWS : 0;
+}
+
+void probe__fail_load_if_asked(struct bpf_program *prog,
 			       const struct attach_candidate *c)
 {
-	if (env_lists("KMOND_PROBE_FAIL_LOAD", c))
-		bpf_program__set_flags(prog, bpf_program__flags(prog) |
-						     BPF_F_SLEEPABLE);
+	bpf_program__set_flags(prog,
+			       bpf_program__flags(prog) | fail_load_flags(c));
+}
+
+/* Trampolines (fentry/fexit/LSM) and iterators can be refused with their
+ * targets in BTF, as on our kernels (EPERM): try a two-instruction
+ * program on the target. fentry is attached too; an iterator is only
+ * loaded (its link wants the object it walks). */
+static int try_tracing(const struct attach_candidate *c, const char *func,
+		       enum bpf_attach_type type)
+{
+	const struct btf *btf = probe__kernel_btf();
+	struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
+		{ .code = 0x95 }, /* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
+		    .prog_flags = fail_load_flags(c));
+	int id, prog_fd, link_fd, err = 0;
+
+	id = btf ? btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) : -1;
+	if (id <= 0)
+		return -ENOENT;
+	opts.attach_btf_id = id;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "kmond_probe", "GPL",
+				insns, 2, &opts);
+	if (prog_fd < 0)
+		return -errno;
+	if (type == BPF_TRACE_FENTRY) {
+		link_fd = bpf_raw_tracepoint_open(NULL, prog_fd);
+		if (link_fd < 0)
+			err = -errno;
+		else
+			close(link_fd);
+	}
+	close(prog_fd);
+	return err;
+}
+
+/* An iterator's answer, probed once a run per target: a few targets. */
+#define MAX_ITERS 8
+static struct {
+	const char *target;
+	int err;
+} iters[MAX_ITERS];
+
+static int try_iter(const struct attach_candidate *c)
+{
+	char func[128];
+	int i;
+
+	for (i = 0; i < MAX_ITERS && iters[i].target; i++)
+		if (!strcmp(iters[i].target, c->target))
+			return iters[i].err;
+	snprintf(func, sizeof(func), "bpf_iter_%s", c->target);
+	if (i == MAX_ITERS)
+		return try_tracing(c, func, BPF_TRACE_ITER);
+	iters[i].target = c->target;
+	iters[i].err = try_tracing(c, func, BPF_TRACE_ITER);
+	return iters[i].err;
 }
 
 bool probe__available(const struct attach_candidate *c, char *why,
@@ -258,12 +312,22 @@ bool probe__available(const struct attach_candidate *c, char *why,
 			 c->target);
 		return false;
 	case ATTACH_FENTRY:
-		err = try_fentry(c->target);
+		err = try_tracing(c, c->target, BPF_TRACE_FENTRY);
 		if (!err)
 			return true;
 		snprintf(why, whylen, "fentry on %s refused: %s", c->target,
 			 strerror(-err));
 		return false;
+	case ATTACH_ITER:
+		err = try_iter(c);
+		if (!err)
+			return true;
+		snprintf(why, whylen, "%s iterator %s: %s", c->target,
+			 err == -ENOENT ? "absent" : "refused", strerror(-err));
+		return false;
+	case ATTACH_RUN:
+	case ATTACH_CGROUP:
+		return true; /* the load decides */
 	case ATTACH_KPROBE:
 		if (access("/sys/bus/event_source/devices/kprobe/type",
 			   F_OK) != 0) {
@@ -290,19 +354,55 @@ int probe__choose(const struct hook *hook)
 	return -1;
 }
 
-int probe__select(struct bpf_object *obj, const struct hook *hooks,
-		  int nhooks, int *chosen)
+/* Why none of an optional hook's candidates serves, for its one line. */
+static void why_off(const struct hook *hook, char *why, size_t whylen)
+{
+	size_t n = 0;
+
+	why[0] = '\0';
+	for (int i = 0; i < hook->ncands && n < whylen; i++) {
+		char one[256];
+
+		probe__available(&hook->cands[i], one, sizeof(one));
+		n += snprintf(why + n, whylen - n, "%s%s: %s", i ? "; " : "",
+			      attach_kind_name(hook->cands[i].kind), one);
+	}
+}
+
+/* The optional hooks already said to be off: once a run, not at every
+ * start of their collector. */
+#define MAX_OFF 16
+static const struct hook *said_off[MAX_OFF];
+
+void probe__warn_off(const char *collector, const struct hook *hook)
+{
+	char why[512];
+	int i = 0;
+
+	while (i < MAX_OFF && said_off[i] && said_off[i] != hook)
+		i++;
+	if (i < MAX_OFF && said_off[i])
+		return;
+	if (i < MAX_OFF)
+		said_off[i] = hook;
+	why_off(hook, why, sizeof(why));
+	log_warn("%s: %s off (%s): %s", collector, hook->name,
+		 hook->feature ? hook->feature : "not on this kernel", why);
+}
+
+int probe__select(const char *collector, struct bpf_object *obj,
+		  const struct hook *hooks, int nhooks, int *chosen)
 {
 	int err = 0;
 
 	for (int h = 0; h < nhooks; h++) {
 		chosen[h] = probe__choose(&hooks[h]);
 		if (chosen[h] < 0 && hooks[h].optional) {
-			log_info("%s: not on this kernel; going without it",
-				 hooks[h].name);
+			probe__warn_off(collector, &hooks[h]);
 		} else if (chosen[h] < 0) {
-			log_warn("%s: no attach method works on this kernel",
-				 hooks[h].name);
+			log_warn(
+				"%s: %s: no attach method works on this kernel",
+				collector, hooks[h].name);
 			err = -ENOTSUP;
 		}
 		for (int i = 0; i < hooks[h].ncands; i++) {
@@ -311,15 +411,18 @@ int probe__select(struct bpf_object *obj, const struct hook *hooks,
 				bpf_object__find_program_by_name(obj, name);
 
 			if (prog && i == chosen[h])
-				fail_load_if_asked(prog, &hooks[h].cands[i]);
+				probe__fail_load_if_asked(prog,
+							  &hooks[h].cands[i]);
 			if (prog)
 				bpf_program__set_autoload(prog, i == chosen[h]);
 			else if (name)
 				log_warn("BPF program %s is missing", name);
 		}
 		if (chosen[h] >= 0)
-			log_debug("%s: attach with %s %s", hooks[h].name,
-				  attach_kind_name(hooks[h].cands[chosen[h]].kind),
+			log_debug("%s: %s: attach with %s %s", collector,
+				  hooks[h].name,
+				  attach_kind_name(
+					  hooks[h].cands[chosen[h]].kind),
 				  hooks[h].cands[chosen[h]].target);
 	}
 	/* The skeleton load that follows parses the kernel's BTF itself:
@@ -327,6 +430,66 @@ int probe__select(struct bpf_object *obj, const struct hook *hooks,
 	 * (about 10 MiB) higher. The next probe parses it again. */
 	probe__release();
 	return err;
+}
+
+uint64_t probe__features_off(const struct hook *hooks, int nhooks)
+{
+	uint64_t off = 0;
+
+	for (int h = 0; h < nhooks && h < 64; h++)
+		if (hooks[h].optional && probe__choose(&hooks[h]) < 0)
+			off |= 1ULL << h;
+	probe__release();
+	return off;
+}
+
+void probe__note_failure(const char *prog, int err)
+{
+	snprintf(failed_prog, sizeof(failed_prog), "%s", prog);
+	snprintf(failed_why, sizeof(failed_why), "%s", strerror(-err));
+}
+
+/* --- libbpf's warnings while a collector starts --- */
+
+#define MAX_HELD 32
+static char *held[MAX_HELD];
+static int nheld;
+static bool holding;
+
+void probe__hold_warnings(void)
+{
+	holding = true;
+}
+
+bool probe__hold_warning(const char *fmt, va_list ap)
+{
+	char line[512];
+	va_list copy;
+
+	if (!holding)
+		return false;
+	if (nheld == MAX_HELD) /* the first ones say what failed */
+		return true;
+	va_copy(copy, ap);
+	vsnprintf(line, sizeof(line), fmt, copy);
+	va_end(copy);
+	held[nheld] = strdup(line);
+	nheld += held[nheld] != NULL;
+	return true;
+}
+
+void probe__end_hold(bool show)
+{
+	for (int i = 0; i < nheld; i++) {
+		if (show) /* most say "libbpf: " themselves */
+			fprintf(stderr, "kmond: %s%s",
+				strncmp(held[i], "libbpf: ", 8) ? "libbpf: " :
+								  "",
+				held[i]);
+		free(held[i]);
+	}
+	nheld = 0;
+	holding = false;
 }
 
 /* The hooks whose choice a collector left unloaded, and why: a few
@@ -371,9 +534,11 @@ void probe__describe(const char *collector, const struct hook *hooks,
 		else if (chosen >= 0)
 			printf("%s %s", attach_kind_name(hook->cands[chosen].kind),
 			       hook->cands[chosen].target);
+		else if (hook->optional)
+			printf("off (%s)",
+			       hook->feature ? hook->feature : "optional");
 		else
-			printf(hook->optional ? "absent (optional)" :
-						"unavailable");
+			printf("unavailable");
 		for (int i = 0; i < hook->ncands; i++) {
 			char why[256];
 
@@ -388,6 +553,8 @@ void probe__describe(const char *collector, const struct hook *hooks,
 				printf("; %s: %s",
 				       attach_kind_name(hook->cands[i].kind), why);
 		}
+		if (hook->optional && chosen >= 0 && !why_not)
+			printf("; on");
 		printf("\n");
 	}
 }

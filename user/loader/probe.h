@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct bpf_object;
 struct btf;
@@ -18,13 +19,19 @@ enum attach_kind {
 	ATTACH_TRACEPOINT,
 	ATTACH_FENTRY,
 	ATTACH_KPROBE,
+	/* Programs that add a feature rather than hook an event: */
+	ATTACH_ITER,   /* a BPF iterator; target: its kind ("task_file") */
+	ATTACH_RUN,    /* run by user space (BPF_PROG_TEST_RUN); target:
+			* what it runs over */
+	ATTACH_CGROUP, /* attached to cgroups; target: the attach point */
 };
 
 struct attach_candidate {
 	enum attach_kind kind;
 	const char *prog;   /* program name in the BPF object */
 	/* tp_btf / raw_tp: event name ("sched_switch"); tracepoint:
-	 * "category/event"; fentry / kprobe: kernel function. */
+	 * "category/event"; fentry / kprobe: kernel function; iter: the
+	 * iterator's target ("bpf_sk_storage_map"). */
 	const char *target;
 };
 
@@ -34,8 +41,12 @@ struct hook {
 	const char *name;
 	struct attach_candidate cands[HOOK_MAX_CANDIDATES];
 	int ncands;
-	/* The collector works without it (an event some kernels lack). */
+	/* The collector works without it (an event some kernels lack, a
+	 * program type a kernel refuses): a feature, on or off. */
 	bool optional;
+	/* An optional hook: what is lost when it is off, for the warning
+	 * and --probe ("the owners of sockets older than kmond"). */
+	const char *feature;
 };
 
 const char *attach_kind_name(enum attach_kind kind);
@@ -46,10 +57,28 @@ bool probe__available(const struct attach_candidate *c, char *why,
 int probe__choose(const struct hook *hook);
 /* Enables the chosen candidate of each hook and disables the others in
  * obj (opened, not loaded). chosen[i] gets the choice for hooks[i].
- * Returns 0, or -ENOTSUP when some hook has no usable candidate. Frees
- * the kernel BTF it parsed: the load that follows parses its own. */
-int probe__select(struct bpf_object *obj, const struct hook *hooks,
-		  int nhooks, int *chosen);
+ * Returns 0, or -ENOTSUP when some hook that is not optional has no
+ * usable candidate; an optional one without is off, with one warning
+ * naming the feature (once a run). Frees the kernel BTF it parsed: the
+ * load that follows parses its own. */
+int probe__select(const char *collector, struct bpf_object *obj,
+		  const struct hook *hooks, int nhooks, int *chosen);
+/* KMOND_PROBE_FAIL_LOAD (tests): makes the kernel refuse prog, the
+ * program of c, if the variable names c. probe__select does it for the
+ * candidates it chooses; a collector choosing another one, for that. */
+struct bpf_program;
+void probe__fail_load_if_asked(struct bpf_program *prog,
+			       const struct attach_candidate *c);
+/* The optional hooks of hooks[0..nhooks) that are off on this kernel, a
+ * bit each (bit h: hooks[h]; nhooks at most 64). Probes: call it after a
+ * start, not every interval. */
+uint64_t probe__features_off(const struct hook *hooks, int nhooks);
+/* Says once a run that an optional hook is off, and why. */
+void probe__warn_off(const char *collector, const struct hook *hook);
+/* A candidate's program that loaded but failed later (an iterator that
+ * cannot be attached): noted as a load failure, so that the start that
+ * fails after it refuses the candidate and starts again. */
+void probe__note_failure(const char *prog, int err);
 /* A collector that loads none of a hook's candidates although the kernel
  * has one (the choice cannot serve its configuration) says why, and
  * probe__describe prints that instead of the choice; why NULL: it loads
@@ -72,6 +101,13 @@ const struct btf *probe__kernel_btf(void);
  * true: starting again picks the next candidate. */
 void probe__libbpf_message(const char *fmt, va_list ap);
 void probe__forget_load_failure(void);
+/* libbpf's warnings while a collector starts are held (with -v they are
+ * printed at once): a refusal kmond handles shows only kmond's own line.
+ * probe__hold_warning holds one and returns true while holding is on;
+ * the end prints what was held when the start failed (show). */
+void probe__hold_warnings(void);
+bool probe__hold_warning(const char *fmt, va_list ap);
+void probe__end_hold(bool show);
 bool probe__refuse_failed(const char *collector, const struct hook *hooks,
 			  int nhooks);
 /* libbpf finds tracepoint ids in tracefs; mount it if nobody has. */

@@ -78,6 +78,7 @@ struct provider {
 	struct containers *containers; /* container and pod of each process */
 	void (*on_select)(void *ctx, uint32_t pid); /* the watcher, or NULL */
 	void *on_select_ctx;
+	uint64_t features_off; /* probe__features_off of provider_hooks */
 };
 
 const struct hook provider_hooks[] = {
@@ -89,7 +90,9 @@ const struct hook provider_hooks[] = {
 		    { ATTACH_RAW_TP, "exit_raw", "sched_process_exit" } }, 2 },
 	{ "cgroup", { { ATTACH_TP_BTF, "cgroup_btf", "cgroup_attach_task" },
 		      { ATTACH_RAW_TP, "cgroup_raw", "cgroup_attach_task" } }, 2,
-	  .optional = true },
+	  .optional = true,
+	  .feature = "a process moved into a selected cgroup is not seen "
+		     "moving" },
 };
 const int provider_nhooks = sizeof(provider_hooks) / sizeof(provider_hooks[0]);
 
@@ -704,11 +707,59 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 
 /* --- lifecycle of the provider itself --- */
 
+/* Opens and loads the provider's object once. */
+static int provider_load_once(struct provider *p)
+{
+	int chosen[sizeof(provider_hooks) / sizeof(provider_hooks[0])];
+	int err;
+
+	p->skel = provider_bpf__open();
+	if (!p->skel) {
+		err = -errno;
+		log_error("failed to open the provider's BPF object: %s",
+			  strerror(-err));
+		return err;
+	}
+	err = probe__select("provider", p->skel->obj, provider_hooks,
+			    provider_nhooks, chosen);
+	if (err) {
+		log_error("the provider cannot track processes on this kernel");
+		return err;
+	}
+	err = provider_bpf__load(p->skel);
+	if (err)
+		log_debug("failed to load the provider: %s", strerror(-err));
+	return err;
+}
+
+/* A chosen method the kernel refuses at load gives way to the next one,
+ * as in the collectors (daemon.c); libbpf's lines are shown only when
+ * nothing loads. */
+static int provider_load(struct provider *p)
+{
+	int err;
+
+	probe__forget_load_failure();
+	probe__hold_warnings();
+	while ((err = provider_load_once(p)) &&
+	       probe__refuse_failed("provider", provider_hooks,
+				    provider_nhooks)) {
+		provider_bpf__destroy(p->skel);
+		p->skel = NULL;
+	}
+	probe__end_hold(err != 0);
+	if (err)
+		log_error("failed to load the provider: %s", strerror(-err));
+	else
+		p->features_off =
+			probe__features_off(provider_hooks, provider_nhooks);
+	return err;
+}
+
 int provider__new(struct rings *rs, const struct config *cfg,
 		  struct provider **out)
 {
 	struct provider *p = xcalloc(1, sizeof(*p));
-	int chosen[sizeof(provider_hooks) / sizeof(provider_hooks[0])];
 	int err;
 
 	p->procs = hashmap__new();
@@ -716,24 +767,9 @@ int provider__new(struct rings *rs, const struct config *cfg,
 	p->spent_pids = hashmap__new();
 	p->port_pids = hashmap__new();
 	p->containers = containers__new(NULL);
-	p->skel = provider_bpf__open();
-	if (!p->skel) {
-		err = -errno;
-		log_error("failed to open the provider's BPF object: %s",
-			  strerror(-err));
+	err = provider_load(p);
+	if (err)
 		goto cleanup;
-	}
-	err = probe__select(p->skel->obj, provider_hooks, provider_nhooks,
-			    chosen);
-	if (err) {
-		log_error("the provider cannot track processes on this kernel");
-		goto cleanup;
-	}
-	err = provider_bpf__load(p->skel);
-	if (err) {
-		log_error("failed to load the provider: %s", strerror(-err));
-		goto cleanup;
-	}
 	p->pid_service_gen = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE,
 				  MAP_SHARED,
 				  bpf_map__fd(p->skel->maps.pid_service_gen), 0);
@@ -936,6 +972,7 @@ void provider__stats(struct provider *p, struct provider_stats *st)
 	st->pid_changes = p->pid_changes;
 	st->listen_reads = p->listen.version;
 	st->listen_changes = p->listen.changes ? *p->listen.changes : 0;
+	st->features_off = p->features_off;
 	while (hashmap__next(p->procs, &pos, &pid, &value)) {
 		st->processes++;
 		if (((struct proc *)(uintptr_t)value)->service)

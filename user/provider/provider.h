@@ -29,6 +29,7 @@ struct provider_stats {
 	uint64_t pid_changes; /* pid -> service changes published */
 	uint64_t listen_reads;	 /* of the listen list, since start */
 	uint64_t listen_changes; /* listen()s and listener closes counted */
+	uint64_t features_off;	 /* its optional hooks off, bit h for hook h */
 };
 
 /* Starts tracking processes; its ringbuf joins rs. */
