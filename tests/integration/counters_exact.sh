@@ -46,7 +46,7 @@ fn_line=$(grep -E '^counters +functions ' "$WORK/probe") ||
 echo "ok: --probe: $fn_line"
 fentry_ok=0
 [ -e /sys/bus/event_source/devices/kprobe/type ] && fentry_ok=1
-if [ $fentry_ok = 0 ] && ! grep -q 'unavailable; fentry: .*; kprobe: kprobes are not available' <<<"$fn_line"; then
+if [ $fentry_ok = 0 ] && ! grep -q 'off (kernel functions are not counted); fentry: .*; kprobe: kprobes are not available' <<<"$fn_line"; then
 	fail "--probe does not say why functions cannot be counted: $fn_line"
 fi
 

@@ -30,7 +30,7 @@ YAML
 fn_line=$("$KMOND" --probe | grep -E '^counters +functions ') ||
 	fail "--probe has no counters functions line"
 case "$fn_line" in
-*unavailable*) skip "neither fentry nor kprobe: ${fn_line#*unavailable; }" ;;
+*" off ("*) skip "neither fentry nor kprobe: ${fn_line#*counted); }" ;;
 esac
 methods=()
 [[ "$fn_line" =~ ^counters\ +functions\ +fentry ]] && methods+=(fentry)

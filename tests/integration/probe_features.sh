@@ -8,7 +8,8 @@
 # stats record lists it. A feature with a second way takes it instead:
 # with iterators refused, tcp flushes quiet connections by a run over its
 # connection hash (tcp_held_open then checks the last request of an idle
-# connection comes within 2 intervals), and every collector still counts.
+# connection comes within 2 intervals), drop learns the owners of older
+# listeners from /proc (drop_owner), and every collector still counts.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 PORT=$(test_port)
@@ -91,4 +92,7 @@ KMOND_PROBE_FAIL_LOAD=iter bash "$(dirname "$0")/tcp_held_open.sh" ||
 	fail "tcp_held_open with iterators refused"
 KMOND_PROBE_FAIL_LOAD=iter bash "$(dirname "$0")/bio_dd.sh" ||
 	fail "bio_dd with iterators refused"
-echo "ok: tcp and bio count with every iterator refused"
+# the owners of listeners older than kmond, from /proc
+KMOND_PROBE_FAIL_LOAD=iter bash "$(dirname "$0")/drop_owner.sh" ||
+	fail "drop_owner with iterators refused"
+echo "ok: tcp, bio and drop count with every iterator refused"

@@ -79,7 +79,9 @@ wait $old || fail "the early client failed"
 n=$(($(cat "$WORK/persistent.out") + $(cat "$WORK/short.out") + $(cat "$WORK/v6.out") + $(cat "$WORK/old.out")))
 mark >/dev/null
 window both "$from"
-pairs=$($JOIN join "$WORK/both.json" "$WORK/both.json") ||
+# (the first call on the connection older than kmond, 107 bytes, began
+# before kmond knew the connection: its latency is not compared)
+pairs=$($JOIN join "$WORK/both.json" "$WORK/both.json" --late-bytes 107) ||
 	fail "the two ends do not join"
 expect_eq "exchanges joined (client record = server record)" "$pairs" $n
 expect_eq "server records" "$(count both tcp side=server)" $n

@@ -25,7 +25,7 @@
 #include "collectors/collector.h"
 #include "bpf/drop.h"
 #include "drop.skel.h"
-#include "drop_owners.skel.h"
+#include "collectors/drop_owners.h"
 #include "collectors/drop_reason.h"
 #include "exporters/exporter.h"
 #include "lib/hash.h"
@@ -72,11 +72,8 @@ static const struct hook drop_hooks[] = {
 	      "sock/inet_sock_set_state" } },
 	  2, .optional = true,
 	  .feature = "drops are reported without their socket's owner" },
-	/* its own object (bpf/drop_owners.bpf.c), run once at start */
-	[HOOK_SEED] = { "seed_owners",
-	  { { ATTACH_ITER, "drop_seed_owners", "task_file" } },
-	  1, .optional = true,
-	  .feature = "drops on sockets made before kmond have no owner" },
+	/* its own object (drop_owners.h), run once at start */
+	[HOOK_SEED] = DROP_SEED_HOOK,
 };
 
 static int drop_apply(void *state, const struct config *cfg)
@@ -305,52 +302,6 @@ static int drop_open(struct drop_collector *c, struct kmond *k)
 	return provider__share_maps(k->provider, c->skel->obj);
 }
 
-/* Sockets made before kmond never passed connect() or listen() under its
- * eyes: walk every open file once (a task_file iterator) and record the
- * owners of TCP sockets. Run after attach so none falls in between. */
-static int seed_owners(struct drop_collector *c)
-{
-	struct drop_owners_bpf *skel = drop_owners_bpf__open();
-	struct bpf_link *link = NULL;
-	int err, fd = -1, chosen;
-	char buf[64];
-
-	if (!skel)
-		return -errno;
-	err = probe__select("drop", skel->obj, &drop_hooks[HOOK_SEED], 1,
-			    &chosen);
-	if (!err && chosen < 0) /* said by probe__select */
-		goto cleanup;
-	err = err ?: bpf_map__reuse_fd(skel->maps.sock_owner,
-				bpf_map__fd(c->skel->maps.sock_owner));
-	err = err ?: bpf_map__reuse_fd(skel->maps.port_owner,
-				       bpf_map__fd(c->skel->maps.port_owner));
-	err = err ?: drop_owners_bpf__load(skel);
-	if (err)
-		goto cleanup;
-	link = bpf_program__attach_iter(skel->progs.drop_seed_owners, NULL);
-	if (!link) {
-		err = -errno;
-		probe__note_failure("drop_seed_owners", err);
-		goto cleanup;
-	}
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	/* The program prints nothing: reading to the end runs it. */
-	while ((err = read(fd, buf, sizeof(buf))) > 0)
-		;
-	err = err < 0 ? -errno : 0;
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	bpf_link__destroy(link);
-	drop_owners_bpf__destroy(skel);
-	return err;
-}
-
 static int drop_start(struct kmond *k, void **state)
 {
 	struct drop_collector *c = xcalloc(1, sizeof(*c));
@@ -386,13 +337,10 @@ static int drop_start(struct kmond *k, void **state)
 		log_error("failed to attach drop: %s", strerror(-err));
 		goto cleanup;
 	}
-	/* Refused: off for the rest of the run, said once. */
-	err = seed_owners(c);
-	if (err && probe__refuse_failed("drop", &drop_hooks[HOOK_SEED], 1))
-		probe__warn_off("drop", &drop_hooks[HOOK_SEED]);
-	else if (err)
-		log_warn("drop: cannot list the sockets that predate kmond "
-			 "(%s): drops on them have no owner", strerror(-err));
+	/* After attach, so no socket falls in between. */
+	drop_owners__seed(&drop_hooks[HOOK_SEED],
+			  bpf_map__fd(c->skel->maps.sock_owner),
+			  bpf_map__fd(c->skel->maps.port_owner), k->provider);
 	ksyms__want(); /* loaded once every collector has started */
 	*state = c;
 	return 0;

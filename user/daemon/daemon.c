@@ -431,7 +431,11 @@ int daemon__check(const struct config *cfg)
 				continue;
 			if (probe__choose(&ops->hooks[h]) >= 0)
 				continue;
-			if (ops->hooks[h].optional) {
+			/* an optional hook this config names (counters'
+			 * functions) is needed when the collector is */
+			if (ops->hooks[h].optional &&
+			    !(ops->uses_hook &&
+			      collector__switch(ops, cfg)->required)) {
 				fprintf(stderr, "%s: %s off (%s)\n", ops->name,
 					ops->hooks[h].name,
 					ops->hooks[h].feature ?: "optional");

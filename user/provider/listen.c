@@ -244,3 +244,40 @@ void listen_cache__free(struct listen_cache *lc)
 	free(lc->ls);
 	memset(lc, 0, sizeof(*lc));
 }
+
+void listen__socket_holders(void (*found)(void *ctx, uint64_t inode,
+					  uint32_t pid),
+			    void *ctx)
+{
+	DIR *proc = opendir("/proc"), *fds;
+	struct dirent *de, *fe;
+	char path[300], link[64];
+
+	if (!proc)
+		return;
+	while ((de = readdir(proc))) {
+		unsigned long pid = strtoul(de->d_name, NULL, 10);
+
+		if (!pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lu/fd", pid);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while ((fe = readdir(fds))) {
+			unsigned long long inode;
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%lu/fd/%s", pid,
+				 fe->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (sscanf(link, "socket:[%llu]", &inode) == 1)
+				found(ctx, inode, pid);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+}

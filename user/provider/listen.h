@@ -28,6 +28,12 @@ int listen__parse_line(const char *line, struct listener *l);
 /* The inode of kmond's network namespace (what the kernel's ns.inum
  * says of sockets in it), 0 when unknown. */
 uint32_t listen__netns(void);
+/* Calls found for every socket every process holds (an fd of it): one
+ * walk of every /proc/PID/fd. A socket shared by several processes is
+ * found once for each, in the order /proc lists them. */
+void listen__socket_holders(void (*found)(void *ctx, uint64_t inode,
+					  uint32_t pid),
+			    void *ctx);
 
 /* The listen list, read again only when it may have changed. Reading it
  * costs a walk of /proc and, for each other network namespace, of the

@@ -440,46 +440,20 @@ static bool port_selected(const struct config *cfg, uint16_t port)
 	return false;
 }
 
-/* The processes holding socket inode of each selected listener: one walk
- * of every /proc/PID/fd. */
-static void scan_socket_owners(struct provider *p, struct hashmap *inodes)
+struct port_scan {
+	struct provider *p;
+	struct hashmap *inodes; /* selected listeners': inode -> port */
+};
+
+/* A process holding a socket: one of a selected listener's holders? */
+static void note_port_owner(void *ctx, uint64_t inode, uint32_t pid)
 {
-	DIR *proc = opendir("/proc"), *fds;
-	struct dirent *de, *fe;
-	char path[300], link[64];
+	struct port_scan *scan = ctx;
+	uint64_t *port = hashmap__find(scan->inodes, inode);
 
-	if (!proc)
-		return;
-	while ((de = readdir(proc))) {
-		unsigned long pid = strtoul(de->d_name, NULL, 10);
-
-		if (!pid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%lu/fd", pid);
-		fds = opendir(path);
-		if (!fds)
-			continue;
-		while ((fe = readdir(fds))) {
-			unsigned long long inode;
-			uint64_t *port;
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%lu/fd/%s", pid,
-				 fe->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = '\0';
-			if (sscanf(link, "socket:[%llu]", &inode) != 1)
-				continue;
-			port = hashmap__find(inodes, inode);
-			if (port)
-				hashmap__set(p->port_pids,
-					     (uint64_t)pid << 16 | *port, 1);
-		}
-		closedir(fds);
-	}
-	closedir(proc);
+	if (port)
+		hashmap__set(scan->p->port_pids, (uint64_t)pid << 16 | *port,
+			     1);
 }
 
 /* Keeps port selectors current as listeners come and go. Reading the
@@ -513,7 +487,8 @@ static bool provider__read_ports(struct provider *p)
 	p->ports_stale = false;
 	hashmap__free(p->port_pids);
 	p->port_pids = hashmap__new();
-	scan_socket_owners(p, inodes);
+	listen__socket_holders(note_port_owner,
+			       &(struct port_scan){ p, inodes });
 	hashmap__free(inodes);
 	return true;
 }
