@@ -33,22 +33,27 @@ endif
 .SECONDARY:
 .PHONY: all deps test-deps vm-deps run test vmtest fuzz fuzzers install clean
 
-BPF_SRCS := $(wildcard bpf/*.bpf.c)
-SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+# The BPF programs: one object each, bpf/NAME.bpf.c or, for a collector
+# with a folder of its own, bpf/DIR/NAME.bpf.c; the skeleton is
+# $(OUT)/NAME.skel.h either way. Bench-only programs live in bench/.
+BPF_SRCS := $(wildcard bpf/*.bpf.c bpf/*/*.bpf.c)
+BENCH_BPF_SKELETONS := bench/tcp_link_bench.bpf.c
+skel_of = $(OUT)/$(notdir $(1:.bpf.c=.skel.h))
+SKELS := $(foreach s,$(BPF_SRCS),$(call skel_of,$(s)))
 
 # The library every binary links: the daemon's layers (user/*/) and the
 # exporters, with the consumers' own code; a binary pulls in only the
 # objects it uses. The programs are the main.c files.
 DAEMON_MAIN := user/daemon/main.c
-CONSUMER_DIRS := $(wildcard exporters/consumers/kmon-*/)
+CONSUMER_DIRS := $(wildcard consumers/kmon-*/)
 CONSUMER_MAINS := $(addsuffix main.c,$(CONSUMER_DIRS))
 CONSUMER_BINS := $(foreach d,$(CONSUMER_DIRS),$(OUT)/$(notdir $(d:/=)))
 LIB_SRCS := $(filter-out $(DAEMON_MAIN) $(CONSUMER_MAINS),\
-	$(wildcard user/*/*.c exporters/*.c exporters/consumers/*/*.c))
+	$(wildcard user/*/*.c user/*/*/*.c exporters/*.c consumers/*/*.c))
 LIB := $(OUT)/libkmon.a
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
-HELPER_SRCS := $(wildcard tests/helpers/*.c) $(wildcard tests/*.c)
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst %.c,$(OUT)/tests/%,$(notdir $(HELPER_SRCS)))
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 
@@ -90,9 +95,19 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | deps
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
-$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
-	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+$(OUT)/bench/%.bpf.o: bench/%.bpf.c | deps
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+define skel_rule
+$(call skel_of,$(1)): $(OUT)/$(1:.c=.o)
+	$$(call msg,GEN-SKEL,$$@)
+	$$(Q)$$(BPFTOOL) gen skeleton $$< name $(notdir $(1:.bpf.c=))_bpf > $$@
+endef
+$(foreach s,$(BPF_SRCS) $(BENCH_BPF_SKELETONS),$(eval $(call skel_rule,$(s))))
+$(OUT)/bench/tcp_link_bench.o: $(OUT)/tcp_link_bench.skel.h
 
 # The full syscall table of the target architecture, from the kernel's uapi
 # headers, so names never come from a hand-written list.
@@ -117,7 +132,7 @@ $(OUT)/kmond: $(OUT)/user/daemon/main.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUT)/kmon-%: $(OUT)/exporters/consumers/kmon-%/main.o $(LIB)
+$(OUT)/kmon-%: $(OUT)/consumers/kmon-%/main.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -140,11 +155,6 @@ $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(HELPER_CFLAGS) $< -o $@ $(LDLIBS)
 
-$(OUT)/tests/%: tests/%.c | deps
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(HELPER_CFLAGS) $< -o $@ $(LDLIBS)
-
 # kmond refuses a config anyone but root can write: run on a root-owned
 # copy, so a checkout owned by a user still works with sudo.
 run: $(OUT)/kmond
@@ -163,7 +173,7 @@ install: all
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/kmond/kmond.yaml ] || \
 		install -m 0644 configs/kmond.yaml $(DESTDIR)$(SYSCONFDIR)/kmond/kmond.yaml
 	$(Q)sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-		configs/kmond.service > $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
+		deploy/systemd/kmond.service > $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
 	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
 
 # The integration suite on this host's kernel and in qemu guests booted on

@@ -44,8 +44,8 @@
 #include "lib/histogram.h"
 #include "lib/simplex.h"
 #include "lib/xalloc.h"
-#include "collectors/occupancy_fit.h"
-#include "collectors/occupancy_sequence.h"
+#include "collectors/tcp/occupancy_fit.h"
+#include "collectors/tcp/occupancy_sequence.h"
 
 #define LAMBDA 100.0 /* per second; times below are in seconds */
 #define WARMUP 5000

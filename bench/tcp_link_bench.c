@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The BPF cost of request paths per request, alone: runs
- * bpf/tcp_link_bench.bpf.c (the tcp collector's linking code in a loop,
+ * bench/tcp_link_bench.bpf.c (the tcp collector's linking code in a loop,
  * timed in the kernel) with linking and without, alternating, ROUNDS
  * times TURNS turns, and prints the median and minimum ns per turn of
  * the difference. A turn is one server request that makes one call.
@@ -15,7 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bpf/tcp.h"
+#include "bpf/tcp/tcp.h"
 #include "tcp_link_bench.skel.h"
 
 static int cmp(const void *a, const void *b)

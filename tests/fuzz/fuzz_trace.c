@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporters/consumers/kmon-trace/otlp.h"
-#include "exporters/consumers/kmon-trace/traces.h"
+#include "consumers/kmon-trace/otlp.h"
+#include "consumers/kmon-trace/traces.h"
 #include "lib/json_parse.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"

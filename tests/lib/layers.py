@@ -16,7 +16,7 @@ RANKS = {
     "user/provider": 4,
     "exporters": 4,
     "user/collectors": 5,
-    "exporters/consumers": 5,
+    "consumers": 5,
     "user/daemon": 6,
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -33,7 +33,7 @@ def layer(path):
 
 def main(root):
     bad = 0
-    for top in ("user", "exporters", "bpf"):
+    for top in ("user", "exporters", "consumers", "bpf"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in files:
                 if not name.endswith((".c", ".h")):
@@ -56,7 +56,12 @@ def judge(path, inc):
     if inc.endswith(".c"):
         return "includes a .c file"
     if path.startswith("bpf/"):
-        if "/" in inc or inc.startswith("../"):
+        # beside the file, else in bpf/ (-Ibpf): never outside bpf/
+        near = os.path.normpath(os.path.join(os.path.dirname(path), inc))
+        if not near.startswith("bpf/") and \
+                os.path.normpath("bpf/" + inc).startswith("bpf/"):
+            near = os.path.normpath("bpf/" + inc)
+        if not near.startswith("bpf/"):
             return "a bpf/ file includes outside bpf/"
         return None
     if inc.startswith("../"):

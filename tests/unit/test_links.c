@@ -9,8 +9,8 @@
 #include <ctype.h>
 #include <stdint.h>
 
-#include "collectors/links.h"
-#include "bpf/tcp.h"
+#include "collectors/tcp/links.h"
+#include "bpf/tcp/tcp.h"
 #include "unit.h"
 
 static int hex_lower(const char *s, size_t n)

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The load accumulators' arithmetic (bpf/tcp_load.h): a start at s adds
+/* The load accumulators' arithmetic (bpf/tcp/tcp_load.h): a start at s adds
  * -s to area (and to busy when nothing was in progress), an end at e adds
  * e; read at t, area + in_progress * t and busy + (in_progress > 0) * t are
  * the exact integrals, modulo 2^64 on the way. */
 #include <stdint.h>
 
-#include "collectors/loads.h"
+#include "collectors/tcp/loads.h"
 #include "unit.h"
 
 struct acc {

@@ -16,9 +16,9 @@
 #include "unit.h"
 #include "lib/hash.h"
 #include "lib/histogram.h"
-#include "collectors/occupancy_fit.h"
-#include "collectors/occupancy_given_n.h"
-#include "collectors/occupancy_sequence.h"
+#include "collectors/tcp/occupancy_fit.h"
+#include "collectors/tcp/occupancy_given_n.h"
+#include "collectors/tcp/occupancy_sequence.h"
 
 static uint64_t rng_state;
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exporters/consumers/kmon-topo/graph.h"
+#include "consumers/kmon-topo/graph.h"
 #include "lib/histogram.h"
 #include "lib/json_parse.h"
 #include "lib/record.h"

@@ -16,7 +16,7 @@
 
 #include <linux/types.h>
 
-#include "bpf/proto.h" /* PROTO_* ids */
+#include "bpf/tcp/proto.h" /* PROTO_* ids */
 
 #define PROTOCOL_SNI_MAX 256
 

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* kmon-topo: the fleet-wide service graph. A Kafka consumer (one member
+ * of a consumer group) reads <prefix>topology from every kmond node,
+ * merges the edges (graph.h) and prints the graph as one JSON line every
+ * interval and at exit, and as Graphviz DOT.
+ *
+ *   kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--dot FILE] [--json FILE]
+ *             [--interval SEC] [--duration SEC] [-X prop=value]...
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "consumers/common/kafka_group.h"
+#include "graph.h"
+#include "lib/record.h"
+#include "lib/strbuf.h"
+
+#define MAX_PROPS 64
+/* Bad records: the first ones are shown, then only counted. */
+#define SHOW_REJECTED 10
+
+struct opts {
+	const char *brokers;
+	const char *prefix;
+	const char *group;
+	const char *dot;
+	const char *json;
+	double interval_s;
+	double duration_s; /* 0: until SIGINT/SIGTERM */
+	const char *props[MAX_PROPS][2];
+	int nprops;
+};
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--dot FILE] "
+		"[--json FILE]\n"
+		"                 [--interval SEC] [--duration SEC] "
+		"[-X prop=value]...\n"
+		"  -b, --brokers      Kafka bootstrap servers (host:port,...)\n"
+		"  -p, --prefix       kmond's topic_prefix (default kmon.): "
+		"reads PREFIXtopology\n"
+		"  -g, --group        consumer group (default kmon-topo)\n"
+		"  -o, --dot FILE     write the graph as Graphviz DOT "
+		"(replaced at each snapshot)\n"
+		"  -j, --json FILE    JSON lines, one graph per snapshot "
+		"(default - = stdout)\n"
+		"  -i, --interval SEC seconds between snapshots (default 10)\n"
+		"  -d, --duration SEC run SEC seconds, then print the graph "
+		"and exit\n"
+		"  -X prop=value      any librdkafka consumer property\n");
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "brokers", required_argument, NULL, 'b' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "dot", required_argument, NULL, 'o' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c;
+
+	*o = (struct opts){ .prefix = "kmon.", .group = "kmon-topo",
+			    .json = "-", .interval_s = 10 };
+	while ((c = getopt_long(argc, argv, "b:p:g:o:j:i:d:X:h", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			o->brokers = optarg;
+			break;
+		case 'p':
+			o->prefix = optarg;
+			break;
+		case 'g':
+			o->group = optarg;
+			break;
+		case 'o':
+			o->dot = optarg;
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 'i':
+			if (parse_seconds(optarg, &o->interval_s))
+				goto bad;
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &o->duration_s))
+				goto bad;
+			break;
+		case 'X':
+			if (kafka_group__parse_prop(optarg, o->props,
+						    &o->nprops, MAX_PROPS))
+				goto bad;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			goto bad;
+		}
+	}
+	if (optind != argc || !o->brokers)
+		goto bad;
+	return 0;
+bad:
+	usage(stderr);
+	return -1;
+}
+
+static void handle_message(struct topo_graph *g, rd_kafka_message_t *m)
+{
+	char err[256];
+
+	if (m->err) {
+		/* The topic not existing yet is normal before kmond runs. */
+		if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF &&
+		    m->err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+			fprintf(stderr, "kmon-topo: kafka: %s\n",
+				rd_kafka_message_errstr(m));
+		return;
+	}
+	if (topo__add_json(g, m->payload, m->len, err, sizeof(err)) &&
+	    topo__rejected(g) <= SHOW_REJECTED)
+		fprintf(stderr, "kmon-topo: %s [%d] offset %lld: rejected: %s%s\n",
+			rd_kafka_topic_name(m->rkt), (int)m->partition,
+			(long long)m->offset, err,
+			topo__rejected(g) == SHOW_REJECTED ?
+				" (further rejects only counted)" :
+				"");
+}
+
+/* Replaces path with the DOT graph (a reader never sees half a file). */
+static int write_dot(struct topo_graph *g, const char *path)
+{
+	struct strbuf sb = { 0 };
+	char tmp[4096];
+	FILE *f;
+	int ok;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	topo__dot(g, &sb);
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "kmon-topo: %s: %s\n", tmp, strerror(errno));
+		strbuf__free(&sb);
+		return -1;
+	}
+	ok = fwrite(sb.buf, 1, sb.len, f) == sb.len;
+	ok = (fclose(f) == 0) && ok;
+	strbuf__free(&sb);
+	if (!ok || rename(tmp, path)) {
+		fprintf(stderr, "kmon-topo: %s: %s\n", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int snapshot(struct topo_graph *g, const struct opts *o, FILE *json,
+		    const char *host)
+{
+	struct record r;
+	int err = 0;
+
+	record__init(&r);
+	topo__json(g, now_ns(CLOCK_REALTIME), host, &r);
+	if (fwrite(r.json.buf, 1, r.json.len, json) != r.json.len ||
+	    fputc('\n', json) == EOF || fflush(json)) {
+		fprintf(stderr, "kmon-topo: %s: %s\n", o->json, strerror(errno));
+		err = -1;
+	}
+	record__free(&r);
+	if (o->dot && write_dot(g, o->dot))
+		err = -1;
+	return err;
+}
+
+static int run(rd_kafka_t *rk, struct topo_graph *g, const struct opts *o,
+	       FILE *json, const char *host)
+{
+	uint64_t start = now_ns(CLOCK_MONOTONIC), next, now;
+	uint64_t interval = (uint64_t)(o->interval_s * 1e9);
+	uint64_t duration = (uint64_t)(o->duration_s * 1e9);
+
+	next = start + interval;
+	while (!exiting) {
+		rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+
+		if (m) {
+			handle_message(g, m);
+			rd_kafka_message_destroy(m);
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		if (duration && now - start >= duration)
+			break;
+		if (now >= next) {
+			if (snapshot(g, o, json, host))
+				return -1;
+			next = now + interval;
+		}
+	}
+	return snapshot(g, o, json, host);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct topo_graph *g = NULL;
+	rd_kafka_t *rk = NULL;
+	FILE *json = stdout;
+	char host[256] = "unknown", topic[512];
+	struct opts o;
+	int err = 1;
+
+	if (parse_opts(argc, argv, &o))
+		return 2;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	gethostname(host, sizeof(host) - 1);
+	if (strcmp(o.json, "-") != 0) {
+		json = fopen(o.json, "a");
+		if (!json) {
+			fprintf(stderr, "kmon-topo: %s: %s\n", o.json,
+				strerror(errno));
+			return 1;
+		}
+	}
+	rk = kafka_group__new(&(struct kafka_group_opts){
+		.who = "kmon-topo", .brokers = o.brokers, .group = o.group,
+		.props = o.props, .nprops = o.nprops });
+	if (!rk) {
+		err = 2;
+		goto cleanup;
+	}
+	snprintf(topic, sizeof(topic), "%stopology", o.prefix);
+	if (kafka_group__subscribe(rk, "kmon-topo", topic))
+		goto cleanup;
+	fprintf(stderr, "kmon-topo: reading %s from %s as group %s\n", topic,
+		o.brokers, o.group);
+	g = topo__new();
+	err = run(rk, g, &o, json, host) ? 1 : 0;
+	fprintf(stderr, "kmon-topo: %llu records merged, %llu rejected\n",
+		(unsigned long long)topo__records(g),
+		(unsigned long long)topo__rejected(g));
+cleanup:
+	if (rk) {
+		rd_kafka_consumer_close(rk); /* commits what was read */
+		rd_kafka_destroy(rk);
+	}
+	topo__free(g);
+	if (json != stdout)
+		fclose(json);
+	return err;
+}
