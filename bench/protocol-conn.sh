@@ -23,7 +23,11 @@
 # bench's; the capture programs then run on nginx's segments only.
 # shared: in the bench's cgroup with wrk (as in the tests), where they
 # run on both ends' segments.
-#   bench/protocol-conn.sh [ROUNDS] [SECONDS] [CONNECTIONS] [close|keepalive] [own|shared]
+# SELECT: what kmond monitors. pid (default): this nginx, by its pid. all:
+# every process (a config without services, as configs/kmond.yaml): the
+# capture programs run in the root cgroup, on every segment of the host,
+# both ends of each connection followed.
+#   bench/protocol-conn.sh [ROUNDS] [SECONDS] [CONNECTIONS] [close|keepalive] [own|shared] [pid|all]
 #   (as root, after make)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -32,6 +36,7 @@ SECS=${2:-5}
 CONNS=${3:-8}
 MODE=${4:-close}
 PLACE=${5:-own}
+SELECT=${6:-pid}
 TARGET_NS=2000 # identification's CPU per connection, BPF + kmond
 header=(-H "Connection: close")
 [ "$MODE" = keepalive ] && header=()
@@ -47,6 +52,9 @@ if [ "$PLACE" = own ]; then
 	trap 'bench_cleanup; rmdir "$NGINX_CGROUP"' EXIT
 fi
 start_nginx $PORT 1
+# where the floor's empty programs go: where kmond's capture runs
+FLOOR_CGROUP=${NGINX_CGROUP:-$CGROUP}
+[ "$SELECT" = all ] && FLOOR_CGROUP=$CGROUP
 
 load() { # "requests/s requests" (each request on a connection of its own)
 	wrk -t1 -c"$CONNS" -d"${SECS}s" "${header[@]}" \
@@ -56,13 +64,15 @@ load() { # "requests/s requests" (each request on a connection of its own)
 
 start() { # false | true: kmond, protocols identified or not; floor
 	if [ "$1" = floor ]; then # stopped by kmond_stop, measured alike
-		floor_start floor.bpf.c "${NGINX_CGROUP:-$CGROUP}"
+		floor_start floor.bpf.c "$FLOOR_CGROUP"
 		return
 	fi
-	cat >"$WORK/kmond.yaml" <<YAML
-interval: 1s
-services:
-  - { name: web, match: { pid: $NGINX_PID } }
+	{
+		echo "interval: 1s"
+		[ "$SELECT" = all ] ||
+			echo "services: [ { name: web, match: { pid: $NGINX_PID } } ]"
+	} >"$WORK/kmond.yaml"
+	cat >>"$WORK/kmond.yaml" <<YAML
 collectors:
   tcp: { requests: none, protocols: $1 }
 exporters:

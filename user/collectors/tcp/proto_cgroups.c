@@ -234,12 +234,18 @@ static bool still_needed(const struct proto_cgroups *pc,
 	return false;
 }
 
-void proto_cgroups__sync(struct proto_cgroups *pc, struct provider *p)
+void proto_cgroups__sync(struct proto_cgroups *pc, struct provider *p,
+			 bool every_process)
 {
 	struct gather g = { .pc = pc, .paths = hashmap__new() };
 	bool *cover;
 
-	provider__for_each_selected(p, gather_pid, &g);
+	if (every_process) { /* the root covers every cgroup */
+		g.wanted = xmalloc(sizeof(*g.wanted));
+		g.wanted[g.n++] = "/";
+	} else {
+		provider__for_each_selected(p, gather_pid, &g);
+	}
 	cover = xcalloc(g.n + 1, sizeof(*cover));
 	/* attach first, then detach: a segment that meets both runs is
 	 * captured once (the programs take each byte of a stream once) */

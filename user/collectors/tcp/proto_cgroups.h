@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Where protocol identification's capture programs (bpf/tcp/proto.bpf.h) run:
- * in the cgroups (v2) of the monitored processes, not in the root.
+ * in the cgroups (v2) of the monitored processes, not in the root (unless
+ * every process is monitored: no services in the config).
  *
  * Why: a cgroup's skb program runs on every segment of every socket
  * under it. On the root, a connection between a monitored server and a
@@ -20,6 +21,7 @@
 #ifndef KMON_PROTO_CGROUPS_H
 #define KMON_PROTO_CGROUPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,8 +37,10 @@ void proto_cgroups__free(struct proto_cgroups *pc); /* NULL-safe: detach */
 /* pid joined a service or moved: its cgroup gets the programs now unless
  * it is covered already. For provider__watch_selection. */
 void proto_cgroups__add_pid(void *pc, uint32_t pid);
-/* Makes the set again from every process in a service of p. */
-void proto_cgroups__sync(struct proto_cgroups *pc, struct provider *p);
+/* Makes the set again from every process in a service of p; with
+ * every_process (a config without services), the root alone. */
+void proto_cgroups__sync(struct proto_cgroups *pc, struct provider *p,
+			 bool every_process);
 /* Cgroups the programs are attached to now; attaches that failed. */
 size_t proto_cgroups__attached(const struct proto_cgroups *pc);
 uint64_t proto_cgroups__failures(const struct proto_cgroups *pc);

@@ -469,7 +469,8 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	if (c->proto)
 		proto_track__collect(c->proto, ts);
 	if (c->cgroups)
-		proto_cgroups__sync(c->cgroups, k->provider);
+		proto_cgroups__sync(c->cgroups, k->provider,
+				    !k->cfg.nservices);
 	refresh_listeners(c);
 }
 
@@ -606,7 +607,7 @@ static void proto_attach(struct tcp_collector *c)
 	}
 	provider__watch_selection(c->k->provider, proto_cgroups__add_pid,
 				  c->cgroups);
-	proto_cgroups__sync(c->cgroups, c->k->provider);
+	proto_cgroups__sync(c->cgroups, c->k->provider, !c->k->cfg.nservices);
 }
 
 /* The send-entry hooks run on every TCP send (the syscall one on every
