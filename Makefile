@@ -31,7 +31,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps vm-deps run test vmtest fuzz fuzzers install clean
+.PHONY: all deps test-deps vm-deps run test vmtest fuzz fuzzers install clean image
 
 # The BPF programs: one object each, bpf/NAME.bpf.c or, for a collector
 # with a folder of its own, bpf/DIR/NAME.bpf.c; the skeleton is
@@ -128,6 +128,10 @@ $(LIB): $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
+# kmond with no -c runs on the installed config.
+$(OUT)/user/daemon/main.o: CFLAGS += \
+	-DKMOND_DEFAULT_CONFIG='"$(SYSCONFDIR)/kmond/kmond.yaml"'
+
 $(OUT)/kmond: $(OUT)/user/daemon/main.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -212,6 +216,12 @@ fuzz: | test-deps
 			{ tail -30 build-fuzz/$$f.log; exit 1; }; \
 		grep -h 'stat::number_of_executed_units' build-fuzz/$$f.log; \
 	done
+
+# kmond's image from the Containerfile, with podman, on a Debian base made
+# from Debian's packages (scripts/image.sh). IMAGE names it.
+IMAGE ?= localhost/kmond:latest
+image:
+	$(Q)scripts/image.sh $(IMAGE)
 
 clean:
 	rm -rf $(OUT) build-san build-fuzz

@@ -2,7 +2,7 @@
 /* Finds the I/Os whose completion the bio collector never saw: the kernel
  * sometimes completes a request without running the block_rq_complete
  * programs (seen with tp_btf and raw_tp alike, while the tracepoint itself
- * fired: ftrace recorded it; see the README). Such a request's entry stays
+ * fired: ftrace recorded it; see docs/design/bio.md). Such a request's entry stays
  * in bio_inflight although the request was freed: a program user space
  * runs (BPF_PROG_TEST_RUN) looks at each issued entry's request, deletes
  * the entries of those freed and counts them, for user space to count as

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Records -> Prometheus series: which record kind and field feeds which
- * kmon_* metric (the README's table). Records arrive as kmond encoded
+ * kmon_* metric (docs/prometheus.md's table). Records arrive as kmond encoded
  * them; each is parsed once with json_parse.h. */
 #ifndef KMON_PROM_METRICS_H
 #define KMON_PROM_METRICS_H

@@ -7,6 +7,7 @@
 #     vm     what `make vmtest` needs to boot Debian's kernels under qemu
 #            (tests/vm/), and nothing plain make needs
 #     bench  that and what bench/peers.sh compares kmond with
+#     image  what `make image` needs (podman, mmdebstrap)
 #   --if-missing   do nothing when every tool and header is already there
 set -euo pipefail
 
@@ -22,7 +23,7 @@ build_packages=(
 test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools prometheus nodejs
-	podman runc busybox-static python3-yaml nftables
+	podman runc mmdebstrap busybox-static python3-yaml nftables
 	openssl postgresql postgresql-client mariadb-server mariadb-client
 	memcached libmemcached-tools mosquitto mosquitto-clients dnsmasq-base
 	bind9-dnsutils openssh-server openssh-client
@@ -37,6 +38,8 @@ command -v npm >/dev/null 2>&1 || test_packages+=(npm)
 # modprobe, mkfs.ext4 for the guest's scratch disk, xz and zstd for vmlinux,
 # readelf to check busybox is static.
 vm_packages=(qemu-system-x86 busybox-static kmod e2fsprogs xz-utils zstd binutils)
+# make image: podman builds the Containerfile on a base mmdebstrap makes.
+image_packages=(podman runc mmdebstrap)
 # bench/peers.sh: the tools an operator would use instead of kmond.
 bench_packages=(libbpf-tools bpftrace nginx wrk)
 
@@ -67,7 +70,7 @@ have_test() {
 	have_build || return 1
 	have_tools kcat ip python3 dot chromium wrk curl redis-server \
 		redis-benchmark redis-cli prometheus promtool node npm || return 1
-	have_tools podman runc || return 1
+	have_tools podman runc mmdebstrap || return 1
 	[ -x /bin/busybox ] || return 1 # the containers' image
 	python3 -c 'import yaml' 2>/dev/null || return 1 # reading manifests
 	# protocol identification's servers and clients (proto_servers)
@@ -99,6 +102,10 @@ have_vm() {
 	[ -x /bin/busybox ] && ! readelf -l /bin/busybox | grep -q INTERP
 }
 
+have_image() {
+	have_tools podman runc mmdebstrap
+}
+
 have_bench() {
 	have_build && have_tools wrk bpftrace && [ -x /usr/sbin/nginx ] &&
 		[ -x /usr/sbin/offcputime ]
@@ -109,7 +116,8 @@ build) packages=("${build_packages[@]}") ;;
 test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
 vm) packages=("${vm_packages[@]}") ;;
 bench) packages=("${build_packages[@]}" "${bench_packages[@]}") ;;
-*) echo "install-deps: unknown set '$set_name' (build, test, vm or bench)" >&2; exit 2 ;;
+image) packages=("${image_packages[@]}") ;;
+*) echo "install-deps: unknown set '$set_name' (build, test, vm, bench or image)" >&2; exit 2 ;;
 esac
 
 if [ $if_missing -eq 1 ] && "have_$set_name"; then

@@ -2,7 +2,7 @@
 /* The fleet-wide service graph: topology records from every kmond node
  * merged into one set of edges src -> dst.
  *
- * Merge rule (README, "kmon-topo"):
+ * Merge rule (docs/consumers.md, "kmon-topo"):
  *  1. Every record is one node's view of one edge for one interval, seen
  *     from one end: "side" is "server" (the default: kmond's topology is
  *     built from server-side requests) or "client".

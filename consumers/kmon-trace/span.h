@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* One span: a tcp record of kmond (README, "tcp"), one request/response
+/* One span: a tcp record of kmond (docs/records.md, "tcp"), one request/response
  * exchange seen from one end, with the ids kmond gives it: `id` (16 hex),
  * `trace` (32 hex) and, on client calls made while serving a request,
  * `parent` (that request's id) and `link`. */

@@ -3,7 +3,7 @@
  * each cross-node exchange joined, and each trace handed out whole once
  * no span has come for it for a quiet time.
  *
- * The join (README, "kmon-trace"): a server span on node B and a client
+ * The join (docs/consumers.md, "kmon-trace"): a server span on node B and a client
  * span on node A are the same exchange when the server's (req_seq,
  * rport) equals the client's (req_seq, lport) and their resp_seq agree:
  * TCP sequence numbers and the client's port, never addresses (a

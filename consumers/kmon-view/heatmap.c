@@ -3,7 +3,7 @@
  * in power-of-two rows (log scale), colour = how many blocks (off-CPU) or
  * I/Os fell in the cell.
  *
- * Two forms of input, per source (README.md, "kmon-view"):
+ * Two forms of input, per source (docs/consumers.md, "kmon-view"):
  *  - histogram records (offcpu_hist / bio_hist): "buckets": [[low_ns,
  *    count], ...]; each bucket lands in the row of its low bound.
  *  - plain records (offcpu / bio): one representative latency per record

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make install (PREFIX, DESTDIR) puts kmond, the consumers, the default
-# config and the systemd unit in place, and the unit runs the installed
-# binary on the installed config.
+# config and the systemd unit in place, the unit runs the installed
+# binary on the installed config, and so does kmond with no arguments.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 root=$WORK/root
@@ -19,3 +19,21 @@ grep -q '@' "$unit" && fail "placeholders left in the unit: $(grep '@' "$unit")"
 "$root/opt/kmon/sbin/kmond" -c "$root/etc/kmond/kmond.yaml" --check ||
 	fail "the installed kmond refuses the installed config"
 echo "ok: installed kmond checks the installed config"
+
+# With no -c, the installed kmond runs on the installed config: seen in a
+# mount namespace of its own where the installed /etc/kmond stands at
+# /etc/kmond (the host's is left alone).
+made_etc=
+[ -d /etc/kmond ] || { mkdir /etc/kmond && made_etc=1; }
+unshare -m --propagation private sh -c '
+	mount --bind "$1/etc/kmond" /etc/kmond &&
+	exec "$1/opt/kmon/sbin/kmond" --duration 1' sh "$root" \
+	>"$WORK/noargs.out" 2>"$WORK/noargs.err"
+rc=$?
+[ -n "$made_etc" ] && rmdir /etc/kmond
+expect_eq "exit code of kmond with no arguments" $rc 0
+grep -q "running on /etc/kmond/kmond.yaml" "$WORK/noargs.err" ||
+	fail "kmond with no arguments did not run on /etc/kmond/kmond.yaml: $(cat "$WORK/noargs.err")"
+grep -q '"kind":"stats"' "$WORK/noargs.out" ||
+	fail "kmond with no arguments wrote no records on stdout"
+echo "ok: the installed kmond with no arguments runs on /etc/kmond/kmond.yaml"

@@ -39,7 +39,7 @@ start_broker -p 0
 broker_cmd "topic kmon.tcp 3"
 # --quiet 3: longer than the spread between a call's record and its
 # server's across partitions and nodes (a server end written before its
-# call came cannot join it: README), with room for a slow (ASan) build;
+# call came cannot join it: docs/consumers.md), with room for a slow (ASan) build;
 # times TEST_TIME_SCALE (a qemu guest takes seconds to start each kcat).
 QUIET=$((3 * ${TEST_TIME_SCALE:-1}))
 "$KMON_TRACE" -b "$BROKERS" -g trace-test-$$ $FAST_GROUP --quiet $QUIET --stats 0.5 \

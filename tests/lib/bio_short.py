@@ -3,7 +3,7 @@
 """How the bio tests judge bytes a dd wrote or read against what it asked.
 
 The kernel runs no program for some completions (in an interrupt on top of
-the machine's agent, pid 1, see the README's bio section); kmond counts
+the machine's agent, pid 1, see docs/design/bio.md); kmond counts
 each such request in bio's `lost`. So bytes short of the dd's total pass
 when a request for every MiB begun of what is missing (dd's requests are
 at most 1 MiB) is counted lost; bytes over it never pass.

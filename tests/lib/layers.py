@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Checks that includes run down the layers of the tree (README, "Layout"):
+"""Checks that includes run down the layers of the tree (docs/layout.md, "The layers"):
 a file includes headers of its own folder, of lower layers, and bpf/ ABI
 headers; never a .c file, never a layer above or beside its own.
 Prints each offending include; exits 1 if there is any."""

@@ -84,7 +84,7 @@ PROCS = [(101, "nginx", "frontend"), (102, "nginx", "frontend"),
 
 
 def frame_name(frame, keep_offsets=False):
-    """The name kmon-view gives a frame (README: offsets stripped unless
+    """The name kmon-view gives a frame (docs/consumers.md: offsets stripped unless
     --offsets; ';' -> ':'; control characters -> '?')."""
     name = frame
     if not keep_offsets:

@@ -210,7 +210,7 @@ static void test_records(void)
 }
 
 /* The tcp collector's side and protocol, load and occupancy records (as
- * the README shows them). */
+ * docs/records.md shows them). */
 static void test_load_records(void)
 {
 	struct prom_table *t = prom_table__new(0, 0);

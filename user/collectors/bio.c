@@ -197,7 +197,7 @@ static void emit_series(struct bio_collector *c, uint64_t ts,
 	send(c);
 	if (!hist__count(&s->latency))
 		return;
-	/* The same I/Os as kmon-view's heatmap input (README). */
+	/* The same I/Os as kmon-view's heatmap input (docs/consumers.md). */
 	begin(c, "bio_hist", ts, key->pid, key->svc, key->dev, key->op, NULL);
 	record__array_begin(&c->rec, "buckets");
 	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
@@ -508,7 +508,7 @@ static int bio_start(struct kmond *k, void **state)
 		goto cleanup;
 	}
 	bio_apply(c, &k->cfg);
-	/* Keyed by sector there is no request to look at (README). */
+	/* Keyed by sector there is no request to look at (docs/design/bio.md). */
 	if (!c->skel->rodata->key_by_sector)
 		c->missed = bio_lost__new(
 			&bio_hooks[HOOK_LOST],

@@ -367,6 +367,7 @@ int daemon__load_config(struct config *cfg, const char *path, char *err,
 int daemon__run(struct config *cfg, uint64_t duration_ns)
 {
 	struct kmond k = { .cfg = *cfg };
+	struct self_usage u;
 	char err[1024];
 	int ret = 1, err_drop;
 
@@ -391,8 +392,13 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 		log_error("failed to drop capabilities: %s", strerror(-err_drop));
 		goto cleanup;
 	}
-	log_info("running on %s, interval %llu ms", k.cfg.file,
-		 (unsigned long long)(k.cfg.interval_ns / 1000000));
+	self_usage(&u);
+	/* ready: tests and probes wait for this line (its figures are
+	 * bench/startup.sh's) */
+	log_info("running on %s, interval %llu ms (ready %.2f s after exec, "
+		 "%.2f s of CPU)", k.cfg.file,
+		 (unsigned long long)(k.cfg.interval_ns / 1000000),
+		 self_age_s(), u.cpu_ns / 1e9);
 	run_loop(&k, duration_ns);
 	ret = 0;
 cleanup:

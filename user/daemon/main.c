@@ -11,7 +11,12 @@
 #include "lib/log.h"
 
 #define KMOND_VERSION "0.1.0"
-#define DEFAULT_CONFIG "configs/kmond.yaml"
+/* The installed config (make install puts it there); the Makefile gives
+ * SYSCONFDIR's. */
+#ifndef KMOND_DEFAULT_CONFIG
+#define KMOND_DEFAULT_CONFIG "/etc/kmond/kmond.yaml"
+#endif
+#define DEFAULT_CONFIG KMOND_DEFAULT_CONFIG
 
 static void usage(FILE *f)
 {

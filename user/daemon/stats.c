@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -7,6 +9,26 @@
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "daemon/stats.h"
+
+double self_age_s(void)
+{
+	unsigned long long start = 0;
+	struct timespec now;
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/self/stat", "r");
+
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* after the comm: state is field 3, starttime field 22 */
+	if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %*s %*s %*s %*s %*s %*s %llu", &start) != 1)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return now.tv_sec + now.tv_nsec / 1e9 -
+	       (double)start / sysconf(_SC_CLK_TCK);
+}
 
 void self_usage(struct self_usage *u)
 {

@@ -17,6 +17,9 @@ struct self_usage {
 };
 
 void self_usage(struct self_usage *u);
+/* Seconds since this process was exec'd (10 ms steps: /proc's start
+ * time), for the start-up's figures. */
+double self_age_s(void);
 
 struct collector_report {
 	const char *name;

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Builds kmond's image from the Containerfile with podman (`make image`).
+# No registry is reachable here, so the Debian base is made from Debian's
+# packages (mmdebstrap, minbase) and imported as a local image, once; the
+# Containerfile takes it as its base (build argument DEBIAN, whose default
+# is the public debian:bookworm-slim).
+#   scripts/image.sh [IMAGE]     (as root; IMAGE: localhost/kmond:latest)
+#   KMOND_BASE=NAME              a base image to use as it is
+set -euo pipefail
+cd "$(dirname "$0")/.."
+IMAGE=${1:-localhost/kmond:latest}
+BASE=${KMOND_BASE:-localhost/kmond-base:bookworm}
+# runc sets the rlimits of a container's first process from outside; raising
+# one needs CAP_SYS_RESOURCE, which some hosts lack: ask for less.
+PODMAN=(podman --cgroup-manager=cgroupfs --runtime runc --events-backend file)
+LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
+
+command -v podman >/dev/null || scripts/install-deps.sh image
+if ! "${PODMAN[@]}" image exists "$BASE"; then
+	[ -n "${KMOND_BASE:-}" ] && { echo "image.sh: no image $BASE" >&2; exit 1; }
+	command -v mmdebstrap >/dev/null || scripts/install-deps.sh image
+	tmp=$(mktemp -d /tmp/kmond-base.XXXXXX)
+	trap 'rm -rf "$tmp"' EXIT
+	echo "  BASE     $BASE (mmdebstrap bookworm, minbase)"
+	# without documentation, manuals and translations, here and in
+	# every package the image installs later (dpkg's config stays)
+	mmdebstrap --quiet --variant=minbase --mode=root \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		--dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/info/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		bookworm "$tmp/base.tar"
+	"${PODMAN[@]}" import -q "$tmp/base.tar" "$BASE" >/dev/null
+fi
+echo "  IMAGE    $IMAGE"
+"${PODMAN[@]}" build -q "${LIMITS[@]}" --layers=false \
+	--build-arg DEBIAN="$BASE" -t "$IMAGE" -f Containerfile . >/dev/null
+# the build stage's image (compilers, sources) is not kept
+"${PODMAN[@]}" image prune -f --filter label=kmond.stage=build >/dev/null
+"${PODMAN[@]}" image inspect -f '{{.Size}}' "$IMAGE" |
+	awk -v i="$IMAGE" '{ printf "  SIZE     %s: %.1f MB\n", i, $1 / 1e6 }'
