@@ -34,6 +34,7 @@
 
 #include "config/config.h"
 #include "exporters/sink.h"
+#include "lib/array.h"
 #include "lib/log.h"
 
 /* librdkafka's own defaults, used when the config leaves a bound at 0. */
@@ -239,7 +240,7 @@ static int kafka__configure(struct sink *s, rd_kafka_conf_t *conf,
 	int ret;
 
 	ret = conf_set(conf, "bootstrap.servers", cfg->brokers, err, errlen);
-	for (i = 0; !ret && i < sizeof(defaults) / sizeof(defaults[0]); i++)
+	for (i = 0; !ret && i < ARRAY_SIZE(defaults); i++)
 		ret = conf_set(conf, defaults[i][0], defaults[i][1], err,
 			       errlen);
 	if (!ret)

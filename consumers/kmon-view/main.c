@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "view.h"
+#include "lib/array.h"
 
 static const char usage_text[] =
 	"usage: kmon-view flame|heatmap|topology|load (-i FILE | --kafka BROKERS) "
@@ -127,7 +128,7 @@ static int parse_root(const char *s, enum flame_root *out)
 						 ROOT_SERVICE, ROOT_NONE };
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		if (strcmp(s, names[i]) == 0) {
 			*out = roots[i];
 			return 0;

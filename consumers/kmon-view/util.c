@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/array.h"
 #include "lib/utf8.h"
 #include "view.h"
 
@@ -72,7 +73,7 @@ void fmt__duration(char *buf, size_t len, double ns)
 	} units[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "\xc2\xb5s" } };
 	size_t i;
 
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		double v = ns / units[i].div;
 
 		if (v >= 1) {
@@ -153,7 +154,7 @@ int parse__duration(const char *s, uint64_t *out)
 	v = strtod(s, &end);
 	if (errno || end == s || !(v > 0) || !isfinite(v) || *s == '-')
 		return -EINVAL;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(end, units[i].suffix) == 0) {
 			v *= units[i].mult;
 			if (v < 1 || v > 1e18)

@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "config/kafka_property.h"
+#include "lib/array.h"
 #include "lib/hostport.h"
 #include "lib/syscall_names.h"
 
@@ -190,7 +191,7 @@ int parse_duration(const char *s, uint64_t *ns)
 	v = strtoull(s, &end, 10);
 	if (errno || end == s)
 		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		if (strcmp(end, units[i].suffix) != 0)
 			continue;
 		if (v > UINT64_MAX / units[i].ns)

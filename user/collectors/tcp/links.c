@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "collectors/tcp/links.h"
+#include "lib/array.h"
 #include "lib/hash.h"
 #include "lib/record.h"
 #include "lib/strbuf.h"
@@ -88,8 +89,7 @@ void tcp_links__fields(struct record *r, uint64_t id, uint64_t parent,
 		return;
 	id_field(r, "parent", parent);
 	record__str(r, "link",
-		    link < sizeof(link_names) / sizeof(link_names[0]) &&
-				    link_names[link] ?
+		    link < ARRAY_SIZE(link_names) && link_names[link] ?
 			    link_names[link] :
 			    "unknown");
 }
