@@ -22,6 +22,7 @@
 
 #include "consumers/common/kafka_group.h"
 #include "graph.h"
+#include "lib/clock.h"
 #include "lib/record.h"
 #include "lib/strbuf.h"
 
@@ -47,14 +48,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	exiting = 1;
-}
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static void usage(FILE *f)
@@ -210,7 +203,7 @@ static int snapshot(struct topo_graph *g, const struct opts *o, FILE *json,
 	int err = 0;
 
 	record__init(&r);
-	topo__json(g, now_ns(CLOCK_REALTIME), host, &r);
+	topo__json(g, clock_ns(CLOCK_REALTIME), host, &r);
 	if (fwrite(r.json.buf, 1, r.json.len, json) != r.json.len ||
 	    fputc('\n', json) == EOF || fflush(json)) {
 		fprintf(stderr, "kmon-topo: %s: %s\n", o->json, strerror(errno));
@@ -225,7 +218,7 @@ static int snapshot(struct topo_graph *g, const struct opts *o, FILE *json,
 static int run(rd_kafka_t *rk, struct topo_graph *g, const struct opts *o,
 	       FILE *json, const char *host)
 {
-	uint64_t start = now_ns(CLOCK_MONOTONIC), next, now;
+	uint64_t start = mono_ns(), next, now;
 	uint64_t interval = (uint64_t)(o->interval_s * 1e9);
 	uint64_t duration = (uint64_t)(o->duration_s * 1e9);
 
@@ -237,7 +230,7 @@ static int run(rd_kafka_t *rk, struct topo_graph *g, const struct opts *o,
 			handle_message(g, m);
 			rd_kafka_message_destroy(m);
 		}
-		now = now_ns(CLOCK_MONOTONIC);
+		now = mono_ns();
 		if (duration && now - start >= duration)
 			break;
 		if (now >= next) {

@@ -25,6 +25,7 @@
 #include "consumers/common/kafka_group.h"
 #include "source.h"
 #include "traces.h"
+#include "lib/clock.h"
 #include "lib/json_parse.h"
 #include "lib/strbuf.h"
 
@@ -62,14 +63,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	exiting = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static void usage(FILE *f)
@@ -286,7 +279,7 @@ static void on_record(const char *text, size_t len, const char *where,
 	} else if (!(s = span__parse(rec, err, sizeof(err)))) {
 		reject(a, where, err);
 	} else {
-		traces__add(a->traces, s, now_ns());
+		traces__add(a->traces, s, mono_ns());
 	}
 	json__free(rec);
 }
@@ -384,7 +377,7 @@ static void print_counts(const struct app *a)
 
 static int run(struct app *a, struct source *src)
 {
-	uint64_t start = now_ns(), now;
+	uint64_t start = mono_ns(), now;
 	uint64_t quiet = (uint64_t)(a->o->quiet_s * 1e9);
 	uint64_t duration = (uint64_t)(a->o->duration_s * 1e9);
 	uint64_t stats = (uint64_t)(a->o->stats_s * 1e9);
@@ -396,7 +389,7 @@ static int run(struct app *a, struct source *src)
 		r = source__poll(src, 100, on_record, a);
 		if (r)
 			break;
-		now = now_ns();
+		now = mono_ns();
 		if (!regular) /* a file's traces are written at its end */
 			traces__expire(a->traces, now, quiet);
 		if (ship(a))

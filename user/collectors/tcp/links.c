@@ -11,6 +11,7 @@
 
 #include "collectors/tcp/links.h"
 #include "lib/array.h"
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/record.h"
 #include "lib/strbuf.h"
@@ -28,7 +29,6 @@ static const char *const link_names[] = {
 uint64_t tcp_links__prefix(const char *node)
 {
 	char boot[64] = "";
-	struct timespec ts;
 	uint64_t h = fnv1a(node, strlen(node)), now;
 	pid_t pid = getpid();
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -38,8 +38,7 @@ uint64_t tcp_links__prefix(const char *node)
 			boot[0] = '\0';
 		fclose(f);
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	now = clock_ns(CLOCK_REALTIME);
 	h = fnv1a_more(h, boot, strlen(boot));
 	h = fnv1a_more(h, &now, sizeof(now));
 	h = fnv1a_more(h, &pid, sizeof(pid));
