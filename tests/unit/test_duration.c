@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Durations: the config's form (a whole number and a unit) and the
- * command lines' (also fractions, and a bare number is seconds). */
+ * command lines' (also fractions, and a bare number is seconds), with
+ * the consumers' range. */
 #include <errno.h>
 #include <stdint.h>
 
+#include "consumers/common/cli.h"
 #include "lib/array.h"
 #include "lib/duration.h"
 #include "unit.h"
@@ -81,10 +83,28 @@ static void test_refused(void)
 	CHECK(ns == 7); /* untouched */
 }
 
+/* The consumers' options: the command-line form, 0 < ns <= 10^7 s. */
+static void test_cli(void)
+{
+	uint64_t ns = 7;
+
+	CHECK(cli__duration("0.5", &ns) == 0 && ns == 500000000ULL);
+	CHECK(cli__duration("250ms", &ns) == 0 && ns == 250000000ULL);
+	CHECK(cli__duration("10000000", &ns) == 0 && ns == CLI_MAX_DURATION_NS);
+	ns = 7;
+	CHECK(cli__duration("0", &ns) == -EINVAL);
+	CHECK(cli__duration("0s", &ns) == -EINVAL);
+	CHECK(cli__duration("0.0000000001", &ns) == -EINVAL);
+	CHECK(cli__duration("10000000.000000001", &ns) == -EINVAL);
+	CHECK(cli__duration("fast", &ns) == -EINVAL);
+	CHECK(ns == 7);
+}
+
 int main(void)
 {
 	test_unit_form();
 	test_arg_form();
 	test_refused();
+	test_cli();
 	return unit_done("duration");
 }
