@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "config/kafka_property.h"
+#include "lib/array.h"
 #include "lib/duration.h"
 #include "lib/hostport.h"
 #include "lib/syscall_names.h"
@@ -824,8 +825,7 @@ static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 	struct config *cfg = arg;
 	char what[64];
 
-	for (size_t i = 0; i < sizeof(collector_sections) /
-				 sizeof(collector_sections[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(collector_sections); i++) {
 		const struct collector_section *sec = &collector_sections[i];
 		struct section_arg a = { sec, (char *)cfg + sec->offset };
 
