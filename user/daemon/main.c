@@ -26,7 +26,19 @@ static void usage(FILE *f)
 		"      --probe         print the attach method of every probe on this kernel\n"
 		"      --watch         reload when the configuration file changes (ConfigMaps)\n"
 		"      --version       print the version\n"
-		"  -v, --verbose       log debug lines\n");
+		"  -v, --verbose       log debug lines\n"
+		"signals:\n"
+		"  SIGHUP              re-read the configuration (a bad one is refused, the\n"
+		"                      running one stays); file sinks reopen their files\n"
+		"  SIGINT, SIGTERM     collect one last time, flush and exit 0\n"
+		"environment (the tests use them):\n"
+		"  KMOND_PROBE_DENY=ENTRY,...\n"
+		"                      treat attach methods as absent; ENTRY is a target\n"
+		"                      (sched_switch) or method:target (tp_btf:sched_switch)\n"
+		"  KMOND_PROBE_FAIL_LOAD=ENTRY,...\n"
+		"                      make the kernel refuse these programs at load (also a\n"
+		"                      method alone, iter, or a program's name)\n"
+		"exit codes: 0 ok, 2 bad configuration or usage, 1 runtime failure\n");
 }
 
 int main(int argc, char **argv)
