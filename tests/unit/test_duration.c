@@ -18,31 +18,37 @@ static uint64_t parse(const char *s, enum duration_form form)
 	return duration__parse(s, form, &ns) == 0 ? ns : UINT64_MAX;
 }
 
-static void test_unit_form(void)
+/* What both forms take, alike. */
+static void test_both(void)
 {
-	const enum duration_form f = DURATION_UNIT;
+	static const struct {
+		const char *s;
+		uint64_t ns;
+	} ok[] = {
+		{ "250us", 250000 },	    { "10ms", 10000000 },
+		{ "5s", 5000000000ULL },    { "1m", 60000000000ULL },
+		{ "1h", 3600000000000ULL }, { "2h", 7200000000000ULL },
+		{ "7ns", 7 },		    { "0s", 0 },
+	};
 
-	CHECK(parse("250us", f) == 250000);
-	CHECK(parse("10ms", f) == 10000000);
-	CHECK(parse("5s", f) == 5000000000ULL);
-	CHECK(parse("1m", f) == 60000000000ULL);
-	CHECK(parse("1h", f) == 3600000000000ULL);
-	CHECK(parse("2h", f) == 7200000000000ULL);
-	CHECK(parse("7ns", f) == 7);
-	CHECK(parse("0s", f) == 0);
-	CHECK(parse("5", f) == UINT64_MAX); /* no unit */
-	CHECK(parse("1.5s", f) == UINT64_MAX); /* no fraction */
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		CHECK(parse(ok[i].s, DURATION_UNIT) == ok[i].ns);
+		CHECK(parse(ok[i].s, DURATION_ARG) == ok[i].ns);
+	}
 }
 
+/* The config's: a unit always, a whole number. */
+static void test_unit_form(void)
+{
+	CHECK(parse("5", DURATION_UNIT) == UINT64_MAX);
+	CHECK(parse("1.5s", DURATION_UNIT) == UINT64_MAX);
+}
+
+/* The command lines': also fractions, and a bare number of seconds. */
 static void test_arg_form(void)
 {
 	const enum duration_form f = DURATION_ARG;
 
-	CHECK(parse("250us", f) == 250000);
-	CHECK(parse("10ms", f) == 10000000);
-	CHECK(parse("5s", f) == 5000000000ULL);
-	CHECK(parse("1m", f) == 60000000000ULL);
-	CHECK(parse("1h", f) == 3600000000000ULL);
 	CHECK(parse("5", f) == 5000000000ULL); /* bare: seconds */
 	CHECK(parse("0.5", f) == 500000000ULL);
 	CHECK(parse("1.5", f) == 1500000000ULL);
@@ -102,6 +108,7 @@ static void test_cli(void)
 
 int main(void)
 {
+	test_both();
 	test_unit_form();
 	test_arg_form();
 	test_refused();
