@@ -10,10 +10,12 @@ LLVM_STRIP ?= llvm-strip
 CC ?= gcc
 AR ?= ar
 BPFTOOL ?= bpftool
+SCDOC ?= scdoc
 CONFIG ?= configs/kmond.yaml
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
 SYSTEMD_UNITDIR ?= /lib/systemd/system
+MANDIR ?= $(PREFIX)/share/man
 
 # One vmlinux.h per architecture kmond's BPF programs are built for.
 SUPPORTED_ARCHS := $(notdir $(patsubst %/,%,$(dir $(wildcard vmlinux/*/vmlinux.h))))
@@ -56,6 +58,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst %.c,$(OUT)/tests/%,$(notdir $(HELPER_SRCS)))
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
+# man/NAME.SECTION.scd -> $(OUT)/man/NAME.SECTION
+MAN_PAGES := $(patsubst man/%.scd,$(OUT)/man/%,$(wildcard man/*.scd))
 
 CFLAGS ?= -O2 -g
 # Partial initialisers are idiomatic here (tables of hooks, opts). Includes
@@ -77,7 +81,7 @@ ifeq ($(SANITIZE),fuzz)
 CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 endif
 
-all: $(OUT)/kmond $(CONSUMER_BINS)
+all: $(OUT)/kmond $(CONSUMER_BINS) $(MAN_PAGES)
 
 # Install the Debian packages the build needs (test-deps: and the tests),
 # only when one of the tools or headers is missing.
@@ -159,6 +163,11 @@ $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(HELPER_CFLAGS) $< -o $@ $(LDLIBS)
 
+$(OUT)/man/%: man/%.scd | deps
+	$(call msg,SCDOC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SCDOC) <$< >$@
+
 # kmond refuses a config anyone but root can write: run on a root-owned
 # copy, so a checkout owned by a user still works with sudo.
 run: $(OUT)/kmond
@@ -179,6 +188,10 @@ install: all
 	$(Q)sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		deploy/systemd/kmond.service > $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
 	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/kmond.service
+	$(Q)install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	$(Q)install -m 0644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	$(Q)install -m 0644 $(filter %.5,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man5/
+	$(Q)install -m 0644 $(filter %.8,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man8/
 
 # The integration suite on this host's kernel and in qemu guests booted on
 # Debian's kernel packages (tests/vm/), then one summary table. KERNELS

@@ -34,6 +34,8 @@
 
 #include "config/config.h"
 #include "exporters/sink.h"
+#include "lib/array.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 
 /* librdkafka's own defaults, used when the config leaves a bound at 0. */
@@ -89,18 +91,10 @@ struct sink {
 	struct ratelimit limits[KAFKA_LOG_SLOTS];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* True when a message about code may be logged now. */
 static bool kafka__may_log(struct sink *s, int code)
 {
-	uint64_t now = now_ns();
+	uint64_t now = mono_ns();
 	struct ratelimit *slot = NULL;
 	int i;
 
@@ -239,7 +233,7 @@ static int kafka__configure(struct sink *s, rd_kafka_conf_t *conf,
 	int ret;
 
 	ret = conf_set(conf, "bootstrap.servers", cfg->brokers, err, errlen);
-	for (i = 0; !ret && i < sizeof(defaults) / sizeof(defaults[0]); i++)
+	for (i = 0; !ret && i < ARRAY_SIZE(defaults); i++)
 		ret = conf_set(conf, defaults[i][0], defaults[i][1], err,
 			       errlen);
 	if (!ret)
@@ -484,7 +478,7 @@ static uint64_t kafka__queued(const struct sink *s)
 static void kafka__abandon(struct sink *s)
 {
 	uint64_t n = kafka__queued(s);
-	uint64_t deadline = now_ns() + KAFKA_PURGE_WAIT_MS * 1000000ULL;
+	uint64_t deadline = mono_ns() + KAFKA_PURGE_WAIT_MS * 1000000ULL;
 
 	if (!n)
 		return;
@@ -494,7 +488,7 @@ static void kafka__abandon(struct sink *s)
 	}
 	rd_kafka_purge(s->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT |
 				      RD_KAFKA_PURGE_F_NON_BLOCKING);
-	while (kafka__queued(s) && now_ns() < deadline)
+	while (kafka__queued(s) && mono_ns() < deadline)
 		rd_kafka_poll(s->rk, 10);
 	log_info("kafka: %s: %llu records not delivered",
 		s->brokers, (unsigned long long)n);
@@ -517,8 +511,8 @@ static void kafka__flush(struct sink *s, int timeout_ms)
 	wait_ms = (uint64_t)timeout_ms < s->flush_timeout_ms ?
 			  (uint64_t)timeout_ms :
 			  s->flush_timeout_ms;
-	deadline = now_ns() + wait_ms * 1000000ULL;
-	while (kafka__queued(s) && (now = now_ns()) < deadline) {
+	deadline = mono_ns() + wait_ms * 1000000ULL;
+	while (kafka__queued(s) && (now = mono_ns()) < deadline) {
 		uint64_t left_ms = (deadline - now) / 1000000ULL;
 
 		rd_kafka_flush(s->rk, left_ms < KAFKA_FLUSH_STEP_MS ?

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/json_parse.h"
 #include "exporters/prom_metrics.h"
 
@@ -104,7 +105,7 @@ static const char *const kinds[] = {
 
 bool prom_metrics__wants(const char *kind)
 {
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
 		if (strcmp(kind, kinds[i]) == 0)
 			return true;
 	return false;
@@ -425,7 +426,7 @@ static int stats(struct ingest *in)
 	const struct json_value *lost = json__get(in->rec, "lost");
 	uint64_t v;
 
-	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(plain); i++) {
 		if (!u64(in->rec, plain[i].field, &v))
 			continue;
 		labels(in);

@@ -32,6 +32,7 @@
 #include <zlib.h>
 
 #include "config/config.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "exporters/prom_metrics.h"
 #include "exporters/prom_series.h"
@@ -314,14 +315,6 @@ static void start_http(struct sink *s)
 
 /* --- the sink --- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static uint64_t cpu_ns(void)
 {
 	struct rusage ru;
@@ -388,7 +381,7 @@ static int prom_send(struct sink *s, const struct record *r)
 	if (r->node)
 		snprintf(shared.node, sizeof(shared.node), "%s", r->node);
 	if (prom_metrics__ingest(shared.table, r->kind, r->json.buf,
-				 r->json.len, now_ns())) {
+				 r->json.len, mono_ns())) {
 		log_debug("prometheus sink: a %s record it cannot read", r->kind);
 		s->st.delivered--;
 		s->st.failed++;
@@ -404,7 +397,7 @@ static int prom_send(struct sink *s, const struct record *r)
 static void render(void)
 {
 	struct strbuf tmp;
-	uint64_t now = now_ns();
+	uint64_t now = mono_ns();
 
 	prom_table__expire(shared.table, now);
 	prom_metrics__self(shared.table, shared.node, cpu_ns(), now);

@@ -18,7 +18,7 @@ set_name=${1:-build}
 build_packages=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 	librdkafka-dev libyaml-dev libmicrohttpd-dev libcurl4-openssl-dev
-	pkg-config linux-libc-dev
+	pkg-config linux-libc-dev scdoc
 )
 test_packages=(
 	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
@@ -60,7 +60,7 @@ have_headers() {
 
 # One probe per package whose absence the build would hit.
 have_build() {
-	have_tools clang llc llvm-strip bpftool gcc make &&
+	have_tools clang llc llvm-strip bpftool gcc make scdoc &&
 		have_headers bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka.h \
 			yaml.h asm/unistd_64.h microhttpd.h curl/curl.h
 }

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "consumers/common/kafka_group.h"
+#include "lib/array.h"
 
 /* A broker that stays away repeats its error at every reconnect: one line
  * per error and 10 s. */
@@ -40,7 +41,7 @@ rd_kafka_t *kafka_group__new(const struct kafka_group_opts *o)
 	rd_kafka_t *rk;
 	size_t i;
 
-	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(defaults); i++)
 		if (rd_kafka_conf_set(conf, defaults[i][0], defaults[i][1],
 				      errstr, sizeof(errstr)))
 			goto fail;

@@ -5,12 +5,11 @@
  * interval and at exit, and as Graphviz DOT.
  *
  *   kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--dot FILE] [--json FILE]
- *             [--interval SEC] [--duration SEC] [-X prop=value]...
+ *             [--interval DURATION] [--duration DURATION] [-X prop=value]...
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +19,10 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "consumers/common/cli.h"
 #include "consumers/common/kafka_group.h"
 #include "graph.h"
+#include "lib/clock.h"
 #include "lib/record.h"
 #include "lib/strbuf.h"
 
@@ -35,8 +36,8 @@ struct opts {
 	const char *group;
 	const char *dot;
 	const char *json;
-	double interval_s;
-	double duration_s; /* 0: until SIGINT/SIGTERM */
+	uint64_t interval_ns;
+	uint64_t duration_ns; /* 0: until SIGINT/SIGTERM */
 	const char *props[MAX_PROPS][2];
 	int nprops;
 };
@@ -49,57 +50,43 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--dot FILE] "
 		"[--json FILE]\n"
-		"                 [--interval SEC] [--duration SEC] "
+		"                 [--interval DURATION] [--duration DURATION] "
 		"[-X prop=value]...\n"
-		"  -b, --brokers      Kafka bootstrap servers (host:port,...)\n"
-		"  -p, --prefix       kmond's topic_prefix (default kmon.): "
-		"reads PREFIXtopology\n"
-		"  -g, --group        consumer group (default kmon-topo)\n"
-		"  -o, --dot FILE     write the graph as Graphviz DOT "
-		"(replaced at each snapshot)\n"
-		"  -j, --json FILE    JSON lines, one graph per snapshot "
+		"  -b, --brokers BROKERS  Kafka bootstrap servers "
+		"(host:port,...)\n"
+		"  -p, --prefix P         kmond's topic_prefix (default kmon.): "
+		"reads Ptopology\n"
+		"  -g, --group G          consumer group (default kmon-topo)\n"
+		"  -o, --dot FILE         write the graph as Graphviz DOT "
+		"(replaced at each\n"
+		"                         snapshot)\n"
+		"  -j, --json FILE        JSON lines, one graph per snapshot "
 		"(default - = stdout)\n"
-		"  -i, --interval SEC seconds between snapshots (default 10)\n"
-		"  -d, --duration SEC run SEC seconds, then print the graph "
-		"and exit\n"
-		"  -X prop=value      any librdkafka consumer property\n");
-}
-
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
+		"      --interval DURATION  time between snapshots (default "
+		"10s)\n"
+		"  -d, --duration DURATION  run for DURATION, then print the "
+		"graph and exit\n"
+		"  -X prop=value          any librdkafka consumer property\n"
+		"  -i DURATION            old spelling of --interval "
+		"(deprecated)\n"
+		"DURATION: 250ms, 5s, 1m, 1h; a bare number is seconds (0.5)\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
+	enum { OPT_INTERVAL = 256 };
 	static const struct option longopts[] = {
 		{ "brokers", required_argument, NULL, 'b' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "dot", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, 'j' },
-		{ "interval", required_argument, NULL, 'i' },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -107,7 +94,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .prefix = "kmon.", .group = "kmon-topo",
-			    .json = "-", .interval_s = 10 };
+			    .json = "-", .interval_ns = 10000000000ULL };
 	while ((c = getopt_long(argc, argv, "b:p:g:o:j:i:d:X:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -127,11 +114,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->json = optarg;
 			break;
 		case 'i':
-			if (parse_seconds(optarg, &o->interval_s))
+			/* -i is kmon-trace's and kmon-view's --input */
+			cli__deprecated("kmon-topo", "-i", "--interval");
+			/* fall through */
+		case OPT_INTERVAL:
+			if (cli__duration(optarg, &o->interval_ns))
 				goto bad;
 			break;
 		case 'd':
-			if (parse_seconds(optarg, &o->duration_s))
+			if (cli__duration(optarg, &o->duration_ns))
 				goto bad;
 			break;
 		case 'X':
@@ -210,7 +201,7 @@ static int snapshot(struct topo_graph *g, const struct opts *o, FILE *json,
 	int err = 0;
 
 	record__init(&r);
-	topo__json(g, now_ns(CLOCK_REALTIME), host, &r);
+	topo__json(g, clock_ns(CLOCK_REALTIME), host, &r);
 	if (fwrite(r.json.buf, 1, r.json.len, json) != r.json.len ||
 	    fputc('\n', json) == EOF || fflush(json)) {
 		fprintf(stderr, "kmon-topo: %s: %s\n", o->json, strerror(errno));
@@ -225,9 +216,8 @@ static int snapshot(struct topo_graph *g, const struct opts *o, FILE *json,
 static int run(rd_kafka_t *rk, struct topo_graph *g, const struct opts *o,
 	       FILE *json, const char *host)
 {
-	uint64_t start = now_ns(CLOCK_MONOTONIC), next, now;
-	uint64_t interval = (uint64_t)(o->interval_s * 1e9);
-	uint64_t duration = (uint64_t)(o->duration_s * 1e9);
+	uint64_t start = mono_ns(), next, now;
+	uint64_t interval = o->interval_ns, duration = o->duration_ns;
 
 	next = start + interval;
 	while (!exiting) {
@@ -237,7 +227,7 @@ static int run(rd_kafka_t *rk, struct topo_graph *g, const struct opts *o,
 			handle_message(g, m);
 			rd_kafka_message_destroy(m);
 		}
-		now = now_ns(CLOCK_MONOTONIC);
+		now = mono_ns();
 		if (duration && now - start >= duration)
 			break;
 		if (now >= next) {

@@ -6,14 +6,13 @@
  * (one ExportTraceServiceRequest per line) and/or OTLP/HTTP.
  *
  *   kmon-trace (-i FILE | -b BROKERS [-p PREFIX] [-g GROUP] [-X p=v]...)
- *              [-o FILE] [-u URL [-H 'Name: value']...] [--quiet SEC]
- *              [--late SEC] [--stats SEC] [--max-traces N]
- *              [--max-spans N] [--duration SEC]
+ *              [-o FILE] [-u URL [-H 'Name: value']...] [--quiet DURATION]
+ *              [--late DURATION] [--stats DURATION] [--max-traces N]
+ *              [--max-spans N] [--duration DURATION]
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +21,11 @@
 
 #include "http.h"
 #include "otlp.h"
+#include "consumers/common/cli.h"
 #include "consumers/common/kafka_group.h"
 #include "source.h"
 #include "traces.h"
+#include "lib/clock.h"
 #include "lib/json_parse.h"
 #include "lib/strbuf.h"
 
@@ -34,6 +35,7 @@
  * about this size (collectors take 4 MiB by default). */
 #define POST_BYTES (1u << 20)
 #define MAX_HEADERS 32
+#define NS_PER_SEC 1000000000ULL
 
 struct opts {
 	struct source_opts src;
@@ -41,7 +43,7 @@ struct opts {
 	const char *url;
 	const char *headers[MAX_HEADERS];
 	int nheaders;
-	double quiet_s, late_s, duration_s, stats_s;
+	uint64_t quiet_ns, late_ns, duration_ns, stats_ns;
 	unsigned long long max_traces, max_spans;
 };
 
@@ -64,62 +66,44 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kmon-trace (-i FILE | -b BROKERS [-p PREFIX] [-g GROUP] "
 		"[-X prop=value]...)\n"
 		"                  [-o FILE] [-u URL [-H 'Name: value']...] "
-		"[--quiet SEC]\n"
-		"                  [--late SEC] [--max-traces N] [--max-spans N] "
-		"[--duration SEC]\n"
-		"                  [--stats SEC]\n"
+		"[--quiet DURATION]\n"
+		"                  [--late DURATION] [--max-traces N] "
+		"[--max-spans N]\n"
+		"                  [--duration DURATION] [--stats DURATION]\n"
 		"  -i, --input FILE   kmond's JSON lines (- = stdin); other "
 		"kinds are skipped\n"
-		"  -b, --brokers      Kafka bootstrap servers: reads PREFIXtcp\n"
-		"  -p, --prefix       kmond's topic_prefix (default kmon.)\n"
-		"  -g, --group        consumer group (default kmon-trace)\n"
+		"  -b, --brokers BROKERS  Kafka bootstrap servers: reads "
+		"Ptcp\n"
+		"  -p, --prefix P     kmond's topic_prefix (default kmon.)\n"
+		"  -g, --group G      consumer group (default kmon-trace)\n"
 		"  -X prop=value      any librdkafka consumer property\n"
 		"  -o, --output FILE  OTLP JSON, one ExportTraceServiceRequest "
 		"per line\n"
 		"                     (default - = stdout unless -u is given)\n"
 		"  -u, --otlp-http URL  POST to a collector's URL/v1/traces\n"
 		"  -H, --header 'Name: value'  sent with every POST (repeatable)\n"
-		"  -q, --quiet SEC    write a trace when no span came for it "
-		"for SEC (default 5)\n"
-		"      --late SEC     a call written without its server end "
+		"  -q, --quiet DURATION  write a trace when no span came for it "
+		"for DURATION\n"
+		"                     (default 5s)\n"
+		"      --late DURATION  a call written without its server end "
 		"still takes it\n"
-		"                     for SEC (default 60)\n"
+		"                     for DURATION (default 60s)\n"
 		"      --max-traces N open traces kept (default 100000)\n"
 		"      --max-spans N  open spans kept (default 1000000); past "
 		"either, the\n"
 		"                     least recently active trace is written "
 		"early\n"
-		"  -d, --duration SEC stop after SEC (Kafka; files stop at "
-		"their end)\n"
-		"      --stats SEC    the counts on stderr every SEC too "
-		"(default: at exit)\n");
-}
-
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e7)
-		return -1;
-	*out = v;
-	return 0;
+		"  -d, --duration DURATION  stop after DURATION (Kafka; files "
+		"stop at their end)\n"
+		"      --stats DURATION  the counts on stderr every DURATION too "
+		"(default: at exit)\n"
+		"DURATION: 250ms, 5s, 1m, 1h; a bare number is seconds (0.5)\n");
 }
 
 static int parse_count(const char *s, unsigned long long *out)
@@ -156,7 +140,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	struct source_opts *s = &o->src;
 	int c;
 
-	*o = (struct opts){ .quiet_s = 5, .late_s = 60, .max_traces = 100000,
+	*o = (struct opts){ .quiet_ns = 5 * NS_PER_SEC,
+			    .late_ns = 60 * NS_PER_SEC,
+			    .max_traces = 100000,
 			    .max_spans = 1000000 };
 	s->prefix = "kmon.";
 	s->group = "kmon-trace";
@@ -187,19 +173,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->headers[o->nheaders++] = optarg;
 			break;
 		case 'q':
-			if (parse_seconds(optarg, &o->quiet_s))
+			if (cli__duration(optarg, &o->quiet_ns))
 				goto bad;
 			break;
 		case 'd':
-			if (parse_seconds(optarg, &o->duration_s))
+			if (cli__duration(optarg, &o->duration_ns))
 				goto bad;
 			break;
 		case OPT_STATS:
-			if (parse_seconds(optarg, &o->stats_s))
+			if (cli__duration(optarg, &o->stats_ns))
 				goto bad;
 			break;
 		case OPT_LATE:
-			if (parse_seconds(optarg, &o->late_s))
+			if (cli__duration(optarg, &o->late_ns))
 				goto bad;
 			break;
 		case OPT_MAX_TRACES:
@@ -286,7 +272,7 @@ static void on_record(const char *text, size_t len, const char *where,
 	} else if (!(s = span__parse(rec, err, sizeof(err)))) {
 		reject(a, where, err);
 	} else {
-		traces__add(a->traces, s, now_ns());
+		traces__add(a->traces, s, mono_ns());
 	}
 	json__free(rec);
 }
@@ -384,10 +370,9 @@ static void print_counts(const struct app *a)
 
 static int run(struct app *a, struct source *src)
 {
-	uint64_t start = now_ns(), now;
-	uint64_t quiet = (uint64_t)(a->o->quiet_s * 1e9);
-	uint64_t duration = (uint64_t)(a->o->duration_s * 1e9);
-	uint64_t stats = (uint64_t)(a->o->stats_s * 1e9);
+	uint64_t start = mono_ns(), now;
+	uint64_t quiet = a->o->quiet_ns, duration = a->o->duration_ns;
+	uint64_t stats = a->o->stats_ns;
 	uint64_t next_stats = start + stats;
 	bool regular = source__regular_file(src);
 	int r = 0;
@@ -396,7 +381,7 @@ static int run(struct app *a, struct source *src)
 		r = source__poll(src, 100, on_record, a);
 		if (r)
 			break;
-		now = now_ns();
+		now = mono_ns();
 		if (!regular) /* a file's traces are written at its end */
 			traces__expire(a->traces, now, quiet);
 		if (ship(a))
@@ -453,7 +438,7 @@ int main(int argc, char **argv)
 		a.http ? ", posting to " : "",
 		a.http ? otlp_http__endpoint(a.http) : "");
 	a.traces = traces__new(o.max_traces, o.max_spans,
-			       (uint64_t)(o.late_s * 1e9), on_trace, &a);
+			       o.late_ns, on_trace, &a);
 	ret = run(&a, src) ? 1 : 0;
 	print_counts(&a);
 cleanup:

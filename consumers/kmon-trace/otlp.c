@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "otlp.h"
+#include "lib/array.h"
 #include "lib/xalloc.h"
 
 #define SCOPE_NAME "kmon-trace"
@@ -28,7 +29,7 @@ const char *otlp__protocol_attr(const char *protocol)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(protocol_attrs) / sizeof(protocol_attrs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(protocol_attrs); i++)
 		if (strcmp(protocol, protocol_attrs[i].protocol) == 0)
 			return protocol_attrs[i].attr;
 	return NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "span.h"
+#include "lib/array.h"
 #include "lib/json_parse.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
@@ -122,7 +123,7 @@ struct span *span__parse(const struct json_value *rec, char *err,
 		FAIL("parent: invalid (16 hex digits, not all zero)");
 	if (s->parent == s->id && s->parent)
 		FAIL("parent: the span's own id");
-	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(strs); i++)
 		if (!opt_str(rec, strs[i], dsts[i]))
 			FAIL("%s: expected a string", strs[i]);
 	if (!s->node)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "view.h"
+#include "lib/array.h"
 
 #define PAD_LEFT 96
 #define PAD_RIGHT 150
@@ -145,7 +146,7 @@ static uint64_t auto_step(uint64_t span)
 					  43200, 86400, 604800 };
 	size_t i;
 
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
 		uint64_t s = steps[i] * 1000000000ULL;
 
 		if (span / s + 1 <= AUTO_COLUMNS)
@@ -206,7 +207,7 @@ static void heat_colour(char *buf, size_t len, double t)
 						  { 253, 141, 60 },
 						  { 240, 59, 32 },
 						  { 189, 0, 38 } };
-	const int n = sizeof(stops) / sizeof(stops[0]);
+	const int n = ARRAY_SIZE(stops);
 	double pos = (t < 0 ? 0 : t > 1 ? 1 : t) * (n - 1);
 	int i = (int)pos < n - 1 ? (int)pos : n - 2;
 	double f = pos - i;

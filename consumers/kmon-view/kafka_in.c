@@ -12,6 +12,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "view.h"
+#include "lib/clock.h"
 
 #define KAFKA_TIMEOUT_MS 10000
 /* no message for this long while more are due: give up */
@@ -30,14 +31,6 @@ struct kafka_in {
 	struct part parts[MAX_PARTS];
 	int nparts;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static rd_kafka_t *kafka_in__new(const char *brokers)
 {
@@ -166,7 +159,7 @@ static int kafka_in__consume(struct kafka_in *k, const char *brokers,
 			     const char *const *kinds, view_record_fn fn,
 			     void *ctx)
 {
-	uint64_t last = now_ms();
+	uint64_t last = mono_ns();
 	char where[512];
 	int ret = 0;
 
@@ -176,7 +169,7 @@ static int kafka_in__consume(struct kafka_in *k, const char *brokers,
 		struct part *pt;
 
 		if (!m) {
-			if (now_ms() - last > KAFKA_STALL_MS) {
+			if (mono_ns() - last > KAFKA_STALL_MS * 1000000ULL) {
 				view__error(brokers,
 					    "kafka: no message for %d s while "
 					    "more are due",
@@ -185,7 +178,7 @@ static int kafka_in__consume(struct kafka_in *k, const char *brokers,
 			}
 			continue;
 		}
-		last = now_ms();
+		last = mono_ns();
 		topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "?";
 		pt = m->rkt ? kafka_in__part(k, topic, m->partition) : NULL;
 		if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {

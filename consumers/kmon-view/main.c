@@ -7,19 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumers/common/cli.h"
 #include "view.h"
+#include "lib/array.h"
 
 static const char usage_text[] =
-	"usage: kmon-view flame|heatmap|topology|load (-i FILE | --kafka BROKERS) "
+	"usage: kmon-view flame|heatmap|topology|load (-i FILE | -b BROKERS) "
 	"[options]\n"
 	"input and output:\n"
-	"  -i FILE             kmond's JSON lines (\"-\" = stdin)\n"
-	"  --kafka BROKERS     read the <prefix><kind> topics from their first "
-	"message\n"
+	"  -i, --input FILE    kmond's JSON lines (\"-\" = stdin)\n"
+	"  -b, --brokers BROKERS  read the <prefix><kind> topics from their "
+	"first message\n"
 	"                      to their end at start-up\n"
-	"  --prefix P          Kafka topic prefix (default kmon.)\n"
-	"  -o FILE             output file (default stdout)\n"
+	"  -p, --prefix P      Kafka topic prefix (default kmon.)\n"
+	"  -o, --output FILE   output file (default stdout)\n"
 	"  --title TEXT        picture title\n"
+	"  --kafka BROKERS     old spelling of -b/--brokers (deprecated)\n"
 	"filters:\n"
 	"  --from T, --to T    records with T_from <= ts < T_to; epoch seconds "
 	"(1700000000,\n"
@@ -35,8 +38,7 @@ static const char usage_text[] =
 	"  --width PX          SVG width (default 1200)\n"
 	"heatmap (offcpu/offcpu_hist, or bio/bio_hist records with --bio):\n"
 	"  --bio               block I/O latency instead of off-CPU time\n"
-	"  --step DURATION     time per column (5s, 1m; default: at most 60 "
-	"columns)\n"
+	"  --step DURATION     time per column (default: at most 60 columns)\n"
 	"  --width PX          SVG width (default 1200)\n"
 	"topology (topology records):\n"
 	"  --interval DURATION kmond's interval, for requests/s (default: "
@@ -48,12 +50,12 @@ static const char usage_text[] =
 	"measured\n"
 	"                      busy and occupancy, estimated rho per tier, "
 	"over time\n"
+	"DURATION: 250ms, 5s, 1m, 1h; a bare number is seconds (0.5)\n"
 	"exit codes: 0 ok, 1 runtime failure (Kafka, dot, output), 2 bad "
 	"usage or input\n";
 
 enum {
 	OPT_KAFKA = 256,
-	OPT_PREFIX,
 	OPT_TITLE,
 	OPT_FROM,
 	OPT_TO,
@@ -70,8 +72,11 @@ enum {
 };
 
 static const struct option long_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "brokers", required_argument, NULL, 'b' },
 	{ "kafka", required_argument, NULL, OPT_KAFKA },
-	{ "prefix", required_argument, NULL, OPT_PREFIX },
+	{ "prefix", required_argument, NULL, 'p' },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "to", required_argument, NULL, OPT_TO },
@@ -127,7 +132,7 @@ static int parse_root(const char *s, enum flame_root *out)
 						 ROOT_SERVICE, ROOT_NONE };
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		if (strcmp(s, names[i]) == 0) {
 			*out = roots[i];
 			return 0;
@@ -149,9 +154,12 @@ static int parse_option(struct view_opts *o, int opt, const char *arg)
 		o->output = arg;
 		break;
 	case OPT_KAFKA:
+		cli__deprecated("kmon-view", "--kafka", "-b/--brokers");
+		/* fall through */
+	case 'b':
 		o->brokers = arg;
 		break;
-	case OPT_PREFIX:
+	case 'p':
 		o->prefix = arg;
 		break;
 	case OPT_TITLE:
@@ -206,13 +214,13 @@ static int parse_option(struct view_opts *o, int opt, const char *arg)
 		o->source = HEAT_BIO;
 		break;
 	case OPT_STEP:
-		if (parse__duration(arg, &o->step_ns))
+		if (cli__duration(arg, &o->step_ns))
 			return usage_error("--step: expected a duration (5s, "
 					   "1m, 500ms), got '%s'",
 					   arg);
 		break;
 	case OPT_INTERVAL:
-		if (parse__duration(arg, &o->interval_ns))
+		if (cli__duration(arg, &o->interval_ns))
 			return usage_error("--interval: expected a duration "
 					   "(1s, 500ms), got '%s'",
 					   arg);
@@ -238,7 +246,8 @@ static int parse_args(struct view_opts *o, int argc, char **argv)
 	else
 		return usage_error("unknown subcommand '%s'", o->cmd);
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "i:o:", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:o:b:p:", long_opts, NULL)) !=
+	       -1) {
 		if (opt == '?')
 			return usage_error("%s", "bad option");
 		if (opt == OPT_HELP) {
@@ -255,7 +264,7 @@ static int parse_args(struct view_opts *o, int argc, char **argv)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o->input == !o->brokers)
-		return usage_error("%s", "give one input: -i FILE or --kafka "
+		return usage_error("%s", "give one input: -i FILE or -b "
 					 "BROKERS");
 	if (o->has_from && o->has_to && o->from_ns >= o->to_ns)
 		return usage_error("%s", "--from must be before --to");

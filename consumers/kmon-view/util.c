@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Text helpers shared by the pictures: XML escaping that always yields a
- * well-formed document, human units, and the parsing of times and
- * durations given on the command line. */
+ * well-formed document, human units, and the parsing of times given on
+ * the command line. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/array.h"
 #include "lib/utf8.h"
 #include "view.h"
 
@@ -72,7 +73,7 @@ void fmt__duration(char *buf, size_t len, double ns)
 	} units[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "\xc2\xb5s" } };
 	size_t i;
 
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
 		double v = ns / units[i].div;
 
 		if (v >= 1) {
@@ -135,32 +136,4 @@ int parse__time(const char *s, uint64_t *out)
 		return -EINVAL;
 	*out = (uint64_t)llround(sec * 1e9);
 	return 0;
-}
-
-int parse__duration(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *suffix;
-		double mult;
-	} units[] = { { "ns", 1 },	{ "us", 1e3 }, { "ms", 1e6 },
-		      { "s", 1e9 },	{ "m", 60e9 }, { "h", 3600e9 },
-		      { "", 1e9 } };
-	char *end;
-	double v;
-	size_t i;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !(v > 0) || !isfinite(v) || *s == '-')
-		return -EINVAL;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix) == 0) {
-			v *= units[i].mult;
-			if (v < 1 || v > 1e18)
-				return -EINVAL;
-			*out = (uint64_t)llround(v);
-			return 0;
-		}
-	}
-	return -EINVAL;
 }

@@ -34,8 +34,8 @@ enum heat_source {
 struct view_opts {
 	const char *cmd;
 	const char *input; /* -i FILE, "-" = stdin */
-	const char *brokers; /* --kafka BROKERS */
-	const char *prefix; /* --prefix, "kmon." */
+	const char *brokers; /* -b BROKERS */
+	const char *prefix; /* -p PREFIX, "kmon." */
 	const char *output; /* -o FILE, NULL or "-" = stdout */
 	const char *title;
 
@@ -67,7 +67,7 @@ typedef int (*view_record_fn)(const struct json_value *rec, const char *kind,
 			      const char *where, void *ctx);
 
 /* Reads every record whose kind is in kinds (NULL-terminated) from -i or
- * --kafka; other kinds are skipped. Returns 0 or a VIEW_* exit code (the
+ * -b; other kinds are skipped. Returns 0 or a VIEW_* exit code (the
  * error already printed). */
 int input__read(const struct view_opts *o, const char *const *kinds,
 		view_record_fn fn, void *ctx);
@@ -124,8 +124,6 @@ void fmt__count(char *buf, size_t len, double v);
 /* Parses "1700000000", "1700000000.5" (seconds) or a nanosecond value
  * (>= 1e12 is taken as ns). */
 int parse__time(const char *s, uint64_t *out);
-/* "5", "0.5", "5s", "250ms", "10us", "100ns", "2m", "1h" */
-int parse__duration(const char *s, uint64_t *out);
 
 int flame__run(const struct view_opts *o);
 int heatmap__run(const struct view_opts *o);

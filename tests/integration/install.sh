@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # make install (PREFIX, DESTDIR) puts kmond, the consumers, the default
-# config and the systemd unit in place, the unit runs the installed
-# binary on the installed config, and so does kmond with no arguments.
+# config, the systemd unit and the man pages in place, the unit runs the
+# installed binary on the installed config, and so does kmond with no
+# arguments.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 root=$WORK/root
@@ -12,6 +13,12 @@ for f in opt/kmon/sbin/kmond opt/kmon/bin/kmon-topo opt/kmon/bin/kmon-view; do
 	[ -x "$root/$f" ] || fail "$f is not installed"
 done
 [ -f "$root/etc/kmond/kmond.yaml" ] || fail "the default config is not installed"
+for f in man8/kmond.8 man5/kmond.yaml.5 man1/kmon-topo.1 man1/kmon-trace.1 man1/kmon-view.1; do
+	[ -s "$root/opt/kmon/share/man/$f" ] || fail "the man page $f is not installed"
+done
+MANPATH=$root/opt/kmon/share/man man -P cat 5 kmond.yaml 2>/dev/null | grep -q '^NAME' ||
+	fail "man 5 kmond.yaml does not find the installed page"
+echo "ok: the man pages are installed under PREFIX/share/man"
 unit=$root/lib/systemd/system/kmond.service
 expect_eq "ExecStart" "$(grep '^ExecStart=' "$unit")" \
 	"ExecStart=/opt/kmon/sbin/kmond -c /etc/kmond/kmond.yaml"

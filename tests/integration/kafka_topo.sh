@@ -87,6 +87,15 @@ print(json.loads(line)[sys.argv[1]] if line else 0)' "$2"
 expect_eq "kmon-topo without -b" $? 2
 out=$("$KMON_TOPO" -b 127.0.0.1:1 -X no.such.property=1 2>&1)
 expect_eq "kmon-topo with a bad -X" "$? $out" '2 kmon-topo: No such configuration property: "no.such.property"'
+"$KMON_TOPO" -b 127.0.0.1:1 --interval 1e3 >/dev/null 2>&1
+expect_eq "kmon-topo --interval 1e3 (no exponents)" $? 2
+# -i, --interval's old spelling, still works for one release, and says so.
+"$KMON_TOPO" -b 127.0.0.1:1 -i 250ms -d 300ms --json "$WORK/old.json" 2>"$WORK/old.err"
+expect_eq "exit code of kmon-topo -i" $? 0
+grep -qx 'kmon-topo: -i is deprecated and will be removed in the next release; use --interval' \
+	"$WORK/old.err" || fail "kmon-topo -i does not warn: $(head -3 "$WORK/old.err")"
+[ -s "$WORK/old.json" ] || fail "kmon-topo -i 250ms -d 300ms wrote no snapshot"
+echo "ok: kmon-topo -i still sets the interval, with a warning"
 
 # librdkafka's mock coordinator waits for a member that left to time out
 # before the group can rebalance: keep that short.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# kmon-view --kafka: records produced to kmon.offcpu and kmon.topology (on
+# kmon-view -b: records produced to kmon.offcpu and kmon.topology (on
 # a local mock broker, spread over 4 partitions) give the same pictures as
 # the same records read from a file; a bad message is reported with its
 # topic, partition and offset; empty topics and an unreachable broker are
@@ -41,29 +41,37 @@ parts=$(kcat -C -b "$brokers" -t kmon.offcpu -e -q -f '%p\n' 2>/dev/null | sort 
 echo "ok: kmon.offcpu records spread over $parts partitions"
 
 "$VIEW" flame -i "$WORK/off.json" --folded >"$WORK/file.folded" || fail "flame -i"
-"$VIEW" flame --kafka "$brokers" --folded >"$WORK/kafka.folded" ||
-	fail "flame --kafka exited with $?"
+"$VIEW" flame -b "$brokers" --folded >"$WORK/kafka.folded" ||
+	fail "flame -b exited with $?"
 cmp -s "$WORK/file.folded" "$WORK/kafka.folded" ||
-	fail "flame --kafka differs from flame -i: $(diff "$WORK/file.folded" "$WORK/kafka.folded" | head -5)"
-echo "ok: flame --kafka = flame -i ($(wc -l <"$WORK/kafka.folded") stacks)"
+	fail "flame -b differs from flame -i: $(diff "$WORK/file.folded" "$WORK/kafka.folded" | head -5)"
+echo "ok: flame -b = flame -i ($(wc -l <"$WORK/kafka.folded") stacks)"
+
+# --kafka, -b's old spelling, still works for one release, and says so.
+"$VIEW" flame --kafka "$brokers" --folded >"$WORK/old.folded" 2>"$WORK/old.err" ||
+	fail "flame --kafka exited with $?: $(cat "$WORK/old.err")"
+cmp -s "$WORK/file.folded" "$WORK/old.folded" || fail "flame --kafka differs from flame -i"
+expect_eq "flame --kafka's warning" "$(cat "$WORK/old.err")" \
+	"kmon-view: --kafka is deprecated and will be removed in the next release; use -b/--brokers"
+echo "ok: flame --kafka = flame -b, with a warning"
 
 "$VIEW" topology -i "$WORK/topo.json" >"$WORK/file.dot" || fail "topology -i"
-"$VIEW" topology --kafka "$brokers" >"$WORK/kafka.dot" || fail "topology --kafka"
+"$VIEW" topology --brokers "$brokers" >"$WORK/kafka.dot" || fail "topology --brokers"
 cmp -s "$WORK/file.dot" "$WORK/kafka.dot" ||
-	fail "topology --kafka differs: $(diff "$WORK/file.dot" "$WORK/kafka.dot" | head -5)"
-echo "ok: topology --kafka = topology -i"
+	fail "topology --brokers differs: $(diff "$WORK/file.dot" "$WORK/kafka.dot" | head -5)"
+echo "ok: topology --brokers = topology -i"
 
 # Another prefix, and a message that is not JSON after a good one.
 head -1 "$WORK/off.json" >"$WORK/bad.json"
 echo '{"kind":"offcpu","ts":' >>"$WORK/bad.json"
 kcat -P -b "$brokers" -t test.offcpu -p 0 <"$WORK/bad.json" 2>>"$WORK/kcat.err" ||
 	fail "kcat could not produce to test.offcpu"
-"$VIEW" flame --kafka "$brokers" --prefix test. --folded >/dev/null 2>"$WORK/err"
+"$VIEW" flame -b "$brokers" -p test. --folded >/dev/null 2>"$WORK/err"
 expect_eq "exit code of a bad Kafka message" $? 2
 expect_eq "bad Kafka message" "$(cat "$WORK/err")" \
 	"test.offcpu[0]@1: not JSON (column 23): expected a value, got end of input"
 
-"$VIEW" heatmap --kafka "$brokers" --prefix none. -o "$WORK/x.svg" 2>"$WORK/err"
+"$VIEW" heatmap -b "$brokers" --prefix none. --output "$WORK/x.svg" 2>"$WORK/err"
 expect_eq "exit code of empty topics" $? 2
 expect_eq "empty topics" "$(cat "$WORK/err")" \
 	"$brokers: kafka: empty input: no messages in none.offcpu, none.offcpu_hist"
@@ -72,7 +80,7 @@ expect_eq "empty topics" "$(cat "$WORK/err")" \
 # A port nothing listens on: a runtime failure (exit 1), within the timeout.
 port=$(test_port)
 start=$SECONDS
-"$VIEW" flame --kafka "127.0.0.1:$port" --folded >/dev/null 2>"$WORK/err"
+"$VIEW" flame -b "127.0.0.1:$port" --folded >/dev/null 2>"$WORK/err"
 expect_eq "exit code of an unreachable broker" $? 1
 grep -q "^127.0.0.1:$port: kafka: metadata of kmon.offcpu: " "$WORK/err" ||
 	fail "unreachable broker message: $(cat "$WORK/err")"

@@ -714,7 +714,7 @@ def errors_check(r):
     p = r.run("flame", "-i", r.path("missing.json"))
     expect(p.returncode == 2 and b"cannot open: No such file" in p.stderr,
            f"missing file: {p.stderr!r}")
-    for args in (["flame"], ["flame", "-i", "x", "--kafka", "b"],
+    for args in (["flame"], ["flame", "-i", "x", "-b", "b"],
                  ["nosuch", "-i", "x"], ["topology", "-i", "x", "--pid", "1"],
                  ["flame", "-i", "x", "--bio"], ["flame", "-i", "x",
                                                  "--from", "yesterday"],

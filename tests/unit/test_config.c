@@ -28,30 +28,6 @@ static const char *parse(const char *text, struct config *cfg)
 	return "ok";
 }
 
-static void test_durations(void)
-{
-	uint64_t ns = 0;
-
-	CHECK(parse_duration("250us", &ns) == 0 && ns == 250000);
-	CHECK(parse_duration("10ms", &ns) == 0 && ns == 10000000);
-	CHECK(parse_duration("5s", &ns) == 0 && ns == 5000000000ULL);
-	CHECK(parse_duration("1m", &ns) == 0 && ns == 60000000000ULL);
-	CHECK(parse_duration("2h", &ns) == 0 && ns == 7200000000000ULL);
-	CHECK(parse_duration("7ns", &ns) == 0 && ns == 7);
-	CHECK(parse_duration("0s", &ns) == 0 && ns == 0);
-	CHECK(parse_duration("5", &ns) == -1);      /* no unit */
-	CHECK(parse_duration("s", &ns) == -1);      /* no number */
-	CHECK(parse_duration("-5s", &ns) == -1);
-	CHECK(parse_duration(" 5s", &ns) == -1);
-	CHECK(parse_duration("5 s", &ns) == -1);
-	CHECK(parse_duration("1.5s", &ns) == -1);
-	CHECK(parse_duration("5sec", &ns) == -1);
-	CHECK(parse_duration("5S", &ns) == -1);
-	CHECK(parse_duration("", &ns) == -1);
-	CHECK(parse_duration("99999999999999999999s", &ns) == -1); /* overflow */
-	CHECK(parse_duration("18446744073709551615h", &ns) == -1);
-}
-
 static void test_valid(void)
 {
 	struct config cfg;
@@ -710,7 +686,6 @@ static void test_prometheus(void)
 int main(void)
 {
 	test_prometheus();
-	test_durations();
 	test_valid();
 	test_errors();
 	test_drop_counters();

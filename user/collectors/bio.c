@@ -25,6 +25,7 @@
 #include "collectors/bio_lost.h"
 #include "collectors/bio_stacks.h"
 #include "collectors/collector.h"
+#include "lib/clock.h"
 #include "lib/deltas.h"
 #include "lib/hash.h"
 #include "lib/xalloc.h"
@@ -218,17 +219,15 @@ static int on_slow(void *ctx, void *data, size_t len)
 	const struct bio_slow_event *e = data;
 	char comm[sizeof(e->comm) + 1];
 	const char *const *frames;
-	struct timespec now;
 	size_t n;
 
 	if (len < sizeof(*e))
 		return 0;
 	ksyms__need(&c->ksyms, &c->ksyms_tried, "bio");
-	clock_gettime(CLOCK_REALTIME, &now);
 	memcpy(comm, e->comm, sizeof(e->comm));
 	comm[sizeof(e->comm)] = '\0';
-	begin(c, "bio_slow", now.tv_sec * 1000000000ULL + now.tv_nsec, e->pid,
-	      e->svc, e->dev, e->op, comm);
+	begin(c, "bio_slow", clock_ns(CLOCK_REALTIME), e->pid, e->svc, e->dev,
+	      e->op, comm);
 	record__u64(&c->rec, "bytes", e->bytes);
 	record__u64(&c->rec, "sector", e->sector);
 	record__u64(&c->rec, "latency_ns", e->latency_ns);
@@ -322,14 +321,6 @@ static bool finished(void *ctx, const void *k, bool grew)
 	return who.gone || (!grew && c->nkeys > BIO_MAX_KEYS / 4 * 3);
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Walks the requests in flight, and forgets those kmond will never see
  * complete before they fill the map. Returns whether one was issued
  * before the previous walk began (in flight a whole interval, rare for
@@ -339,7 +330,7 @@ static bool walk_inflight(struct bio_collector *c, bool last_walk)
 {
 	int fd = bpf_map__fd(c->skel->maps.bio_inflight);
 	struct bio_rq_key key, next;
-	uint64_t now = monotonic_ns(), prev = c->last_walk_ns;
+	uint64_t now = mono_ns(), prev = c->last_walk_ns;
 	struct bio_start s;
 	bool overdue = false, more;
 

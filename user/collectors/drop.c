@@ -28,6 +28,7 @@
 #include "collectors/drop_owners.h"
 #include "collectors/drop_reason.h"
 #include "exporters/exporter.h"
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
@@ -155,13 +156,11 @@ static int on_event(void *ctx, void *data, size_t len)
 {
 	struct drop_collector *c = ctx;
 	const struct drop_event *e = data;
-	struct timespec now;
 
 	if (len < sizeof(*e))
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &now);
-	emit(c, now.tv_sec * 1000000000ULL + now.tv_nsec, &e->key, &e->tuple,
-	     e->stack_id, 1, false);
+	emit(c, clock_ns(CLOCK_REALTIME), &e->key, &e->tuple, e->stack_id, 1,
+	     false);
 	return 0;
 }
 

@@ -16,6 +16,8 @@
 
 #include "config/config.h"
 #include "config/kafka_property.h"
+#include "lib/array.h"
+#include "lib/duration.h"
 #include "lib/hostport.h"
 #include "lib/syscall_names.h"
 
@@ -171,36 +173,6 @@ static int get_uint(struct parser *p, yaml_node_t *node, const char *what,
 	return 0;
 }
 
-int parse_duration(const char *s, uint64_t *ns)
-{
-	static const struct {
-		const char *suffix;
-		uint64_t ns;
-	} units[] = {
-		{ "ns", 1 },	       { "us", 1000 },
-		{ "ms", NS_PER_MS },   { "s", NS_PER_SEC },
-		{ "m", 60 * NS_PER_SEC }, { "h", 3600 * NS_PER_SEC },
-	};
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix) != 0)
-			continue;
-		if (v > UINT64_MAX / units[i].ns)
-			return -1;
-		*ns = v * units[i].ns;
-		return 0;
-	}
-	return -1;
-}
-
 static int get_duration(struct parser *p, yaml_node_t *node, const char *what,
 			uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -208,7 +180,7 @@ static int get_duration(struct parser *p, yaml_node_t *node, const char *what,
 
 	if (expect(p, node, YAML_SCALAR_NODE, what))
 		return -1;
-	if (parse_duration(scalar(node), &ns))
+	if (duration__parse(scalar(node), DURATION_UNIT, &ns))
 		return fail(p, node,
 			    "%s: '%s' is not a duration (like 250us, 10ms, 5s, 1m)",
 			    what, scalar(node));
@@ -853,8 +825,7 @@ static int collectors_pair(struct parser *p, const char *key, yaml_node_t *k,
 	struct config *cfg = arg;
 	char what[64];
 
-	for (size_t i = 0; i < sizeof(collector_sections) /
-				 sizeof(collector_sections[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(collector_sections); i++) {
 		const struct collector_section *sec = &collector_sections[i];
 		struct section_arg a = { sec, (char *)cfg + sec->offset };
 

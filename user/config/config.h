@@ -201,7 +201,4 @@ int config__parse(struct config *cfg, const char *name, const char *text,
 		  size_t len, char *err, size_t errlen);
 void config__free(struct config *cfg); /* NULL-safe, idempotent */
 
-/* "250us", "10ms", "5s", "1m", "1h" -> ns. Returns 0 or -1. */
-int parse_duration(const char *s, uint64_t *ns);
-
 #endif

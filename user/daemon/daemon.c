@@ -14,6 +14,7 @@
 #include "daemon/config_watch.h"
 #include "daemon/daemon.h"
 #include "exporters/exporter.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "daemon/privilege.h"
 #include "provider/container.h"
@@ -64,14 +65,6 @@ static void install_signals(void)
 	sa.sa_handler = on_reload;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-}
-
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* --- collectors --- */
@@ -173,7 +166,7 @@ static void interval_end(struct kmond *k, struct interval *iv)
 {
 	struct collector_report reports[MAX_COLLECTORS];
 	uint64_t ts = clock_ns(CLOCK_REALTIME);
-	uint64_t wall = clock_ns(CLOCK_MONOTONIC);
+	uint64_t wall = mono_ns();
 	struct self_usage u;
 	double cpu = 0;
 
@@ -295,7 +288,7 @@ static void reload(struct kmond *k)
 static void run_loop(struct kmond *k, uint64_t duration_ns)
 {
 	struct interval iv = { 0 };
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = mono_ns();
 	uint64_t next_tick = now + k->cfg.interval_ns;
 	uint64_t deadline = duration_ns ? now + duration_ns : 0;
 	struct config_watch *watch =
@@ -322,7 +315,7 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 			reload_requested = 0;
 			reload(k);
 		}
-		now = clock_ns(CLOCK_MONOTONIC);
+		now = mono_ns();
 		if (deadline && now >= deadline)
 			break;
 		if (now >= next_tick) {

@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "lib/duration.h"
 #include "lib/log.h"
 
 #define KMOND_VERSION "0.1.0"
@@ -21,14 +22,28 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kmond [-c FILE] [--check] [--duration SEC] [--probe] [--watch] [-v]\n"
+		"usage: kmond [-c FILE] [--check] [--duration DURATION] [--probe] [--watch] [-v]\n"
 		"  -c, --config FILE   configuration (default " DEFAULT_CONFIG ")\n"
 		"      --check         validate the configuration and probe attach, then exit\n"
-		"      --duration SEC  run for SEC seconds, then exit cleanly\n"
+		"      --duration DURATION\n"
+		"                      run for DURATION (250ms, 5s, 1m; a bare number is\n"
+		"                      seconds), then exit cleanly\n"
 		"      --probe         print the attach method of every probe on this kernel\n"
 		"      --watch         reload when the configuration file changes (ConfigMaps)\n"
 		"      --version       print the version\n"
-		"  -v, --verbose       log debug lines\n");
+		"  -v, --verbose       log debug lines\n"
+		"signals:\n"
+		"  SIGHUP              re-read the configuration (a bad one is refused, the\n"
+		"                      running one stays); file sinks reopen their files\n"
+		"  SIGINT, SIGTERM     collect one last time, flush and exit 0\n"
+		"environment (the tests use them):\n"
+		"  KMOND_PROBE_DENY=ENTRY,...\n"
+		"                      treat attach methods as absent; ENTRY is a target\n"
+		"                      (sched_switch) or method:target (tp_btf:sched_switch)\n"
+		"  KMOND_PROBE_FAIL_LOAD=ENTRY,...\n"
+		"                      make the kernel refuse these programs at load (also a\n"
+		"                      method alone, iter, or a program's name)\n"
+		"exit codes: 0 ok, 2 bad configuration or usage, 1 runtime failure\n");
 }
 
 int main(int argc, char **argv)
@@ -49,7 +64,6 @@ int main(int argc, char **argv)
 	uint64_t duration_ns = 0;
 	struct config cfg;
 	char err[1024];
-	char *end;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:vh", options, NULL)) != -1) {
@@ -61,10 +75,11 @@ int main(int argc, char **argv)
 			check = true;
 			break;
 		case 'd':
-			duration_ns = (uint64_t)(strtod(optarg, &end) * 1e9);
-			if (*end || end == optarg || duration_ns == 0) {
+			if (duration__parse(optarg, DURATION_ARG, &duration_ns) ||
+			    !duration_ns) {
 				fprintf(stderr, "kmond: --duration: '%s' is not a "
-						"number of seconds\n", optarg);
+						"duration (like 500ms, 5s, 1m)\n",
+					optarg);
 				return 2;
 			}
 			break;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/json_parse.h"
 #include "lib/xalloc.h"
 
@@ -95,7 +96,7 @@ static bool parse_literal(struct parser *ps, struct json_value *v)
 	};
 	size_t i, n;
 
-	for (i = 0; i < sizeof(lits) / sizeof(lits[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(lits); i++) {
 		n = strlen(lits[i].word);
 		if ((size_t)(ps->end - ps->p) >= n &&
 		    memcmp(ps->p, lits[i].word, n) == 0) {

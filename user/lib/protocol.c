@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/array.h"
 #include "lib/protocol.h"
 
 /* Longest stream prefix kept per direction. */
@@ -155,7 +156,7 @@ static int http_client(const struct stream *s, const struct stream *srv)
 	int r = NO;
 
 	(void)srv;
-	for (m = 0; m < sizeof(http_methods) / sizeof(*http_methods); m++) {
+	for (m = 0; m < ARRAY_SIZE(http_methods); m++) {
 		size_t len;
 
 		if (s->n && s->b[0] != (uint8_t)http_methods[m][0])
@@ -169,7 +170,7 @@ static int http_client(const struct stream *s, const struct stream *srv)
 		if (!memcmp(s->b, http_methods[m], len) && s->b[len] == ' ')
 			break;
 	}
-	if (m == sizeof(http_methods) / sizeof(*http_methods))
+	if (m == ARRAY_SIZE(http_methods))
 		return r;
 	i = strlen(http_methods[m]) + 1;
 	if (i >= s->n)
@@ -456,8 +457,7 @@ static int redis_inline_cmd(const struct stream *s)
 		return short_of(s, NO);
 	if (s->b[n] != ' ' && s->b[n] != '\r')
 		return NO;
-	for (size_t k = 0; k < sizeof(redis_inline) / sizeof(*redis_inline);
-	     k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(redis_inline); k++) {
 		if (strlen(redis_inline[k]) != n)
 			continue;
 		if (!strncasecmp((const char *)s->b, redis_inline[k], n))
@@ -583,8 +583,7 @@ static int mc_client(const struct stream *s, const struct stream *srv)
 	(void)srv;
 	if (s->n >= 1 && s->b[0] == MC_REQ_MAGIC)
 		return mc_binary(s, MC_REQ_MAGIC);
-	for (size_t k = 0; k < sizeof(mc_commands) / sizeof(*mc_commands);
-	     k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(mc_commands); k++) {
 		size_t len;
 
 		if (s->n && s->b[0] != (uint8_t)mc_commands[k][0])
@@ -615,8 +614,7 @@ static int mc_server(const struct stream *s, const struct stream *cli)
 		       YES :
 		       NO;
 	}
-	for (size_t k = 0; k < sizeof(mc_replies) / sizeof(*mc_replies);
-	     k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(mc_replies); k++) {
 		if ((m = starts(s, mc_replies[k])) == YES)
 			return crlf_line(s, 0);
 		if (m == MORE)
@@ -866,7 +864,7 @@ static const struct rule rules[] = {
 	{ PROTO_SSH, ssh_client, ssh_server },
 	{ PROTO_ZOOKEEPER, zk_client, zk_server },
 };
-#define NR_RULES (sizeof(rules) / sizeof(*rules))
+#define NR_RULES ARRAY_SIZE(rules)
 
 /* Joins one direction's messages into s. */
 static void gather(const struct proto_msg *msgs, size_t n, bool from_server,

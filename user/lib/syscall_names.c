@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/syscall_names.h"
 #include "syscall_table.h"
 
-#define NR_SYSCALL_SLOTS ((long)(sizeof(syscall_table) / sizeof(syscall_table[0])))
+#define NR_SYSCALL_SLOTS ((long)ARRAY_SIZE(syscall_table))
 
 const char *syscall_name(long nr)
 {

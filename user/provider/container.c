@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/hash.h"
 #include "lib/hashmap.h"
 #include "lib/json_parse.h"
@@ -248,8 +249,7 @@ static bool read_bundle_under(const char *root, struct container *c,
 {
 	char pattern[1024], abs[512];
 
-	for (size_t i = 0; i < sizeof(bundle_globs) / sizeof(bundle_globs[0]);
-	     i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bundle_globs); i++) {
 		glob_t g;
 		int found = 0;
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/xalloc.h"
 #include "provider/disks.h"
 
@@ -95,21 +96,13 @@ int disks__parse(struct disks *d, const char *text)
 	return (int)d->n;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void reload(struct disks *d)
 {
 	char path[PATH_MAX], *text = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	d->loaded_ns = now_ns();
+	d->loaded_ns = mono_ns();
 	snprintf(path, sizeof(path), "%s/proc/partitions", d->root);
 	f = fopen(path, "re");
 	if (!f)
@@ -153,7 +146,7 @@ const char *disks__name(struct disks *d, uint32_t dev)
 
 	if (name)
 		return name;
-	if (!d->loaded_ns || now_ns() - d->loaded_ns >= RELOAD_NS) {
+	if (!d->loaded_ns || mono_ns() - d->loaded_ns >= RELOAD_NS) {
 		reload(d);
 		name = find(d, dev) ?: from_sysfs(d, dev);
 		if (name)

@@ -16,6 +16,7 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 
+#include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
 #include "provider/listen.h"
@@ -193,18 +194,10 @@ uint32_t listen__netns(void)
 	return stat("/proc/self/ns/net", &st) ? 0 : (uint32_t)st.st_ino;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int listen_cache__get(struct listen_cache *lc, const struct listener **out,
 		      uint64_t *version)
 {
-	uint64_t seen = lc->changes ? *lc->changes : 0, now = monotonic_ns();
+	uint64_t seen = lc->changes ? *lc->changes : 0, now = mono_ns();
 	bool changed = !lc->valid || seen != lc->seen;
 	struct listener *ls;
 	int n;

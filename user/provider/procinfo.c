@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "provider/procinfo.h"
+#include "lib/array.h"
 
 #define CONTAINER_ID_LEN 64
 
@@ -153,7 +154,7 @@ static bool component_id(const char *c, size_t len, char *id, size_t idlen)
 	static const char *const prefixes[] = { "docker-", "cri-containerd-",
 						"crio-", "libpod-", "" };
 
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++) {
 		size_t plen = strlen(prefixes[i]);
 		const char *rest = c + plen;
 		size_t restlen = len - plen;

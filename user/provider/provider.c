@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "config/config.h"
+#include "lib/array.h"
 #include "lib/hashmap.h"
 #include "loader/rings.h"
 #include "lib/xalloc.h"
@@ -94,7 +95,7 @@ const struct hook provider_hooks[] = {
 	  .feature = "a process moved into a selected cgroup is not seen "
 		     "moving" },
 };
-const int provider_nhooks = sizeof(provider_hooks) / sizeof(provider_hooks[0]);
+const int provider_nhooks = ARRAY_SIZE(provider_hooks);
 
 static struct proc *provider__proc(struct provider *p, uint32_t pid)
 {
@@ -685,7 +686,7 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 /* Opens and loads the provider's object once. */
 static int provider_load_once(struct provider *p)
 {
-	int chosen[sizeof(provider_hooks) / sizeof(provider_hooks[0])];
+	int chosen[ARRAY_SIZE(provider_hooks)];
 	int err;
 
 	p->skel = provider_bpf__open();
@@ -786,7 +787,7 @@ int provider__share_maps(struct provider *p, struct bpf_object *obj)
 	struct bpf_map *own, *map;
 	int err;
 
-	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(shared); i++) {
 		own = bpf_object__find_map_by_name(p->skel->obj, shared[i]);
 		map = bpf_object__find_map_by_name(obj, shared[i]);
 		if (!map)

@@ -4,6 +4,7 @@
 
 #include "sym/drop_frames.h"
 #include "sym/ksyms.h"
+#include "lib/array.h"
 
 static bool tracing_frame(const struct ksyms *ks, uint64_t ip)
 {
@@ -17,7 +18,7 @@ static bool tracing_frame(const struct ksyms *ks, uint64_t ip)
 		return false;
 	if (sym->module && strcmp(sym->module, "bpf") == 0)
 		return true;
-	for (size_t i = 0; i < sizeof(glue) / sizeof(glue[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(glue); i++)
 		if (strncmp(sym->name, glue[i], strlen(glue[i])) == 0)
 			return true;
 	return false;

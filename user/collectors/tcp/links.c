@@ -10,6 +10,8 @@
 #include <bpf/bpf.h>
 
 #include "collectors/tcp/links.h"
+#include "lib/array.h"
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/record.h"
 #include "lib/strbuf.h"
@@ -27,7 +29,6 @@ static const char *const link_names[] = {
 uint64_t tcp_links__prefix(const char *node)
 {
 	char boot[64] = "";
-	struct timespec ts;
 	uint64_t h = fnv1a(node, strlen(node)), now;
 	pid_t pid = getpid();
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -37,8 +38,7 @@ uint64_t tcp_links__prefix(const char *node)
 			boot[0] = '\0';
 		fclose(f);
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	now = clock_ns(CLOCK_REALTIME);
 	h = fnv1a_more(h, boot, strlen(boot));
 	h = fnv1a_more(h, &now, sizeof(now));
 	h = fnv1a_more(h, &pid, sizeof(pid));
@@ -88,8 +88,7 @@ void tcp_links__fields(struct record *r, uint64_t id, uint64_t parent,
 		return;
 	id_field(r, "parent", parent);
 	record__str(r, "link",
-		    link < sizeof(link_names) / sizeof(link_names[0]) &&
-				    link_names[link] ?
+		    link < ARRAY_SIZE(link_names) && link_names[link] ?
 			    link_names[link] :
 			    "unknown");
 }

@@ -18,6 +18,7 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/hashmap.h"
 #include "lib/hostport.h"
@@ -54,14 +55,6 @@ struct tcp_loads {
 	uint64_t last; /* monotonic ns: when the last report began */
 	uint64_t broken; /* slots found below zero in progress, unreported */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 uint64_t tcp_loads__broken(const struct tcp_loads *l)
 {

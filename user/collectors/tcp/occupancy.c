@@ -27,6 +27,7 @@
 #include "collectors/tcp/occupancy_given_n.h"
 #include "collectors/tcp/occupancy_sequence.h"
 #include "provider/provider.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/record.h"
 #include "lib/xalloc.h"
@@ -78,22 +79,6 @@ struct occupancy {
 	int next_slot;		      /* where the search for a free one starts */
 	uint64_t last;		      /* monotonic ns of the last report */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 struct occupancy *occupancy__new(void)
 {
@@ -380,7 +365,7 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 		 const struct steps *s, uint64_t span_ns)
 {
 	double lambda = (double)count_of(buckets) / ((double)span_ns / 1e9);
-	uint64_t cpu = thread_cpu_ns();
+	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	bool sequence = false, given_n = false;
 	struct occ_fit f;
 
@@ -389,7 +374,7 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 		sequence = occ__refine_sequence(s->v, s->n, &f) == 0;
 	if (!sequence)
 		given_n = occ__refine_given_n(g, &f) == 0;
-	cpu = thread_cpu_ns() - cpu;
+	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	record__begin(rec, "occupancy", ts, k->cfg.node);
 	record__str(rec, t->endpoint ? "endpoint" : "service", t->name);
 	snprintf(rec->key, sizeof(rec->key), "%s", t->name);

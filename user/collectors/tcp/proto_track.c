@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 
 #include "exporters/exporter.h"
+#include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "collectors/collector.h"
 #include "lib/log.h"
@@ -167,14 +168,6 @@ uint64_t proto_track__dropped(const struct proto_track *t)
 	return t->dropped;
 }
 
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* --- endpoints --- */
 
 static struct endpoint *endpoint_of(struct proto_track *t,
@@ -283,7 +276,7 @@ static void vote(struct proto_track *t, struct conn *c)
 	if (c->sni)
 		snprintf(e->sni, sizeof(e->sni), "%s", c->sni);
 	if (endpoint_proto(e) != e->reported)
-		report_endpoint(t, e, now_ns(CLOCK_REALTIME));
+		report_endpoint(t, e, clock_ns(CLOCK_REALTIME));
 }
 
 int proto_track__server(struct proto_track *t, uint32_t pid, uint32_t svc)
@@ -539,7 +532,7 @@ int proto_track__conn(struct proto_track *t, uint64_t cookie)
  * idle too long. */
 static void sweep(struct proto_track *t)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC), key, val, *gone = NULL;
+	uint64_t now = mono_ns(), key, val, *gone = NULL;
 	size_t pos = 0, ngone = 0, cap = 0;
 
 	while (hashmap__next(t->conns, &pos, &key, &val)) {

@@ -26,6 +26,7 @@
 
 #include "collectors/collector.h"
 #include "exporters/exporter.h"
+#include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
 #include "collectors/tcp/links.h"
@@ -242,12 +243,9 @@ static int tcp_apply(void *state, const struct config *cfg)
 
 static uint64_t realtime_offset(void)
 {
-	struct timespec rt, mono;
+	uint64_t mono = mono_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &rt);
-	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec -
-	       mono.tv_nsec;
+	return clock_ns(CLOCK_REALTIME) - mono;
 }
 
 static void add_tuple(struct record *r, const struct tcp_tuple *t)

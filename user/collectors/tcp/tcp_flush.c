@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "collectors/tcp/tcp_flush.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "tcp.skel.h"
 
@@ -64,15 +65,6 @@ int tcp_flush__attach(struct tcp_bpf *skel, struct bpf_link **link)
 	return err;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec;
-}
-
 static void run_iterator(struct bpf_link *link)
 {
 	char buf[64];
@@ -93,7 +85,7 @@ void tcp_flush__run(struct bpf_link *link, struct tcp_bpf *skel,
 {
 	struct bpf_program *conns = skel->progs.tcp_flush_conns;
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
-	uint64_t now_ns = monotonic_ns();
+	uint64_t now_ns = mono_ns();
 
 	skel->bss->flush_before_ns = now_ns > quiet_ns ? now_ns - quiet_ns : 0;
 	if (link)
