@@ -13,6 +13,9 @@
 #   none    nginx monitored, requests: none (topology, load, no records)
 #   all     nginx monitored, requests: all (a record per request)
 #   client  wrk monitored instead (the client side), requests: all
+#   hash    as all, with every iterator refused (KMOND_PROBE_FAIL_LOAD=iter,
+#           as kernels that refuse them): the connection state in the
+#           hash, flushed by a run
 #   every   nginx monitored, every collector on (configs/kmond.yaml's set)
 #   floor-every  no kmond, an empty program on each hook of every's
 #           collectors (bench/floor_every.bpf.c: floor's, sys_enter,
@@ -55,7 +58,7 @@ load() {
 	awk '/requests in/ { n = $1 } /^Requests\/sec/ { r = $2 } END { print r, n }' "$WORK/wrk.out"
 }
 
-start() { # floor | floor-every | idle | none | all | client | every
+start() { # floor | floor-every | idle | none | all | hash | client | every
 	# Each run's records alone: grown by every earlier run (GBs), the
 	# file had the kernel writing it back while kmond wrote, which
 	# raised kmond's CPU per record by up to 2x in some rounds.
@@ -64,8 +67,9 @@ start() { # floor | floor-every | idle | none | all | client | every
 		floor_start "${1/-/_}.bpf.c"
 		return
 	fi
-	local collectors="  tcp: { requests: all }" comm=nginx
+	local collectors="  tcp: { requests: all }" comm=nginx refuse=
 	case $1 in
+	hash) refuse=iter ;;
 	none) collectors="  tcp: { requests: none }" ;;
 	client) comm=wrk ;;
 	idle) comm=kmt_nobody ;;
@@ -85,14 +89,14 @@ $collectors
 exporters:
   - { type: file, path: "$WORK/out.json" }
 YAML
-	kmond_start "$WORK/kmond.yaml"
+	KMOND_PROBE_FAIL_LOAD=$refuse kmond_start "$WORK/kmond.yaml"
 }
 
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
 median() { median_spread "$@" | awk '{ print $1 }'; }
 declare -A ratio added cpu hwm bpf_every
-MODES="floor idle none all client every floor-every"
-BPF_MODES="floor idle none all client"
+MODES="floor idle none all hash client every floor-every"
+BPF_MODES="floor idle none all hash client"
 load >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
 	read -r rps_off n < <(load)
@@ -150,7 +154,7 @@ echo "every collector on: throughput ratio $(median ${ratio[every]}) (target >= 
 echo "every collector on: BPF time per request $(median_spread ${bpf_every[every]}) ns," \
 	"empty programs on its hooks (floor-every) $(median_spread ${bpf_every[floor-every]}) ns" \
 	"($(calc "$(median ${bpf_every[every]}) / ($(median ${bpf_every[floor-every]}) + 0.000001)" 2)x)"
-for mode in all none; do
+for mode in all hash none; do
 	# shellcheck disable=SC2086
 	echo "mode $mode over the floor: ns per request added $(median ${added[$mode]})" \
 		"(floor $(median ${added[floor]}), $(calc "$(median ${added[$mode]}) / ($(median ${added[floor]}) + 0.000001)" 1)x; noisy)"

@@ -21,6 +21,7 @@ WHAT = {
     "none": "nginx monitored, requests: none",
     "all": "nginx monitored, requests: all",
     "client": "wrk monitored (client side), requests: all",
+    "hash": "as all, iterators refused: the state in the hash",
 }
 # program name -> its hook (kmond's candidates and the floor's)
 HOOKS = (

@@ -93,6 +93,9 @@ expect_eq "side of every record" "$($RECORDS "$out" --kind tcp --values side | s
 expect_eq "dst of every record" "$($RECORDS "$out" --kind tcp --values dst | sort -u | tr '\n' ' ')" "127.0.0.1 ::1 "
 expect_eq "client-side topology requests" \
 	"$($RECORDS "$out" --kind topology --where side=client --sum requests)" $((calls + NCURL))
+# each edge's latency histogram says its side too (it said server)
+expect_eq "sides of the tcp_hist records" \
+	"$($RECORDS "$out" --kind tcp_hist --values side | sort -u)" client
 expect_eq "topology edges" \
 	"$($RECORDS "$out" --kind topology --values src | sort -u) -> $($RECORDS "$out" --kind topology --values dst | sort -u | tr '\n' ' ')" \
 	"caller -> 127.0.0.1 ::1 "

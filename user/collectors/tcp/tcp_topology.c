@@ -175,13 +175,13 @@ static void edge_delta(struct edge_state *was, const struct tcp_edge_val *now,
 /* The same requests' latencies, bucket by bucket (bio_hist's form): the
  * prometheus sink's histogram counts every request from these. */
 static void emit_edge_hist(struct tcp_topology *t, uint64_t ts,
-			   const char *src, const char *dst,
+			   const char *src, const char *dst, const char *side,
 			   const struct hist *h)
 {
 	record__begin(t->rec, "tcp_hist", ts, t->k->cfg.node);
 	record__str(t->rec, "src", src);
 	record__str(t->rec, "dst", dst);
-	record__str(t->rec, "side", "server");
+	record__str(t->rec, "side", side);
 	record__array_begin(t->rec, "buckets");
 	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
 		if (!h->buckets[b])
@@ -222,6 +222,7 @@ static void emit_edge(struct tcp_topology *t, uint64_t ts,
 	char src[CONFIG_NAME_MAX + 16], dst[CONFIG_NAME_MAX + 16];
 	char addr[INET6_ADDRSTRLEN];
 	bool src_gone = false;
+	const char *side;
 	int proto;
 
 	if (e->side == TCP_SIDE_CLIENT) {
@@ -240,11 +241,11 @@ static void emit_edge(struct tcp_topology *t, uint64_t ts,
 		tcp_names__addr(e->src_family, e->src_addr, src, sizeof(src));
 	*gone = *gone || src_gone;
 	proto = edge_proto(t, e, d);
+	side = e->side == TCP_SIDE_CLIENT ? "client" : "server";
 	record__begin(t->rec, "topology", ts, t->k->cfg.node);
 	record__str(t->rec, "src", src);
 	record__str(t->rec, "dst", dst);
-	record__str(t->rec, "side",
-		    e->side == TCP_SIDE_CLIENT ? "client" : "server");
+	record__str(t->rec, "side", side);
 	/* Loopback addresses mean nothing to another node; a client-side
 	 * dst is an address already. */
 	if (e->side != TCP_SIDE_CLIENT && v->dst_family &&
@@ -269,7 +270,7 @@ static void emit_edge(struct tcp_topology *t, uint64_t ts,
 	record__str(t->rec, "protocol", protocol__name(proto));
 	record__end(t->rec);
 	exporter__send(t->k->exporter, t->rec);
-	emit_edge_hist(t, ts, src, dst, h);
+	emit_edge_hist(t, ts, src, dst, side, h);
 }
 
 /* Adds the requests the kernel could not count on the edge to what the
