@@ -57,25 +57,34 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst %.c,$(OUT)/tests/%,$(notdir $(HELPER_SRCS)))
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 
+# CFLAGS and LDFLAGS are the user's (make CFLAGS=-O0, or EXTRA_CFLAGS to
+# add to the defaults): what the build cannot do without lives in
+# KMON_CFLAGS and the sanitizer variables, which a command line leaves alone.
 CFLAGS ?= -O2 -g
+EXTRA_CFLAGS ?=
 # Partial initialisers are idiomatic here (tables of hooks, opts). Includes
 # name their layer: "lib/strbuf.h", "collectors/collector.h",
 # "exporters/sink.h", "bpf/tcp.h" (an ABI header).
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -MMD -MP -I$(OUT) -Iuser -I.
+WARNINGS := -Wall -Wextra -Werror -Wno-missing-field-initializers
+KMON_CFLAGS := -std=gnu11 $(WARNINGS) -MMD -MP -I$(OUT) -Iuser -I.
 LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lmicrohttpd -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -MMD -MP
 
 # Test workloads (tests/helpers, tests/*.c) are built without sanitizers:
 # their syscalls are what the tests count, and ASan's runtime makes its own.
-HELPER_CFLAGS := $(CFLAGS)
+HELPER_CFLAGS = $(KMON_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+SAN_CFLAGS :=
+SAN_LDFLAGS :=
 ifeq ($(SANITIZE),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
-LDFLAGS += -fsanitize=address,undefined
+SAN_CFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 ifeq ($(SANITIZE),fuzz)
-CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+SAN_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 endif
+ALL_CFLAGS = $(KMON_CFLAGS) $(SAN_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 all: $(OUT)/kmond $(CONSUMER_BINS)
 
@@ -121,7 +130,7 @@ $(OUT)/syscall_table.h: scripts/gen-syscall-table.sh | deps
 $(OUT)/%.o: %.c | deps $(SKELS) $(OUT)/syscall_table.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIB): $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 	$(call msg,AR,$@)
@@ -130,22 +139,22 @@ $(LIB): $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 
 $(OUT)/kmond: $(OUT)/user/daemon/main.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUT)/kmon-%: $(OUT)/consumers/kmon-%/main.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS) -o $@
 
 # kmon-trace's OTLP/HTTP client.
 $(OUT)/kmon-trace: LDLIBS += -lcurl
 
 $(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUT)/bench/%: $(OUT)/bench/%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS) -o $@
 
 # It plays the bio collector's programs: built with its skeleton.
 $(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
@@ -153,7 +162,7 @@ $(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
 $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(HELPER_CFLAGS) $< -o $@ $(LDLIBS)
+	$(Q)$(CC) $(HELPER_CFLAGS) $(LDFLAGS) $< -o $@ $(LDLIBS)
 
 # kmond refuses a config anyone but root can write: run on a root-owned
 # copy, so a checkout owned by a user still works with sudo.
@@ -197,7 +206,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 $(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
+	$(Q)$(CC) -fsanitize=fuzzer,address,undefined $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 fuzzers: $(FUZZ_BINS)
 
