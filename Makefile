@@ -65,7 +65,8 @@ EXTRA_CFLAGS ?=
 # Partial initialisers are idiomatic here (tables of hooks, opts). Includes
 # name their layer: "lib/strbuf.h", "collectors/collector.h",
 # "exporters/sink.h", "bpf/tcp.h" (an ABI header).
-WARNINGS := -Wall -Wextra -Werror -Wno-missing-field-initializers
+WARNINGS := -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	-Wmissing-prototypes -Wshadow -Wformat=2
 KMON_CFLAGS := -std=gnu11 $(WARNINGS) -MMD -MP -I$(OUT) -Iuser -I.
 LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lmicrohttpd -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
