@@ -71,6 +71,10 @@ KMON_CFLAGS := -std=gnu11 $(WARNINGS) -MMD -MP -I$(OUT) -Iuser -I.
 LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lmicrohttpd -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -MMD -MP
+# Debian installs bpftool in /usr/sbin, which a user's PATH may lack.
+ifeq ($(origin BPFTOOL),file)
+BPFTOOL := $(shell PATH="$$PATH:/usr/sbin:/sbin" command -v $(BPFTOOL) || echo $(BPFTOOL))
+endif
 
 # Test workloads (tests/helpers, tests/*.c) are built without sanitizers:
 # their syscalls are what the tests count, and ASan's runtime makes its own.
@@ -171,6 +175,12 @@ run: $(OUT)/kmond
 	$(Q)install -m 0644 $(CONFIG) $(OUT)/run.yaml
 	$(OUT)/kmond -c $(OUT)/run.yaml
 
+# The unit tests alone, as any user (a test that needs root is skipped)
+# and with no package beyond the build's.
+.PHONY: check
+check: $(UNIT_BINS)
+	$(Q)tests/run $(OUT) unit/
+
 test: test-deps all $(UNIT_BINS) $(HELPER_BINS) $(BENCH_BINS)
 	$(Q)tests/run $(OUT)
 
@@ -211,7 +221,11 @@ $(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(LIB)
 
 fuzzers: $(FUZZ_BINS)
 
-fuzz: | test-deps
+.PHONY: fuzz-deps
+fuzz-deps:
+	$(Q)scripts/install-deps.sh --if-missing fuzz
+
+fuzz: | fuzz-deps
 	$(Q)$(MAKE) --no-print-directory OUT=build-fuzz CC=clang SANITIZE=fuzz fuzzers
 	$(Q)mkdir -p build-fuzz/crashes
 	$(Q)set -e; for f in $(FUZZ_SRCS:tests/fuzz/%.c=%); do \
