@@ -181,6 +181,20 @@ run: $(OUT)/kmond
 check: $(UNIT_BINS)
 	$(Q)tests/run $(OUT) unit/
 
+# The C that clang-format (.clang-format; Debian's is 14) would change,
+# listed; nothing is rewritten. vmlinux/ is generated.
+CLANG_FORMAT ?= clang-format
+FORMAT_SRCS := $(shell find user exporters consumers tests bench bpf -name '*.[ch]' | sort)
+
+.PHONY: format-check
+format-check:
+	$(Q)out=$$($(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS) 2>&1) && exit 0; \
+	bad=$$(printf '%s\n' "$$out" | sed -n \
+		's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p'); \
+	[ -n "$$bad" ] || { printf '%s\n' "$$out" >&2; exit 1; }; \
+	echo "format-check: clang-format would change:"; \
+	printf '%s\n' "$$bad" | uniq | sed 's/^/  /'; exit 1
+
 test: test-deps all $(UNIT_BINS) $(HELPER_BINS) $(BENCH_BINS)
 	$(Q)tests/run $(OUT)
 
