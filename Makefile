@@ -61,25 +61,39 @@ BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(filter-out %.bpf.c,$(wildcar
 # man/NAME.SECTION.scd -> $(OUT)/man/NAME.SECTION
 MAN_PAGES := $(patsubst man/%.scd,$(OUT)/man/%,$(wildcard man/*.scd))
 
+# CFLAGS and LDFLAGS are the user's (make CFLAGS=-O0, or EXTRA_CFLAGS to
+# add to the defaults): what the build cannot do without lives in
+# KMON_CFLAGS and the sanitizer variables, which a command line leaves alone.
 CFLAGS ?= -O2 -g
+EXTRA_CFLAGS ?=
 # Partial initialisers are idiomatic here (tables of hooks, opts). Includes
 # name their layer: "lib/strbuf.h", "collectors/collector.h",
 # "exporters/sink.h", "bpf/tcp.h" (an ABI header).
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -MMD -MP -I$(OUT) -Iuser -I.
+WARNINGS := -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	-Wmissing-prototypes -Wshadow -Wformat=2
+KMON_CFLAGS := -std=gnu11 $(WARNINGS) -MMD -MP -I$(OUT) -Iuser -I.
 LDLIBS := -lbpf -lelf -lz -lrdkafka -lyaml -lmicrohttpd -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Ivmlinux/$(ARCH) -Ibpf -MMD -MP
+# Debian installs bpftool in /usr/sbin, which a user's PATH may lack.
+ifeq ($(origin BPFTOOL),file)
+BPFTOOL := $(shell PATH="$$PATH:/usr/sbin:/sbin" command -v $(BPFTOOL) || echo $(BPFTOOL))
+endif
 
 # Test workloads (tests/helpers, tests/*.c) are built without sanitizers:
 # their syscalls are what the tests count, and ASan's runtime makes its own.
-HELPER_CFLAGS := $(CFLAGS)
+HELPER_CFLAGS = $(KMON_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+SAN_CFLAGS :=
+SAN_LDFLAGS :=
 ifeq ($(SANITIZE),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
-LDFLAGS += -fsanitize=address,undefined
+SAN_CFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 ifeq ($(SANITIZE),fuzz)
-CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+SAN_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 endif
+ALL_CFLAGS = $(KMON_CFLAGS) $(SAN_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 all: $(OUT)/kmond $(CONSUMER_BINS) $(MAN_PAGES)
 
@@ -125,7 +139,7 @@ $(OUT)/syscall_table.h: scripts/gen-syscall-table.sh | deps
 $(OUT)/%.o: %.c | deps $(SKELS) $(OUT)/syscall_table.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIB): $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 	$(call msg,AR,$@)
@@ -138,22 +152,22 @@ $(OUT)/user/daemon/main.o: CFLAGS += \
 
 $(OUT)/kmond: $(OUT)/user/daemon/main.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUT)/kmon-%: $(OUT)/consumers/kmon-%/main.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS) -o $@
 
 # kmon-trace's OTLP/HTTP client.
 $(OUT)/kmon-trace: LDLIBS += -lcurl
 
 $(OUT)/tests/test_%: $(OUT)/tests/unit/test_%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUT)/bench/%: $(OUT)/bench/%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(LDLIBS) -o $@
 
 # It plays the bio collector's programs: built with its skeleton.
 $(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
@@ -161,7 +175,7 @@ $(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
 $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(HELPER_CFLAGS) $< -o $@ $(LDLIBS)
+	$(Q)$(CC) $(HELPER_CFLAGS) $(LDFLAGS) $< -o $@ $(LDLIBS)
 
 $(OUT)/man/%: man/%.scd | deps
 	$(call msg,SCDOC,$@)
@@ -173,6 +187,26 @@ $(OUT)/man/%: man/%.scd | deps
 run: $(OUT)/kmond
 	$(Q)install -m 0644 $(CONFIG) $(OUT)/run.yaml
 	$(OUT)/kmond -c $(OUT)/run.yaml
+
+# The unit tests alone, as any user (a test that needs root is skipped)
+# and with no package beyond the build's.
+.PHONY: check
+check: $(UNIT_BINS)
+	$(Q)tests/run $(OUT) unit/
+
+# The C that clang-format (.clang-format; Debian's is 14) would change,
+# listed; nothing is rewritten. vmlinux/ is generated.
+CLANG_FORMAT ?= clang-format
+FORMAT_SRCS := $(shell find user exporters consumers tests bench bpf -name '*.[ch]' | sort)
+
+.PHONY: format-check
+format-check:
+	$(Q)out=$$($(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS) 2>&1) && exit 0; \
+	bad=$$(printf '%s\n' "$$out" | sed -n \
+		's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p'); \
+	[ -n "$$bad" ] || { printf '%s\n' "$$out" >&2; exit 1; }; \
+	echo "format-check: clang-format would change:"; \
+	printf '%s\n' "$$bad" | uniq | sed 's/^/  /'; exit 1
 
 test: test-deps all $(UNIT_BINS) $(HELPER_BINS) $(BENCH_BINS)
 	$(Q)tests/run $(OUT)
@@ -214,11 +248,15 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 $(OUT)/fuzz/%: $(OUT)/tests/fuzz/%.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
+	$(Q)$(CC) -fsanitize=fuzzer,address,undefined $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 fuzzers: $(FUZZ_BINS)
 
-fuzz: | test-deps
+.PHONY: fuzz-deps
+fuzz-deps:
+	$(Q)scripts/install-deps.sh --if-missing fuzz
+
+fuzz: | fuzz-deps
 	$(Q)$(MAKE) --no-print-directory OUT=build-fuzz CC=clang SANITIZE=fuzz fuzzers
 	$(Q)mkdir -p build-fuzz/crashes
 	$(Q)set -e; for f in $(FUZZ_SRCS:tests/fuzz/%.c=%); do \

@@ -280,6 +280,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[256];
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Installs the Debian packages kmond needs.
-#   install-deps.sh [--if-missing] [build|test]
+#   install-deps.sh [--if-missing] [build|test|fuzz|vm|bench|image]
 #     build  what `make` needs (the default)
 #     test   that and what `make test` needs (servers, clients, tools)
+#     fuzz   what `make fuzz` adds to the build's (libFuzzer's runtime)
 #     vm     what `make vmtest` needs to boot Debian's kernels under qemu
 #            (tests/vm/), and nothing plain make needs
 #     bench  that and what bench/peers.sh compares kmond with
 #     image  what `make image` needs (podman, mmdebstrap)
-#   --if-missing   do nothing when every tool and header is already there
+#   --if-missing   do nothing when every tool and header is already there;
+#                  as a user, name what is missing and install nothing
 set -euo pipefail
 
 if_missing=0
@@ -21,7 +23,7 @@ build_packages=(
 	pkg-config linux-libc-dev scdoc
 )
 test_packages=(
-	libclang-rt-14-dev kcat iproute2 procps python3 coreutils util-linux
+	kcat iproute2 procps python3 coreutils util-linux
 	graphviz chromium nginx wrk curl redis-server redis-tools prometheus nodejs
 	podman runc mmdebstrap busybox-static python3-yaml nftables
 	openssl postgresql postgresql-client mariadb-server mariadb-client
@@ -34,6 +36,8 @@ test_packages=(
 # A nodejs from NodeSource brings its own npm and conflicts with Debian's.
 command -v npm >/dev/null 2>&1 || test_packages+=(npm)
 
+# make fuzz: clang with its libFuzzer and sanitizer runtimes.
+fuzz_packages=(clang libclang-rt-14-dev)
 # make vmtest: qemu, a static busybox for the initramfs, depmod and
 # modprobe, mkfs.ext4 for the guest's scratch disk, xz and zstd for vmlinux,
 # readelf to check busybox is static.
@@ -43,19 +47,27 @@ image_packages=(podman runc mmdebstrap)
 # bench/peers.sh: the tools an operator would use instead of kmond.
 bench_packages=(libbpf-tools bpftrace nginx wrk)
 
+# What have_tools and have_headers did not find, for the message.
+missing=()
+
+# Also in /usr/sbin, which a user's PATH may lack (bpftool).
 have_tools() {
-	local tool
+	local tool ret=0
 	for tool in "$@"; do
-		command -v "$tool" >/dev/null 2>&1 || return 1
+		PATH="$PATH:/usr/sbin:/sbin" command -v "$tool" >/dev/null 2>&1 ||
+			{ missing+=("$tool"); ret=1; }
 	done
+	return $ret
 }
 
 have_headers() {
-	local header
+	local header ret=0
 	for header in "$@"; do
 		[ -e "/usr/include/$header" ] ||
-			[ -e "/usr/include/x86_64-linux-gnu/$header" ] || return 1
+			[ -e "/usr/include/x86_64-linux-gnu/$header" ] ||
+			{ missing+=("$header"); ret=1; }
 	done
+	return $ret
 }
 
 # One probe per package whose absence the build would hit.
@@ -89,10 +101,13 @@ have_test() {
 		/usr/bin/python3 -c 'import kazoo' 2>/dev/null || return 1
 	# in /usr/sbin, which a user's PATH may lack
 	[ -x /usr/sbin/nginx ] && [ -x /usr/sbin/nft ] || return 1
-	have_headers librdkafka/rdkafka_mock.h || return 1
-	# libFuzzer's runtime (make fuzz)
+	have_headers librdkafka/rdkafka_mock.h
+}
+
+have_fuzz() {
+	have_tools clang || return 1
 	ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
-		>/dev/null 2>&1
+		>/dev/null 2>&1 || { missing+=(libclang_rt.fuzzer); return 1; }
 }
 
 have_vm() {
@@ -114,13 +129,20 @@ have_bench() {
 case "$set_name" in
 build) packages=("${build_packages[@]}") ;;
 test) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+fuzz) packages=("${fuzz_packages[@]}") ;;
 vm) packages=("${vm_packages[@]}") ;;
 bench) packages=("${build_packages[@]}" "${bench_packages[@]}") ;;
 image) packages=("${image_packages[@]}") ;;
-*) echo "install-deps: unknown set '$set_name' (build, test, vm, bench or image)" >&2; exit 2 ;;
+*) echo "install-deps: unknown set '$set_name' (build, test, fuzz, vm, bench or image)" >&2; exit 2 ;;
 esac
 
 if [ $if_missing -eq 1 ] && "have_$set_name"; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ] && [ $if_missing -eq 1 ]; then
+	# A user's make goes on: what is there may be enough (make check).
+	echo "install-deps: missing ${missing[*]:-$set_name packages};" \
+		"not root, so installing nothing (sudo make ... installs them)" >&2
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then

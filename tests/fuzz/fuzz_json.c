@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "lib/record.h"
 
 /* Decodes the JSON string literal at *p (after its opening quote) as the

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "exporters/prom_metrics.h"
 #include "exporters/prom_series.h"
 

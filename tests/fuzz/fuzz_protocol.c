@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "lib/protocol.h"
 
 #define MAX_MSGS 16

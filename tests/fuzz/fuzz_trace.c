@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "consumers/kmon-trace/otlp.h"
 #include "consumers/kmon-trace/traces.h"
 #include "lib/json_parse.h"

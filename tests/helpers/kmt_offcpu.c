@@ -26,6 +26,11 @@
 #define NANOSLEEP(ts) syscall(SYS_nanosleep, ts, NULL)
 #endif
 
+/* Not static: a static function may be cloned under another name
+ * (.constprop, .isra), and the tests look for these. */
+void kmt_offcpu_block(const struct timespec *ts);
+void kmt_offcpu_block_other(const struct timespec *ts);
+
 __attribute__((noinline)) void kmt_offcpu_block(const struct timespec *ts)
 {
 	NANOSLEEP(ts);

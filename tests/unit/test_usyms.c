@@ -13,6 +13,7 @@
 #include "sym/usyms.h"
 
 /* noinline and used: a function of our own with a known name and size. */
+int usyms_test_target(int x);
 __attribute__((noinline, used)) int usyms_test_target(int x)
 {
 	return x * 3 + 1;

@@ -334,6 +334,9 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 }
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt,
+		      va_list ap) __attribute__((format(printf, 2, 0)));
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		      va_list ap)
 {
 	probe__libbpf_message(fmt, ap);

@@ -99,14 +99,16 @@ const struct btf *probe__kernel_btf(void);
  * probe__refuse_failed marks the hook candidate of that program (if it is
  * one of hooks) unavailable for the rest of the run, logs it and returns
  * true: starting again picks the next candidate. */
-void probe__libbpf_message(const char *fmt, va_list ap);
+void probe__libbpf_message(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
 void probe__forget_load_failure(void);
 /* libbpf's warnings while a collector starts are held (with -v they are
  * printed at once): a refusal kmond handles shows only kmond's own line.
  * probe__hold_warning holds one and returns true while holding is on;
  * the end prints what was held when the start failed (show). */
 void probe__hold_warnings(void);
-bool probe__hold_warning(const char *fmt, va_list ap);
+bool probe__hold_warning(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
 void probe__end_hold(bool show);
 bool probe__refuse_failed(const char *collector, const struct hook *hooks,
 			  int nhooks);

@@ -24,17 +24,23 @@
 #define CGROUP2_MAGIC 0x63677270 /* linux/magic.h CGROUP2_SUPER_MAGIC */
 #define OCI_MAX (4 << 20) /* a config.json larger than this is not read */
 
-/* Where runtimes keep a container's OCI bundle (%s: its id), under the
- * host's root. The CRI runtimes write the pod into its annotations. */
-static const char *const bundle_globs[] = {
+/* Where runtimes keep a container's OCI bundle (its id between dir and
+ * file), under the host's root. The CRI runtimes write the pod into its
+ * annotations. */
+static const struct {
+	const char *dir, *file;
+} bundle_globs[] = {
 	/* containerd (any namespace: k8s.io, moby ...) */
-	"/run/containerd/io.containerd.runtime.v2.task/*/%s/config.json",
+	{ "/run/containerd/io.containerd.runtime.v2.task/*/", "/config.json" },
 	/* CRI-O, and podman's run root */
-	"/run/containers/storage/overlay-containers/%s/userdata/config.json",
+	{ "/run/containers/storage/overlay-containers/",
+	  "/userdata/config.json" },
 	/* podman's graph root */
-	"/var/lib/containers/storage/overlay-containers/%s/userdata/config.json",
+	{ "/var/lib/containers/storage/overlay-containers/",
+	  "/userdata/config.json" },
 	/* Docker before containerd 1.5 */
-	"/run/docker/containerd/daemon/io.containerd.runtime.v2.task/moby/%s/config.json",
+	{ "/run/docker/containerd/daemon/io.containerd.runtime.v2.task/moby/",
+	  "/config.json" },
 };
 
 #define BUNDLE_TRIES 4 /* lookups of a container whose bundle is not found */
@@ -253,7 +259,8 @@ static bool read_bundle_under(const char *root, struct container *c,
 		glob_t g;
 		int found = 0;
 
-		snprintf(abs, sizeof(abs), bundle_globs[i], c->id);
+		snprintf(abs, sizeof(abs), "%s%s%s", bundle_globs[i].dir, c->id,
+			 bundle_globs[i].file);
 		snprintf(pattern, sizeof(pattern), "%s%s", root, abs);
 		if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
 			continue;
