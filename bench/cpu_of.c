@@ -66,10 +66,11 @@ int main(int argc, char **argv)
 	while (wait4(pid, &status, 0, &ru) < 0)
 		if (errno != EINTR)
 			return 1;
-	if (write_file(argv[1], (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
-					1000000000ULL +
-				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
-					1000ULL))
+	if (write_file(argv[1],
+		       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+				       1000000000ULL +
+			       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
+				       1000ULL))
 		perror(argv[1]);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

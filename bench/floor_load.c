@@ -62,8 +62,9 @@ int main(int argc, char **argv)
 				 BPF_PROG_TYPE_CGROUP_SKB;
 
 		if (on_cgroup && cgroup < 0 && (cgroup = cgroup2_root()) < 0) {
-			fprintf(stderr, "floor_load: %s needs a cgroup (no "
-					"cgroup v2 hierarchy)\n",
+			fprintf(stderr,
+				"floor_load: %s needs a cgroup (no "
+				"cgroup v2 hierarchy)\n",
 				bpf_program__name(prog));
 			return 2;
 		}

@@ -45,12 +45,14 @@ static double cpu_s(void)
 /* A request record as the tcp collector writes it. */
 static void build(struct record *r, uint64_t i)
 {
-	static const char *const services[] = { "frontend", "cart", "checkout",
-						"catalog", "payments", "users",
-						"search", "ads" };
+	static const char *const services[] = { "frontend", "cart",
+						"checkout", "catalog",
+						"payments", "users",
+						"search",   "ads" };
 	const char *svc = services[i % 8];
 
-	record__begin(r, "tcp", 1795335771653050451ULL + i * 1000, "bench-node");
+	record__begin(r, "tcp", 1795335771653050451ULL + i * 1000,
+		      "bench-node");
 	record__process(r, 1000 + i % 64, "nginx: worker", svc);
 	record__str(r, "laddr", "10.1.2.3");
 	record__u64(r, "lport", 8080);

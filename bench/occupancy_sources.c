@@ -51,10 +51,19 @@
 #define WARMUP 5000
 #define MAXN 64 /* per-n sums for n < MAXN; the rest is left out */
 
-enum { SHIPPED, TRUE_RATE, EXACT, IID, GIVEN_N, GIVEN_SPLIT, SEQUENCE, BAYES,
-       NWAYS };
-static const char *way_name[NWAYS] = { "shipped", "true-rate", "exact",
-				       "iid", "given-n", "given-n1n2",
+enum {
+	SHIPPED,
+	TRUE_RATE,
+	EXACT,
+	IID,
+	GIVEN_N,
+	GIVEN_SPLIT,
+	SEQUENCE,
+	BAYES,
+	NWAYS
+};
+static const char *way_name[NWAYS] = { "shipped",  "true-rate", "exact",
+				       "iid",	   "given-n",	"given-n1n2",
 				       "sequence", "bayes" };
 
 static uint64_t rng_state;
@@ -117,7 +126,8 @@ static double gauss(const struct sums *x, double m, double s)
 
 	if (!(v > 0))
 		return HUGE_VAL;
-	return 0.5 * (x->c * log(v) + (x->s2 - 2 * m * x->s1 + x->c * m * m) / v);
+	return 0.5 *
+	       (x->c * log(v) + (x->s2 - 2 * m * x->s1 + x->c * m * m) / v);
 }
 
 static double hist_nll(const uint64_t *h, const double *rate, double scale)
@@ -152,9 +162,10 @@ static double cost(const struct ctx *c, const double *x)
 	if (c->way == EXACT) {
 		for (int i = 0; i < w->nt; i++) {
 			double t = w->t[i], d = b - a;
-			double p = fabs(d) < 1e-9 * a ?
-					   a * a * t * exp(-a * t) :
-					   a * b / d * (exp(-a * t) - exp(-b * t));
+			double p =
+				fabs(d) < 1e-9 * a ?
+					a * a * t * exp(-a * t) :
+					a * b / d * (exp(-a * t) - exp(-b * t));
 			f -= log(p > 1e-300 ? p : 1e-300);
 		}
 		return f;
@@ -202,8 +213,8 @@ static double ctx_cost(const void *c, const double *x)
 
 /* rho, highest first, by one way; from the shipped fit's rates in both
  * orders (the given-n laws are not symmetric in the tiers) and equal. */
-static void estimate(const struct window *w, const struct occ_fit *f,
-		     int way, double *rho)
+static void estimate(const struct window *w, const struct occ_fit *f, int way,
+		     double *rho)
 {
 	struct ctx c = { w, way };
 	double lam = w->lambda, add = way == EXACT ? 0 : lam, best = HUGE_VAL;
@@ -302,8 +313,8 @@ static void score(struct score *s, const double *rho, double hi, double lo)
  * (at most 2 size + those in at the start, fewer than size)
  * up to the last arrival (those of earlier requests too: departures are
  * in order of arrival). */
-static void window_steps(struct window *w, const double *arr,
-			 const double *dep, int first, int last)
+static void window_steps(struct window *w, const double *arr, const double *dep,
+			 int first, int last)
 {
 	int id = first, i = first, n;
 
@@ -313,11 +324,13 @@ static void window_steps(struct window *w, const double *arr,
 	w->nsteps = 0;
 	while (i <= last || (id < last && dep[id] <= arr[last])) {
 		if (i <= last && (id >= i || arr[i] <= dep[id]))
-			w->steps[w->nsteps++] = (struct occ_step){
-				(uint64_t)(arr[i++] * 1e9), (uint32_t)++n, 1 };
+			w->steps[w->nsteps++] =
+				(struct occ_step){ (uint64_t)(arr[i++] * 1e9),
+						   (uint32_t)++n, 1 };
 		else
-			w->steps[w->nsteps++] = (struct occ_step){
-				(uint64_t)(dep[id++] * 1e9), (uint32_t)--n, -1 };
+			w->steps[w->nsteps++] =
+				(struct occ_step){ (uint64_t)(dep[id++] * 1e9),
+						   (uint32_t)--n, -1 };
 	}
 }
 
@@ -331,7 +344,8 @@ int main(int argc, char **argv)
 	double *dep1, *dep2, *arr;
 
 	if (samples < 1 || size < 100 || (grid && grid < 10)) {
-		fprintf(stderr, "usage: [BAYES_GRID=G>=10] %s "
+		fprintf(stderr,
+			"usage: [BAYES_GRID=G>=10] %s "
 			"[WINDOWS_PER_PAIR [WINDOW>=100 [SEED]]]\n",
 			argv[0]);
 		return 2;
@@ -380,11 +394,15 @@ int main(int argc, char **argv)
 				}
 				t = d2 - a;
 				w.t[w.nt++] = t;
-				w.hist[hist_bucket((uint64_t)llround(t * 1e9))]++;
+				w.hist[hist_bucket(
+					(uint64_t)llround(t * 1e9))]++;
 				w.iid[hist_bucket((uint64_t)llround(
-					(rng_exp(mu1 - LAMBDA) + rng_exp(mu2 - LAMBDA)) * 1e9))]++;
+					(rng_exp(mu1 - LAMBDA) +
+					 rng_exp(mu2 - LAMBDA)) *
+					1e9))]++;
 				if (n == 0)
-					w.empty[hist_bucket((uint64_t)llround(t * 1e9))]++;
+					w.empty[hist_bucket(
+						(uint64_t)llround(t * 1e9))]++;
 				if (n < MAXN) {
 					add(&w.n[n], t);
 					add(&w.split[n1][n - n1], t);
@@ -392,7 +410,8 @@ int main(int argc, char **argv)
 				if (k != size - 1)
 					continue;
 
-				double hi = fmax(rho1, rho2), lo = fmin(rho1, rho2);
+				double hi = fmax(rho1, rho2),
+				       lo = fmin(rho1, rho2);
 				double rho[2];
 				struct occ_fit f;
 				int r = i1 / 3 * 3 + i2 / 3;
@@ -411,10 +430,13 @@ int main(int argc, char **argv)
 						bayes(&w, grid, rho);
 					} else if (way == SEQUENCE) {
 						g = f;
-						occ__refine_sequence(w.steps, w.nsteps, &g);
+						occ__refine_sequence(
+							w.steps, w.nsteps, &g);
 						memcpy(rho, g.rho, sizeof(rho));
-					} else if (way == TRUE_RATE || way == IID) {
-						occ__fit(way == IID ? w.iid : w.hist,
+					} else if (way == TRUE_RATE ||
+						   way == IID) {
+						occ__fit(way == IID ? w.iid :
+								      w.hist,
 							 LAMBDA, 2, &g);
 						memcpy(rho, g.rho, sizeof(rho));
 					} else {
@@ -428,7 +450,8 @@ int main(int argc, char **argv)
 	printf("simulated tandem, 81 pairs x %d windows of %d requests\n",
 	       samples, size);
 	printf("%-11s MAE-high MAE-low  euclid  | euclid by rho1 x rho2 range "
-	       "(low-low low-mid low-high mid-low ... high-high)\n", "way");
+	       "(low-low low-mid low-high mid-low ... high-high)\n",
+	       "way");
 	for (int way = 0; way < NWAYS; way++) {
 		struct score *s = &total[way];
 

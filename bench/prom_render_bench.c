@@ -41,12 +41,13 @@ int main(int argc, char **argv)
 	/* The records first, as the collectors' encoding is not measured. */
 	for (int s = 0; s < services; s++)
 		for (int c = 0; c < syscalls; c++) {
-			strbuf__addf(&rec,
-				     "{\"kind\":\"syscall\",\"ts\":1795459664641556700,"
-				     "\"node\":\"bench-node\",\"pid\":%d,\"comm\":\"svc%04d\","
-				     "\"service\":\"service-%04d\",\"syscall\":\"syscall_%d\","
-				     "\"nr\":%d,\"count\":%d}",
-				     1000 + s, s, s, 500 + c, 500 + c, 7);
+			strbuf__addf(
+				&rec,
+				"{\"kind\":\"syscall\",\"ts\":1795459664641556700,"
+				"\"node\":\"bench-node\",\"pid\":%d,\"comm\":\"svc%04d\","
+				"\"service\":\"service-%04d\",\"syscall\":\"syscall_%d\","
+				"\"nr\":%d,\"count\":%d}",
+				1000 + s, s, s, 500 + c, 500 + c, 7);
 			ends[n++] = rec.len;
 		}
 	for (int r = 0; r < rounds; r++) {

@@ -16,10 +16,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-__u64 turns;	  /* set by user space */
-__u32 linking;	  /* 0: the empty loop, the floor */
+__u64 turns; /* set by user space */
+__u32 linking; /* 0: the empty loop, the floor */
 __u64 elapsed_ns; /* the last run's */
-__u64 wrong;	  /* calls not linked to their request (must stay 0) */
+__u64 wrong; /* calls not linked to their request (must stay 0) */
 struct tcp_conn server, client;
 
 static long turn(__u64 i, void *ctx)

@@ -29,11 +29,11 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Fixed at load. */
-const volatile bool have_io_start;  /* block_io_start is attached */
-const volatile bool key_by_sector;  /* some hook runs on a tracepoint */
+const volatile bool have_io_start; /* block_io_start is attached */
+const volatile bool key_by_sector; /* some hook runs on a tracepoint */
 
 /* Control, rewritten by user space on reload. */
-__u32 slow_on;	/* report I/Os of at least slow_ns (and take stacks) */
+__u32 slow_on; /* report I/Os of at least slow_ns (and take stacks) */
 __u64 slow_ns;
 
 struct {
@@ -108,8 +108,8 @@ static __always_inline __u8 rq_op(struct request *rq)
  * another op letter follows ("FW"), the flush op itself otherwise. */
 static __always_inline __u8 rwbs_op(char c, char next)
 {
-	if (c == 'F' && (next == 'W' || next == 'R' || next == 'D' ||
-			 next == 'F'))
+	if (c == 'F' &&
+	    (next == 'W' || next == 'R' || next == 'D' || next == 'F'))
 		c = next;
 	switch (c) {
 	case 'R':
@@ -301,8 +301,8 @@ static __always_inline int handle_requeue(struct bio_rq_key key)
 
 /* --- completion --- */
 
-static __always_inline void add(struct bio_key *key, __u8 what,
-				__u16 bucket, __u64 n)
+static __always_inline void add(struct bio_key *key, __u8 what, __u16 bucket,
+				__u64 n)
 {
 	static const __u64 zero;
 	__u64 *v;

@@ -12,7 +12,7 @@
 #ifndef KMON_BIO_H
 #define KMON_BIO_H
 
-#define BIO_MAX_KEYS 16384     /* (key, what, bucket) counters */
+#define BIO_MAX_KEYS 16384 /* (key, what, bucket) counters */
 #define BIO_MAX_INFLIGHT 16384 /* requests between start and completion */
 #define BIO_STACK_ENTRIES 1024
 #define BIO_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
@@ -33,15 +33,15 @@ enum bio_op {
 
 enum bio_what {
 	BIO_LATENCY, /* bucket: hist_bucket(issue -> complete ns) */
-	BIO_QUEUE,   /* bucket: hist_bucket(insert -> issue ns) */
-	BIO_BYTES,   /* bucket 0; the value sums bytes, not I/Os */
+	BIO_QUEUE, /* bucket: hist_bucket(insert -> issue ns) */
+	BIO_BYTES, /* bucket 0; the value sums bytes, not I/Os */
 };
 
 struct bio_key {
 	__u32 pid; /* tgid of the submitter */
 	__u32 svc; /* its service id when it submitted, 0: none */
 	__u32 dev; /* BIO_MKDEV(major, minor) of the disk */
-	__u8 op;   /* enum bio_op */
+	__u8 op; /* enum bio_op */
 	__u8 what; /* enum bio_what */
 	__u16 bucket;
 };
@@ -49,10 +49,10 @@ struct bio_key {
 /* A request in flight; the key is the request. Times are monotonic ns, 0
  * for an event not seen (yet). */
 struct bio_start {
-	__u64 start_ns;  /* when it was first seen */
+	__u64 start_ns; /* when it was first seen */
 	__u64 insert_ns; /* last insert into the scheduler */
-	__u64 issue_ns;  /* last issue to the driver */
-	__u64 bytes;     /* completed so far (partial completions) */
+	__u64 issue_ns; /* last issue to the driver */
+	__u64 bytes; /* completed so far (partial completions) */
 	__u32 pid;
 	__u32 svc;
 	__s32 stack_id; /* the submitter's kernel stack, < 0: none */
@@ -67,7 +67,7 @@ struct bio_start {
 };
 
 struct bio_rq_key {
-	__u64 rq;     /* struct request *, 0 when keyed by sector */
+	__u64 rq; /* struct request *, 0 when keyed by sector */
 	__u64 sector; /* with dev: the plain tracepoints' key */
 	__u32 dev;
 	__u32 pad;
@@ -91,10 +91,10 @@ struct bio_slow_event {
 };
 
 enum bio_stat {
-	BIO_KEYS_FULL,	   /* I/Os with no room for their counters */
+	BIO_KEYS_FULL, /* I/Os with no room for their counters */
 	BIO_INFLIGHT_FULL, /* requests with no room to be followed */
-	BIO_RB_LOST,	   /* slow I/Os the ringbuf had no room for */
-	BIO_STACK_LOST,	   /* starts without a stack (map collision) */
+	BIO_RB_LOST, /* slow I/Os the ringbuf had no room for */
+	BIO_STACK_LOST, /* starts without a stack (map collision) */
 	/* Issued requests whose completion our program never ran for (the
 	 * kernel skipped it), found when the request is used again. */
 	BIO_COMPLETION_LOST,

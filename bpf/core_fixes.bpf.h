@@ -76,8 +76,9 @@ static __always_inline struct gendisk *request_disk(struct request *rq)
 /* REQ_OP_* have kept their values since 4.10, but kernel 6.0 (the
  * blk_opf_t series) renamed enum req_opf to enum req_op: take the value from BTF where the new
  * name exists, the long-standing number otherwise. */
-#define REQ_OP_VALUE(name, old)                                   \
-	(bpf_core_enum_value_exists(enum req_op, name) ?          \
-		 bpf_core_enum_value(enum req_op, name) : (old))
+#define REQ_OP_VALUE(name, old)                           \
+	(bpf_core_enum_value_exists(enum req_op, name) ?  \
+		 bpf_core_enum_value(enum req_op, name) : \
+		 (old))
 
 #endif

@@ -11,14 +11,14 @@
 #define COUNTERS_MAX_EVENTS 512
 
 struct counters_key {
-	__u32 pid;   /* tgid of the current task */
+	__u32 pid; /* tgid of the current task */
 	__u32 event; /* the attach cookie: user space's event id */
-	__u32 svc;   /* its service when counted (names survive pid reuse) */
+	__u32 svc; /* its service when counted (names survive pid reuse) */
 	__u32 pad;
 };
 
 enum counters_stat {
-	COUNTERS_EVENTS,   /* events counted */
+	COUNTERS_EVENTS, /* events counted */
 	COUNTERS_MAP_FULL, /* events lost: no room for a new (pid, event) */
 	COUNTERS_NR_STATS,
 };

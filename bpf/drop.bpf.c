@@ -29,7 +29,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Control, rewritten by user space on reload. */
 __u32 samples = DROP_DEFAULT_SAMPLES; /* per key per interval */
-__u64 window_ns = 1000000000ULL;      /* the interval */
+__u64 window_ns = 1000000000ULL; /* the interval */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -125,8 +125,7 @@ static __always_inline void read_ports(const unsigned char *th,
 
 /* Fills t from the skb's IPv4 or IPv6 header; false when the packet is
  * not TCP over IP. */
-static __always_inline bool parse_tcp(struct sk_buff *skb,
-				      struct drop_tuple *t)
+static __always_inline bool parse_tcp(struct sk_buff *skb, struct drop_tuple *t)
 {
 	unsigned char *head = BPF_CORE_READ(skb, head);
 	__u16 nh = BPF_CORE_READ(skb, network_header);
@@ -142,7 +141,8 @@ static __always_inline bool parse_tcp(struct sk_buff *skb,
 	 * the IP version nibble decides then. */
 	if (!proto)
 		proto = (first >> 4) == 4 ? ETH_P_IP :
-			(first >> 4) == 6 ? ETH_P_IPV6 : 0;
+			(first >> 4) == 6 ? ETH_P_IPV6 :
+					    0;
 	if (proto == ETH_P_IP) {
 		struct iphdr ip;
 

@@ -30,10 +30,10 @@ struct drop_tuple {
 
 struct drop_key {
 	__u64 location; /* address that freed the skb (the drop site) */
-	__u32 reason;   /* enum skb_drop_reason value */
-	__u32 pid;      /* tgid of the socket's owner, 0: unknown */
-	__u32 svc;      /* its service id, 0: none */
-	__u32 netns;    /* network namespace inode, 0: unknown */
+	__u32 reason; /* enum skb_drop_reason value */
+	__u32 pid; /* tgid of the socket's owner, 0: unknown */
+	__u32 svc; /* its service id, 0: none */
+	__u32 netns; /* network namespace inode, 0: unknown */
 };
 
 struct drop_event {
@@ -45,11 +45,11 @@ struct drop_event {
 
 /* Per key; counts are cumulative, user space reports their increase. */
 struct drop_agg {
-	__u64 count;      /* every drop of this key */
+	__u64 count; /* every drop of this key */
 	__u64 summarized; /* drops beyond the per-interval samples */
 	__u64 window_start; /* ns (monotonic) of the current interval */
-	__u32 sent;	  /* samples sent in the current interval */
-	__s32 stack_id;	  /* stack of the last sample, < 0: none yet */
+	__u32 sent; /* samples sent in the current interval */
+	__s32 stack_id; /* stack of the last sample, < 0: none yet */
 	struct drop_tuple sample; /* last summarized drop */
 };
 
@@ -57,14 +57,14 @@ struct drop_agg {
  * their own: they are attributed to the listener's owner). */
 struct drop_port_key {
 	__u32 netns; /* network namespace inode */
-	__u16 port;  /* host order */
+	__u16 port; /* host order */
 	__u16 pad;
 };
 
 enum drop_stat {
-	DROP_EVENTS,	 /* TCP drops seen (selected) */
-	DROP_RB_LOST,	 /* samples the ringbuf had no room for (counted) */
-	DROP_AGG_FULL,	 /* drops with no room for their key */
+	DROP_EVENTS, /* TCP drops seen (selected) */
+	DROP_RB_LOST, /* samples the ringbuf had no room for (counted) */
+	DROP_AGG_FULL, /* drops with no room for their key */
 	DROP_STACK_LOST, /* drops without a stack (stack map collision) */
 	DROP_NR_STATS,
 };

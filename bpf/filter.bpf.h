@@ -113,7 +113,8 @@ static __always_inline bool kmon_selected_tgid(__u32 tgid, __u32 *svc)
 	selected = kmon_lookup_tgid(tgid, svc);
 	seq = KMON_READ_ONCE(s->seq);
 	/* odd: this program came in during another's fill */
-	if ((seq & 1) || __sync_val_compare_and_swap(&s->seq, seq, seq + 1) != seq)
+	if ((seq & 1) ||
+	    __sync_val_compare_and_swap(&s->seq, seq, seq + 1) != seq)
 		return selected;
 	s->tgid = tgid;
 	s->svc = *svc;

@@ -300,11 +300,12 @@ static __always_inline void add_hist(const struct offcpu_start *s, __u64 delta)
 		__sync_fetch_and_add(&h->slots[slot], 1);
 }
 
-static __always_inline void add_block(const struct offcpu_start *s,
-				      __u64 delta)
+static __always_inline void add_block(const struct offcpu_start *s, __u64 delta)
 {
-	struct offcpu_key key = { .pid = s->pid, .svc = s->svc,
-				  .kstack = s->kstack, .ustack = s->ustack };
+	struct offcpu_key key = { .pid = s->pid,
+				  .svc = s->svc,
+				  .kstack = s->kstack,
+				  .ustack = s->ustack };
 	static const struct offcpu_val zero;
 	struct offcpu_val *v;
 
@@ -384,8 +385,7 @@ static __always_inline void block_ends(void *ctx, __u32 tid,
 
 /* Whether prev's switch-out starts a block: it went to sleep (not
  * preempted), or with state `all` anything but dying. */
-static __always_inline bool starts_block(bool preempt, __u32 state,
-					 __u32 dying)
+static __always_inline bool starts_block(bool preempt, __u32 state, __u32 dying)
 {
 	if (state & dying)
 		return false; /* it never comes back */

@@ -19,21 +19,21 @@
 
 #define OFFCPU_MAX_KEYS 16384
 #define OFFCPU_MAX_STARTS 65536 /* threads off-CPU at once */
-#define OFFCPU_MAX_HISTS 4096   /* processes */
+#define OFFCPU_MAX_HISTS 4096 /* processes */
 #define OFFCPU_STACK_ENTRIES 8192 /* user stacks; and kernel stacks */
 #define OFFCPU_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
-#define OFFCPU_HIST_SLOTS 64   /* slot s holds [2^s, 2^(s+1)) ns; 0: 0 and 1 */
+#define OFFCPU_HIST_SLOTS 64 /* slot s holds [2^s, 2^(s+1)) ns; 0: 0 and 1 */
 
 /* Which switch-outs start a block (the `state` setting). */
 #define OFFCPU_STATE_SLEEP 0 /* TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE */
-#define OFFCPU_STATE_ALL 1   /* preemption too: run-queue waits count */
+#define OFFCPU_STATE_ALL 1 /* preemption too: run-queue waits count */
 
 #define OFFCPU_DEFAULT_MIN_BLOCK_NS 1000000ULL
 
 struct offcpu_key {
 	__u64 kstack; /* key in offcpu_kstacks, 0: none */
-	__u32 pid;    /* tgid */
-	__u32 svc;    /* service id when it blocked, 0: none */
+	__u32 pid; /* tgid */
+	__u32 svc; /* service id when it blocked, 0: none */
 	__s32 ustack; /* id in offcpu_ustacks, < 0: none */
 	__u32 pad;
 };
@@ -68,13 +68,14 @@ struct offcpu_uregs {
 
 /* A thread that is off-CPU now (by tid, or in the task: ts 0 = none). */
 struct offcpu_start {
-	__u64 ts;     /* ns, monotonic */
+	__u64 ts; /* ns, monotonic */
 	__u64 kstack; /* 0: none yet (taken at switch-in) */
 	__u32 pid;
 	__u32 svc;
 	__s32 ustack;
 	__u32 pad;
-	struct offcpu_uregs uregs; /* task storage only: where ustack was walked */
+	struct offcpu_uregs
+		uregs; /* task storage only: where ustack was walked */
 };
 
 struct offcpu_hist_key {
@@ -87,11 +88,11 @@ struct offcpu_hist {
 };
 
 enum offcpu_stat {
-	OFFCPU_BLOCKS,	     /* blocks of min_block or more, counted */
-	OFFCPU_START_FULL,   /* blocks lost: no room to note their start */
-	OFFCPU_KEY_FULL,     /* blocks lost: no room for their key */
-	OFFCPU_HIST_FULL,    /* blocks missing from the histograms */
-	OFFCPU_STACK_LOST,   /* stacks lost (stack maps full, collision) */
+	OFFCPU_BLOCKS, /* blocks of min_block or more, counted */
+	OFFCPU_START_FULL, /* blocks lost: no room to note their start */
+	OFFCPU_KEY_FULL, /* blocks lost: no room for their key */
+	OFFCPU_HIST_FULL, /* blocks missing from the histograms */
+	OFFCPU_STACK_LOST, /* stacks lost (stack maps full, collision) */
 	OFFCPU_NR_STATS,
 };
 

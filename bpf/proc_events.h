@@ -16,7 +16,7 @@ enum kmon_proc_event_type {
 
 struct kmon_proc_event {
 	__u32 type;
-	__u32 pid;  /* tgid */
+	__u32 pid; /* tgid */
 	__u32 ppid; /* fork: the parent's tgid */
 	__u32 service; /* the service id the kernel gave it, 0 for none */
 	char comm[KMON_COMM_LEN];

@@ -35,7 +35,8 @@ struct exporter *exporter__new(const struct config *cfg, char *err,
 		return NULL;
 	}
 	for (int i = 0; i < cfg->nexporters; i++) {
-		const struct sink_ops *ops = sink_ops_for(cfg->exporters[i].type);
+		const struct sink_ops *ops =
+			sink_ops_for(cfg->exporters[i].type);
 
 		if (ops->open(&e->sinks[i], &cfg->exporters[i], err, errlen)) {
 			exporter__free(e);

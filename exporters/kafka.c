@@ -131,8 +131,8 @@ static void kafka__dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	if (m->err != RD_KAFKA_RESP_ERR__PURGE_QUEUE &&
 	    m->err != RD_KAFKA_RESP_ERR__PURGE_INFLIGHT &&
 	    kafka__may_log(s, m->err))
-		log_info("kafka: %s: delivery failed: %s",
-			s->brokers, rd_kafka_err2str(m->err));
+		log_info("kafka: %s: delivery failed: %s", s->brokers,
+			 rd_kafka_err2str(m->err));
 }
 
 static void kafka__error_cb(rd_kafka_t *rk, int err, const char *reason,
@@ -145,8 +145,7 @@ static void kafka__error_cb(rd_kafka_t *rk, int err, const char *reason,
 		/* The idempotent producer cannot go on (e.g. a sequence gap);
 		 * every further record fails and is counted. */
 		rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
-		log_info("kafka: %s: fatal: %s", s->brokers,
-			fatal);
+		log_info("kafka: %s: fatal: %s", s->brokers, fatal);
 		return;
 	}
 	if (kafka__may_log(s, err))
@@ -342,13 +341,13 @@ static rd_kafka_resp_err_t kafka__produce(struct sink *s, int topic,
 
 	/* An empty key (records about no process) lets the partitioner
 	 * spread them instead of piling them on one partition. */
-	return rd_kafka_producev(
-		s->rk, RD_KAFKA_V_RKT(s->topics[topic].rkt),
-		RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-		RD_KAFKA_V_KEY(klen ? key : NULL, klen),
-		RD_KAFKA_V_VALUE((void *)val, vlen),
-		RD_KAFKA_V_HEADER("kind", kind, strlen(kind)),
-		RD_KAFKA_V_HEADER("node", node, nlen), RD_KAFKA_V_END);
+	return rd_kafka_producev(s->rk, RD_KAFKA_V_RKT(s->topics[topic].rkt),
+				 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+				 RD_KAFKA_V_KEY(klen ? key : NULL, klen),
+				 RD_KAFKA_V_VALUE((void *)val, vlen),
+				 RD_KAFKA_V_HEADER("kind", kind, strlen(kind)),
+				 RD_KAFKA_V_HEADER("node", node, nlen),
+				 RD_KAFKA_V_END);
 }
 
 /* A produce error other than QUEUE_FULL: the record will never go. */
@@ -356,8 +355,8 @@ static int kafka__fail(struct sink *s, rd_kafka_resp_err_t err)
 {
 	s->failed++;
 	if (kafka__may_log(s, err))
-		log_info("kafka: %s: cannot produce: %s",
-			s->brokers, rd_kafka_err2str(err));
+		log_info("kafka: %s: cannot produce: %s", s->brokers,
+			 rd_kafka_err2str(err));
 	return err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ? -EMSGSIZE : -EIO;
 }
 
@@ -486,12 +485,13 @@ static void kafka__abandon(struct sink *s)
 		backlog_pop(s);
 		s->failed++;
 	}
-	rd_kafka_purge(s->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT |
+	rd_kafka_purge(s->rk, RD_KAFKA_PURGE_F_QUEUE |
+				      RD_KAFKA_PURGE_F_INFLIGHT |
 				      RD_KAFKA_PURGE_F_NON_BLOCKING);
 	while (kafka__queued(s) && mono_ns() < deadline)
 		rd_kafka_poll(s->rk, 10);
-	log_info("kafka: %s: %llu records not delivered",
-		s->brokers, (unsigned long long)n);
+	log_info("kafka: %s: %llu records not delivered", s->brokers,
+		 (unsigned long long)n);
 }
 
 /* timeout_ms 0: serve callbacks and move the FIFO along, nothing more.

@@ -76,8 +76,8 @@ static const struct prom_family
 	f_records = { "kmon_records_total", "Records kmond produced.", C, false,
 		      true },
 	f_delivered = { "kmon_records_delivered_total",
-			"Records sinks delivered (summed over sinks).", C, false,
-			true },
+			"Records sinks delivered (summed over sinks).", C,
+			false, true },
 	f_queued = { "kmon_records_queued",
 		     "Records waiting in sinks for delivery.", G, false, true },
 	f_reloads = { "kmon_reloads_total", "Configuration reloads applied.", C,
@@ -87,8 +87,8 @@ static const struct prom_family
 			      C, false, true },
 	f_up = { "kmon_collector_up", "1 when the collector is running.", G,
 		 false, true },
-	f_cpu = { "kmon_cpu_seconds_total", "CPU time kmond used (user + system).",
-		  C, true, true },
+	f_cpu = { "kmon_cpu_seconds_total",
+		  "CPU time kmond used (user + system).", C, true, true },
 	f_rss = { "kmon_resident_memory_bytes", "kmond's resident memory.", G,
 		  false, true },
 	f_series = { "kmon_series", "Series this exporter holds.", G, false,
@@ -98,9 +98,8 @@ static const struct prom_family
 		      C, false, true };
 
 static const char *const kinds[] = {
-	"syscall", "drop",     "bio",	   "bio_hist", "offcpu",
-	"counter", "topology", "tcp_hist", "stats",    "load",
-	"occupancy",
+	"syscall",  "drop",	"bio",	 "bio_hist", "offcpu",	  "counter",
+	"topology", "tcp_hist", "stats", "load",     "occupancy",
 };
 
 bool prom_metrics__wants(const char *kind)
@@ -135,7 +134,8 @@ static void labels(struct ingest *in)
 	const char *node = str(in->rec, "node");
 
 	strbuf__reset(&in->labels);
-	prom_label(&in->labels, "node", node ? node : "", node ? strlen(node) : 0);
+	prom_label(&in->labels, "node", node ? node : "",
+		   node ? strlen(node) : 0);
 }
 
 static void label(struct ingest *in, const char *name, const char *value)
@@ -157,8 +157,7 @@ static const char *service(const struct json_value *rec)
 static struct prom_series *series(struct ingest *in,
 				  const struct prom_family *fam)
 {
-	return prom_table__get(in->t, fam,
-			       in->labels.buf ? in->labels.buf : "",
+	return prom_table__get(in->t, fam, in->labels.buf ? in->labels.buf : "",
 			       in->now_ns);
 }
 
@@ -346,14 +345,16 @@ static int occupancy(struct ingest *in)
 		return -1;
 	if (rho && rho->type != JSON_NULL && rho->type != JSON_ARRAY)
 		return -1;
-	for (size_t i = 0; rho && rho->type == JSON_ARRAY && i < rho->arr.n; i++)
+	for (size_t i = 0; rho && rho->type == JSON_ARRAY && i < rho->arr.n;
+	     i++)
 		if (!json__double(&rho->arr.items[i], &r))
 			return -1;
 	service_side(in);
 	label(in, "scope", scope ? scope : "interval");
 	set_fraction(in, &f_occ_throughput, throughput);
 	/* null rho (the fit does not hold): no tier series this time */
-	for (size_t i = 0; rho && rho->type == JSON_ARRAY && i < rho->arr.n; i++) {
+	for (size_t i = 0; rho && rho->type == JSON_ARRAY && i < rho->arr.n;
+	     i++) {
 		char tier[24];
 
 		snprintf(tier, sizeof(tier), "%zu", i + 1);
@@ -385,7 +386,8 @@ static void stats_collectors(struct ingest *in)
 	uint64_t lost = 0, full = 0;
 	bool have;
 
-	for (size_t i = 0; cs && cs->type == JSON_OBJECT && i < cs->obj.n; i++) {
+	for (size_t i = 0; cs && cs->type == JSON_OBJECT && i < cs->obj.n;
+	     i++) {
 		const struct json_member *m = &cs->obj.members[i];
 		uint64_t v;
 		bool running = false;
@@ -418,8 +420,10 @@ static int stats(struct ingest *in)
 		const char *field;
 		bool gauge;
 	} plain[] = {
-		{ &f_records, "records" },     { &f_delivered, "delivered" },
-		{ &f_queued, "queued", true }, { &f_reloads, "reloads" },
+		{ &f_records, "records" },
+		{ &f_delivered, "delivered" },
+		{ &f_queued, "queued", true },
+		{ &f_reloads, "reloads" },
 		{ &f_reload_failures, "reload_failures" },
 		{ &f_rss, "rss", true },
 	};
@@ -511,8 +515,8 @@ int prom_metrics__ingest(struct prom_table *t, const char *kind,
 	return ret;
 }
 
-void prom_metrics__self(struct prom_table *t, const char *node,
-			uint64_t cpu_ns, uint64_t now_ns)
+void prom_metrics__self(struct prom_table *t, const char *node, uint64_t cpu_ns,
+			uint64_t now_ns)
 {
 	struct strbuf l = { 0 };
 	struct prom_series *s;

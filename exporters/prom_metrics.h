@@ -19,7 +19,7 @@ int prom_metrics__ingest(struct prom_table *t, const char *kind,
 			 const char *json, size_t len, uint64_t now_ns);
 /* What only the exporter knows: kmond's CPU time (cumulative, ns) and the
  * table's own size and refusals. */
-void prom_metrics__self(struct prom_table *t, const char *node,
-			uint64_t cpu_ns, uint64_t now_ns);
+void prom_metrics__self(struct prom_table *t, const char *node, uint64_t cpu_ns,
+			uint64_t now_ns);
 
 #endif

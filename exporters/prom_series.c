@@ -14,8 +14,8 @@
  * 500us, 1ms ... 10s, minus one: a bucket [low, high] lies entirely at or
  * below each bound or entirely above it (test_prom_series checks). */
 const uint64_t prom_le_ns[PROM_NLE] = {
-	49151,	   98303,     253951,	  507903,     1015807,	  2490367,
-	4980735,   9961471,   25165823,	  50331647,   100663295,  251658239,
+	49151,	   98303,      253951,	   507903,     1015807,	    2490367,
+	4980735,   9961471,    25165823,   50331647,   100663295,   251658239,
 	503316479, 1006632959, 2550136831, 5100273663, 10200547327,
 };
 
@@ -152,7 +152,8 @@ struct prom_series *prom_table__get(struct prom_table *t,
 	fl = fam_list(t, fam);
 	if (fl->n == fl->cap) {
 		fl->cap = fl->cap ? fl->cap * 2 : 16;
-		fl->series = xrealloc(fl->series, fl->cap * sizeof(*fl->series));
+		fl->series =
+			xrealloc(fl->series, fl->cap * sizeof(*fl->series));
 	}
 	fl->series[fl->n++] = s;
 	t->nseries++;

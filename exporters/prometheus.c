@@ -90,8 +90,8 @@ static int listen_on(const char *addr, char *err, size_t errlen)
 	struct addrinfo *res = NULL;
 	int fd = -1, one = 1, gai, ret;
 
-	if (hostport__parse(addr, host, sizeof(host), port,
-				     sizeof(port), why, sizeof(why))) {
+	if (hostport__parse(addr, host, sizeof(host), port, sizeof(port), why,
+			    sizeof(why))) {
 		snprintf(err, errlen, "prometheus sink: listen %s", why);
 		return -EINVAL;
 	}
@@ -141,10 +141,12 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
 					"gzip");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+					"GET, HEAD");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				status == MHD_HTTP_OK ? CONTENT_TYPE :
-							"text/plain; charset=utf-8");
+				status == MHD_HTTP_OK ?
+					CONTENT_TYPE :
+					"text/plain; charset=utf-8");
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -273,7 +275,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		return ret;
 	/* A copy: the next interval's swap must not wait for this client. */
 	pthread_mutex_lock(&shared.lock);
-	ret = reply(conn, MHD_HTTP_OK, shared.served.buf ? shared.served.buf : "",
+	ret = reply(conn, MHD_HTTP_OK,
+		    shared.served.buf ? shared.served.buf : "",
 		    shared.served.len, true, false);
 	pthread_mutex_unlock(&shared.lock);
 	return ret;
@@ -385,7 +388,8 @@ static int prom_send(struct sink *s, const struct record *r)
 		snprintf(shared.node, sizeof(shared.node), "%s", r->node);
 	if (prom_metrics__ingest(shared.table, r->kind, r->json.buf,
 				 r->json.len, mono_ns())) {
-		log_debug("prometheus sink: a %s record it cannot read", r->kind);
+		log_debug("prometheus sink: a %s record it cannot read",
+			  r->kind);
 		s->st.delivered--;
 		s->st.failed++;
 		return -EINVAL;

@@ -12,11 +12,11 @@
 struct exporter_cfg;
 
 struct sink_stats {
-	uint64_t sent;      /* records accepted by send() */
+	uint64_t sent; /* records accepted by send() */
 	uint64_t delivered; /* records known to have reached their sink */
-	uint64_t failed;    /* records that will never be delivered */
-	uint64_t dropped;   /* of failed: dropped by the queue bound's policy */
-	uint64_t queued;    /* records waiting for delivery right now */
+	uint64_t failed; /* records that will never be delivered */
+	uint64_t dropped; /* of failed: dropped by the queue bound's policy */
+	uint64_t queued; /* records waiting for delivery right now */
 };
 
 struct sink;

@@ -172,7 +172,7 @@ static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq)
 		if (data + 20 > end || data[9] != IPPROTO_TCP)
 			return 0;
 		ipl = (data[0] & 0xf) * 4;
-	/* extension headers: not before TCP on a socket's own segments in
+		/* extension headers: not before TCP on a socket's own segments in
 	 * practice */
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		if (data + 40 > end || data[6] != IPPROTO_TCP)
@@ -202,8 +202,7 @@ static __always_inline bool tls_hello(const __u8 *h)
 /* Whether what c carries in direction dir goes from the client to the
  * server: only that can be a ClientHello, and only that is worth the
  * longer sample (an accepted socket not yet read is a server's). */
-static __always_inline bool client_to_server(const struct tcp_conn *c,
-					     __u8 dir)
+static __always_inline bool client_to_server(const struct tcp_conn *c, __u8 dir)
 {
 	return (c->role == TCP_ROLE_CLIENT) == (dir == PROTO_DIR_OUT);
 }
@@ -320,8 +319,8 @@ static __always_inline bool segment_starts(struct bpf_sock *sk,
 	if (!tp)
 		return false;
 	if (dir == PROTO_DIR_IN)
-		return seq == stream_first(tp->rcv_nxt, tp->bytes_received,
-					   false);
+		return seq ==
+		       stream_first(tp->rcv_nxt, tp->bytes_received, false);
 	return seq == stream_first(tp->snd_una, tp->bytes_acked,
 				   c->role == TCP_ROLE_CLIENT);
 }

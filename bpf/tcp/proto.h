@@ -41,26 +41,26 @@
 #define PROTO_NR 14 /* ids are below this */
 
 /* tcp_conn.proto_state */
-#define PROTO_OFF 0	  /* not identified (capture off when it began) */
+#define PROTO_OFF 0 /* not identified (capture off when it began) */
 #define PROTO_CAPTURING 1 /* segments go to user space */
-#define PROTO_WAITING 2	  /* enough captured: waits for the verdict */
-#define PROTO_DECIDED 3	  /* tcp_conn.proto holds the verdict */
+#define PROTO_WAITING 2 /* enough captured: waits for the verdict */
+#define PROTO_DECIDED 3 /* tcp_conn.proto holds the verdict */
 
 /* proto_sample.dir: as seen by the monitored socket */
 #define PROTO_DIR_IN 0
 #define PROTO_DIR_OUT 1
 
 struct proto_sample {
-	__u64 cookie;	  /* the socket's cookie: names the connection */
-	__u64 ts;	  /* monotonic ns */
+	__u64 cookie; /* the socket's cookie: names the connection */
+	__u64 ts; /* monotonic ns */
 	struct tcp_tuple t;
-	__u32 pid;	  /* owner's tgid, 0: not known yet */
+	__u32 pid; /* owner's tgid, 0: not known yet */
 	__u32 svc;
-	__u32 len;	  /* payload bytes of the segment */
-	__u16 caplen;	  /* bytes in data */
+	__u32 len; /* payload bytes of the segment */
+	__u16 caplen; /* bytes in data */
 	__u8 dir;
-	__u8 role;	  /* enum tcp_role when captured */
-	__u8 seg;	  /* index of this segment in its direction */
+	__u8 role; /* enum tcp_role when captured */
+	__u8 seg; /* index of this segment in its direction */
 	__u8 pad[7];
 	__u8 data[PROTO_SAMPLE_BYTES];
 };
@@ -79,10 +79,10 @@ struct proto_close {
 	__u32 pid;
 	__u32 svc;
 	struct tcp_peer src; /* the edge's source, when src_known */
-	__u32 requests;	     /* finished, all counted undecided */
+	__u32 requests; /* finished, all counted undecided */
 	__u8 role;
 	__u8 src_known;
-	__u8 src_external;   /* on the shared "external" edge */
+	__u8 src_external; /* on the shared "external" edge */
 	__u8 pad;
 };
 

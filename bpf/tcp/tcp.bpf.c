@@ -75,8 +75,7 @@ static __always_inline void read_tuple(const struct sock *sk,
 				 16);
 		__builtin_memcpy(t->raddr, &sk->__sk_common.skc_v6_daddr, 16);
 	} else {
-		BPF_CORE_READ_INTO(&t->laddr, sk,
-				   __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&t->laddr, sk, __sk_common.skc_v6_rcv_saddr);
 		BPF_CORE_READ_INTO(&t->raddr, sk, __sk_common.skc_v6_daddr);
 	}
 	if (v4_mapped(t->laddr) && v4_mapped(t->raddr)) {
@@ -118,8 +117,7 @@ static __always_inline void listen_key(const struct sock *sk,
 
 /* The listen_ports value of sk's local port (see TCP_LISTEN_ON), NULL
  * when nothing listens there. */
-static __always_inline __u32 *listen_entry(const struct sock *sk,
-					   bool trusted)
+static __always_inline __u32 *listen_entry(const struct sock *sk, bool trusted)
 {
 	struct tcp_listen_key k;
 
@@ -194,11 +192,12 @@ static __always_inline bool listener_unmonitored(const struct sock *sk,
 }
 
 /* A socket's state, made unless it has one (which then wins). */
-static __always_inline struct tcp_conn *new_conn(const struct sock *sk,
-						 bool trusted, __u8 role,
-						 __u32 tgid, __u32 svc)
+static __always_inline struct tcp_conn *
+new_conn(const struct sock *sk, bool trusted, __u8 role, __u32 tgid, __u32 svc)
 {
-	struct tcp_conn c = { .role = role, .pid = tgid, .svc = svc,
+	struct tcp_conn c = { .role = role,
+			      .pid = tgid,
+			      .svc = svc,
 			      .gen = config_gen(),
 			      .proto_state = proto_capture ? PROTO_CAPTURING :
 							     PROTO_OFF },
@@ -257,7 +256,7 @@ static __always_inline bool sk_ending(const struct sock *sk, bool trusted)
  * first sight when the process is monitored; NULL when it is none of
  * ours. Known sockets cost one lookup and no read of the socket. */
 static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
-					       bool trusted)
+						bool trusted)
 {
 	struct tcp_conn *c = conn_find(sk, trusted);
 	__u32 tgid, svc, *lv;
@@ -328,7 +327,6 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 		c->src_late = 1;
 	return c;
 }
-
 
 /* --- requests --- */
 
@@ -416,8 +414,7 @@ static __always_inline void edge_addresses(const struct tcp_conn *c,
  * wakeup: it is needed by the next report, which drains the ring
  * first. */
 static __always_inline void edge_missed(const struct tcp_conn *c,
-					const struct tcp_edge *e,
-					__u64 latency)
+					const struct tcp_edge *e, __u64 latency)
 {
 	struct tcp_edge_miss *m;
 
@@ -488,8 +485,9 @@ static __always_inline void edge_reattribute(const struct tcp_conn *c)
 		return;
 	__sync_fetch_and_sub(&v->proto_requests[TCP_PROTO_UNDECIDED],
 			     c->requests);
-	__sync_fetch_and_add(&v->proto_requests[c->proto & (TCP_PROTO_SLOTS - 1)],
-			     c->requests);
+	__sync_fetch_and_add(
+		&v->proto_requests[c->proto & (TCP_PROTO_SLOTS - 1)],
+		c->requests);
 }
 
 /* A wakeup is an interrupt raised on this CPU (8 us in a VM here): past
@@ -514,8 +512,7 @@ static __always_inline __u64 wakeup_flags(void)
 }
 
 static __always_inline void fill_event(struct tcp_event *ev,
-				       const struct tcp_conn *c,
-				       __u64 latency)
+				       const struct tcp_conn *c, __u64 latency)
 {
 	ev->t = c->t;
 	ev->end_ns = c->last_send_ns;
@@ -543,9 +540,7 @@ static __always_inline void fill_event(struct tcp_event *ev,
 	ev->size_pad = 0;
 }
 
-
-static __always_inline void send_event(const struct tcp_conn *c,
-				       __u64 latency)
+static __always_inline void send_event(const struct tcp_conn *c, __u64 latency)
 {
 	struct tcp_event *ev;
 
@@ -616,8 +611,9 @@ static __always_inline void tell_client(const struct tcp_conn *c,
  * they would exhaust the edges. */
 static __always_inline bool own_edge(const struct tcp_tuple *t)
 {
-	struct tcp_node_key k = { .prefixlen = 8 + (t->family == AF_INET ?
-							    32 : 128) };
+	struct tcp_node_key k = {
+		.prefixlen = 8 + (t->family == AF_INET ? 32 : 128)
+	};
 
 	if (t->family == AF_INET && t->raddr[0] == 127)
 		return true;
@@ -767,15 +763,13 @@ static __always_inline bool client_on(const struct tcp_conn *c)
 		return true;
 	if (ctl->no_client)
 		return false;
-	return !ctl->some_no_client ||
-	       !bpf_map_lookup_elem(&client_off, &svc);
+	return !ctl->some_no_client || !bpf_map_lookup_elem(&client_off, &svc);
 }
 
 /* The client sends: a call starts with its first bytes after the
  * previous response, which that ends. */
-static __always_inline void on_call_bytes(struct tcp_conn *c,
-					  const struct sock *sk, int len,
-					  bool trusted)
+static __always_inline void
+on_call_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 {
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
@@ -888,9 +882,8 @@ static __always_inline int handle_send_entry(struct sock *sk,
 
 /* The client receives: the response runs to the last bytes before its
  * next call or the close. */
-static __always_inline void on_reply_bytes(struct tcp_conn *c,
-					   const struct sock *sk, int len,
-					   bool trusted)
+static __always_inline void
+on_reply_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 {
 	/* Bytes before any call (a server's greeting) answer nothing. */
 	if (c->phase == TCP_REQUEST) {
@@ -1178,7 +1171,8 @@ int BPF_PROG(tcp_send_entry_btf, struct sock *sk, const struct msghdr *msg)
 }
 
 SEC("tp_btf/sched_process_fork")
-int BPF_PROG(tcp_fork_btf, struct task_struct *parent, struct task_struct *child)
+int BPF_PROG(tcp_fork_btf, struct task_struct *parent,
+	     struct task_struct *child)
 {
 	return handle_fork(parent->pid, child->pid);
 }

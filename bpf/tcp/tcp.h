@@ -25,8 +25,8 @@
 #define TCP_MAX_CLOSING 4096
 #define TCP_MAX_EDGES 1024
 #define TCP_MAX_CLIENT_OFF 256 /* services with client: false */
-#define TCP_MAX_THREADS 32768	/* threads reading server requests */
-#define TCP_MAX_LINK_SVCS 1024	/* services counted apart in links */
+#define TCP_MAX_THREADS 32768 /* threads reading server requests */
+#define TCP_MAX_LINK_SVCS 1024 /* services counted apart in links */
 #define TCP_RINGBUF_BYTES (2 * 1024 * 1024)
 /* User space is woken only once this much is waiting (and drains the
  * rest each interval): one wakeup per five thousand requests, not per
@@ -43,7 +43,7 @@
 enum tcp_requests {
 	TCP_REQUESTS_ALL,
 	TCP_REQUESTS_NONE,
-	TCP_REQUESTS_SLOW,   /* latency >= slow_ns */
+	TCP_REQUESTS_SLOW, /* latency >= slow_ns */
 	TCP_REQUESTS_SAMPLE, /* one request in `sample` */
 };
 
@@ -53,7 +53,7 @@ struct tcp_ctl {
 	__u64 slow_ns;
 	__u32 no_client; /* 1: no client side for any service */
 	__u32 some_no_client; /* 1: client_off lists services */
-	__u32 no_load;	/* 1: no load accounting (collectors.tcp.load) */
+	__u32 no_load; /* 1: no load accounting (collectors.tcp.load) */
 	__u32 no_paths; /* 1: no parent links (collectors.tcp.paths) */
 };
 
@@ -67,12 +67,12 @@ struct tcp_ctl {
 enum tcp_link {
 	TCP_LINK_NONE, /* no parent: the thread served none, or several */
 	TCP_LINK_THREAD, /* the calling thread read it and has not answered */
-	TCP_LINK_SPAWN,	 /* the thread that created the caller serves it */
+	TCP_LINK_SPAWN, /* the thread that created the caller serves it */
 };
 
 /* A thread that reads server requests, keyed by its tid. */
 struct tcp_thread {
-	__u64 id;      /* the last request it read; 0 once that is answered */
+	__u64 id; /* the last request it read; 0 once that is answered */
 	__u64 serving; /* requests it read whose response has not begun */
 	/* Created by thread `from` while that one served request from_id
 	 * alone (0: not so): its calls are for that request while `from`
@@ -114,9 +114,9 @@ enum tcp_role {
 };
 
 enum tcp_phase {
-	TCP_IDLE,	/* no request yet, or a response was never begun */
-	TCP_REQUEST,	/* request bytes arriving */
-	TCP_RESPONSE,	/* response bytes leaving */
+	TCP_IDLE, /* no request yet, or a response was never begun */
+	TCP_REQUEST, /* request bytes arriving */
+	TCP_RESPONSE, /* response bytes leaving */
 };
 
 /* The process at the other end of a local connection, when monitored. */
@@ -127,7 +127,7 @@ struct tcp_peer {
 
 struct tcp_conn {
 	struct tcp_tuple t;
-	__u64 start_ns;	    /* first request byte (monotonic) */
+	__u64 start_ns; /* first request byte (monotonic) */
 	__u64 last_send_ns; /* last response byte so far (see call_ns) */
 	__u64 req_bytes;
 	__u64 resp_bytes;
@@ -135,20 +135,20 @@ struct tcp_conn {
 	 * where each message starts (for joining both ends later). */
 	__u64 rx_off;
 	__u64 tx_off;
-	__u64 req_off;	/* rx_off at the request's first byte */
+	__u64 req_off; /* rx_off at the request's first byte */
 	__u64 resp_off; /* tx_off at the response's first byte */
-	__u32 pid;	/* tgid of the owner */
-	__u32 tid;	/* thread that received the request's first bytes */
+	__u32 pid; /* tgid of the owner */
+	__u32 tid; /* thread that received the request's first bytes */
 	__u32 svc;
 	struct tcp_peer src; /* client owner (server side), 0: remote */
-	__u32 requests;      /* finished on this connection */
+	__u32 requests; /* finished on this connection */
 	__u8 role;
 	__u8 phase;
-	__u8 src_known;	     /* src looked up and found */
-	__u8 src_checked;    /* src looked up (once per connection) */
-	__u32 gen;	     /* kmon_ctl.gen when svc was taken */
-	__u8 src_external;   /* remote, not a known node: the shared edge */
-	__u8 src_late;	     /* older than kmond: src looked up again (below) */
+	__u8 src_known; /* src looked up and found */
+	__u8 src_checked; /* src looked up (once per connection) */
+	__u32 gen; /* kmon_ctl.gen when svc was taken */
+	__u8 src_external; /* remote, not a known node: the shared edge */
+	__u8 src_late; /* older than kmond: src looked up again (below) */
 	__u8 pad[2];
 	/* TCP sequence numbers of the request's and the response's first
 	 * byte, as the client sent them: the same at both ends of the
@@ -168,21 +168,21 @@ struct tcp_conn {
 	 * last send, before the client can have read it. */
 	__u64 call_ns;
 	/* Protocol identification (proto.h, bpf/tcp/proto.bpf.h). */
-	__u8 proto;	     /* PROTO_*, once proto_state is decided */
-	__u8 proto_state;    /* PROTO_OFF, _CAPTURING, _WAITING, _DECIDED */
-	__u8 proto_segs[2];  /* captured in, out */
+	__u8 proto; /* PROTO_*, once proto_state is decided */
+	__u8 proto_state; /* PROTO_OFF, _CAPTURING, _WAITING, _DECIDED */
+	__u8 proto_segs[2]; /* captured in, out */
 	__u32 proto_next[2]; /* next sequence number expected, in, out */
-	__u32 proto_gen;     /* proto_verdict_gen when last looked */
+	__u32 proto_gen; /* proto_verdict_gen when last looked */
 	__u32 proto_pad;
-	__u64 proto_cookie;  /* the socket's cookie (0: none yet) */
+	__u64 proto_cookie; /* the socket's cookie (0: none yet) */
 	__u64 proto_counted; /* 1: in the count of capturing connections */
 	__u64 followed_counted; /* 1: in the count of connections followed */
-	__u8 load_state;     /* enum tcp_load_state (tcp_load.h) */
-	__u8 target_slot;    /* an occupancy target's slot + 1, 0: none */
+	__u8 load_state; /* enum tcp_load_state (tcp_load.h) */
+	__u8 target_slot; /* an occupancy target's slot + 1, 0: none */
 	__u8 load_pad[2];
-	__u32 load_n;	     /* in progress when the request arrived */
-	__u64 load_end_ns;   /* when the request last stopped being in progress */
-	__u32 load_slot;     /* its load's slot in loads + 1, 0: none yet */
+	__u32 load_n; /* in progress when the request arrived */
+	__u64 load_end_ns; /* when the request last stopped being in progress */
+	__u32 load_slot; /* its load's slot in loads + 1, 0: none yet */
 	__u32 load_pad2;
 	/* TCP_LOAD_IS_OPEN from the request's start until its end in the
 	 * load, which takes it back atomically: the answer (load_sent) and a
@@ -191,9 +191,9 @@ struct tcp_conn {
 	 * close has passed (tcp_load.h). */
 	__u64 load_open;
 	/* Request paths (bpf/tcp/tcp_link.bpf.h). */
-	__u64 id;	     /* the request in progress or last finished */
-	__u64 parent;	     /* client side: the request it serves, 0: none */
-	__u8 link;	     /* enum tcp_link */
+	__u64 id; /* the request in progress or last finished */
+	__u64 parent; /* client side: the request it serves, 0: none */
+	__u8 link; /* enum tcp_link */
 	__u8 link_pad[7];
 	/* Server side: 1 while counted in its reader's serving, taken back
 	 * atomically (the reader and the close may both release it). */
@@ -226,7 +226,7 @@ struct tcp_event {
 	__u64 cookie; /* the socket's, for a verdict the kernel lacks */
 	__u64 id;
 	__u64 parent; /* 0: none */
-	__u32 link;   /* enum tcp_link */
+	__u32 link; /* enum tcp_link */
 	__u32 link_pad;
 	/* One ring carries these and protocol samples, told apart by size
 	 * (user/collectors/tcp/tcp.c asserts they differ): keeps them apart. */
@@ -253,13 +253,13 @@ struct tcp_edge {
 	__u32 dst_svc;
 	__u32 dst_pid; /* 0 when dst_svc names it */
 	__u32 src_svc;
-	__u32 src_pid;	    /* 0 when src_svc names it, or remote */
-	__u8 src_addr[16];  /* remote client only */
-	__u16 src_family;   /* remote client only */
+	__u32 src_pid; /* 0 when src_svc names it, or remote */
+	__u8 src_addr[16]; /* remote client only */
+	__u16 src_family; /* remote client only */
 	__u16 pad[3];
-	__u8 dst_addr[16];  /* client side only */
-	__u16 dst_family;   /* client side only */
-	__u16 side;	    /* enum tcp_side */
+	__u8 dst_addr[16]; /* client side only */
+	__u16 dst_family; /* client side only */
+	__u16 side; /* enum tcp_side */
 	__u32 pad2;
 };
 
@@ -329,7 +329,7 @@ struct tcp_edge_val {
  * kmond. */
 struct tcp_listen_key {
 	__u32 netns; /* network namespace inode */
-	__u16 port;  /* host order */
+	__u16 port; /* host order */
 	__u16 pad;
 };
 
@@ -343,14 +343,14 @@ struct tcp_listen_key {
 
 enum tcp_stat {
 	TCP_REQUESTS_SEEN, /* finished requests of monitored servers */
-	TCP_RB_LOST,	   /* request events the ringbuf had no room for */
-	TCP_CONNS_FULL,	   /* connections with no room for their state */
-	TCP_EDGES_FULL,	   /* requests with no room for their edge (the
+	TCP_RB_LOST, /* request events the ringbuf had no room for */
+	TCP_CONNS_FULL, /* connections with no room for their state */
+	TCP_EDGES_FULL, /* requests with no room for their edge (the
 			    * map full), or none in the ring to hand them
 			    * to user space (struct tcp_edge_miss) */
-	TCP_PROTO_LOST,	   /* protocol samples the ringbuf had no room for */
-	TCP_LOADS_FULL,	   /* request starts or ends with no room for their load */
-	TCP_STEPS_LOST,	   /* occupancy targets' steps the ringbuf had no room for */
+	TCP_PROTO_LOST, /* protocol samples the ringbuf had no room for */
+	TCP_LOADS_FULL, /* request starts or ends with no room for their load */
+	TCP_STEPS_LOST, /* occupancy targets' steps the ringbuf had no room for */
 	TCP_ACCEPTED_UNMONITORED, /* accepted sockets given state that a
 				   * process kmond does not monitor read */
 	TCP_NR_STATS,

@@ -58,8 +58,7 @@ static __always_inline void batch_send(struct tcp_batch *b)
 
 /* Adds c's finished request to this CPU's batch; false when the event
  * is to be a record of its own. */
-static __always_inline bool batch_event(const struct tcp_conn *c,
-					__u64 latency)
+static __always_inline bool batch_event(const struct tcp_conn *c, __u64 latency)
 {
 	__u32 zero = 0, proto = proto_slot(c);
 	struct tcp_batch *b;
@@ -79,8 +78,8 @@ static __always_inline bool batch_event(const struct tcp_conn *c,
 static long send_cpu_batch(__u64 cpu, __u32 *busy)
 {
 	__u32 zero = 0;
-	struct tcp_batch *b = bpf_map_lookup_percpu_elem(&tcp_batches, &zero,
-							 cpu);
+	struct tcp_batch *b =
+		bpf_map_lookup_percpu_elem(&tcp_batches, &zero, cpu);
 
 	if (!b)
 		return 0;

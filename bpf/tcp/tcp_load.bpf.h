@@ -228,7 +228,8 @@ static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
 		return;
 	step.seq = (__u32)__sync_fetch_and_add(&g->steps, 1);
 	if (bpf_ringbuf_output(&load_steps, &step, sizeof(step),
-			       bpf_ringbuf_query(&load_steps, BPF_RB_AVAIL_DATA) >=
+			       bpf_ringbuf_query(&load_steps,
+						 BPF_RB_AVAIL_DATA) >=
 					       TCP_STEPS_BYTES / 8 ?
 				       BPF_RB_FORCE_WAKEUP :
 				       BPF_RB_NO_WAKEUP))
@@ -277,7 +278,8 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	 * connection may have closed since this program found it (a reset,
 	 * on another CPU): then no end is coming, and it ends here. */
 	if (__sync_val_compare_and_swap(&c->load_open, TCP_LOAD_NOT_OPEN,
-					TCP_LOAD_IS_OPEN) == TCP_LOAD_CLOSED_MARK)
+					TCP_LOAD_IS_OPEN) ==
+	    TCP_LOAD_CLOSED_MARK)
 		load_ended(c, v, now, false);
 }
 
@@ -362,7 +364,7 @@ static __always_inline void load_extend(struct tcp_conn *c, __u64 now,
 	/* Idle since it ended: that idle time was busy after all. */
 	if (tcp_load_in_progress(v->begun_n) == 0) {
 		from = v->idle_since > c->load_end_ns ? v->idle_since :
-							 c->load_end_ns;
+							c->load_end_ns;
 		/* another connection's end may be later than now */
 		if (now > from)
 			__sync_fetch_and_add(&v->busy, now - from);

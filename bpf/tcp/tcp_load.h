@@ -52,12 +52,12 @@ struct tcp_load {
 	 * change. */
 	__u64 arrivals;
 	__u64 completions; /* first byte of the response sent */
-	__u64 unanswered;  /* ended by their close, unanswered */
-	__u64 extended;	   /* ends moved later by more response bytes */
-	__u64 area;	   /* signed: sum of ends minus sum of starts, ns */
-	__u64 busy;	   /* signed: sum of idle->busy minus busy->idle */
+	__u64 unanswered; /* ended by their close, unanswered */
+	__u64 extended; /* ends moved later by more response bytes */
+	__u64 area; /* signed: sum of ends minus sum of starts, ns */
+	__u64 busy; /* signed: sum of idle->busy minus busy->idle */
 	__u64 latency_sum; /* ns, of completed requests */
-	__u64 idle_since;  /* when in_progress last fell to 0 */
+	__u64 idle_since; /* when in_progress last fell to 0 */
 	/* begun << 32 + in_progress (signed), one word: a start or an end
 	 * moves both with one atomic add, which also returns the number in
 	 * progress before it (TCP_LOAD_START, TCP_LOAD_END). Each atomic was
@@ -70,9 +70,9 @@ struct tcp_load {
 	__u64 max[2];
 };
 
-#define TCP_LOAD_BEGIN (1ULL << 32)		/* begun + 1 */
-#define TCP_LOAD_START (TCP_LOAD_BEGIN + 1)	/* and in_progress + 1 */
-#define TCP_LOAD_END (TCP_LOAD_BEGIN - 1)	/* and in_progress - 1 */
+#define TCP_LOAD_BEGIN (1ULL << 32) /* begun + 1 */
+#define TCP_LOAD_START (TCP_LOAD_BEGIN + 1) /* and in_progress + 1 */
+#define TCP_LOAD_END (TCP_LOAD_BEGIN - 1) /* and in_progress - 1 */
 
 /* The number in progress in begun_n, a signed count widened to 64 bits
  * (a count gone below zero by a reload's lost ends reads huge). */
@@ -85,8 +85,8 @@ static inline __u64 tcp_load_in_progress(__u64 begun_n)
  * 2^32, begun's width). */
 static inline int tcp_load_whole(const struct tcp_load *v)
 {
-	__u32 begun = (__u32)((v->begun_n - tcp_load_in_progress(v->begun_n)) >>
-			      32);
+	__u32 begun =
+		(__u32)((v->begun_n - tcp_load_in_progress(v->begun_n)) >> 32);
 
 	return begun == (__u32)(v->arrivals + v->completions + v->unanswered +
 				v->extended);
@@ -118,12 +118,12 @@ struct tcp_target {
 #define TCP_LOAD_SQ_SHIFT 10 /* squares of (ns >> 10): 73 min per request */
 
 struct tcp_target_data {
-	__u64 count[TCP_LOAD_GIVEN_N];	/* completed, found n in progress */
-	__u64 sum_ns[TCP_LOAD_GIVEN_N];	/* their latencies */
+	__u64 count[TCP_LOAD_GIVEN_N]; /* completed, found n in progress */
+	__u64 sum_ns[TCP_LOAD_GIVEN_N]; /* their latencies */
 	__u64 sum_sq[TCP_LOAD_GIVEN_N]; /* (latency >> TCP_LOAD_SQ_SHIFT)^2 */
-	__u64 empty[HIST_BUCKETS];	/* histogram.h buckets of n = 0 */
-	__u64 all[HIST_BUCKETS];	/* of every completed request */
-	__u64 steps;			/* steps sent: the next one's seq */
+	__u64 empty[HIST_BUCKETS]; /* histogram.h buckets of n = 0 */
+	__u64 all[HIST_BUCKETS]; /* of every completed request */
+	__u64 steps; /* steps sent: the next one's seq */
 };
 
 /* Each change of a target's number in progress, while its budget for the
@@ -136,8 +136,8 @@ struct tcp_target_data {
 
 struct tcp_load_step {
 	__u64 t_ns; /* monotonic */
-	__u32 seq;  /* the target's steps before it, modulo 2^32 */
-	__u16 n;    /* in progress after it (65535: that many or more) */
+	__u32 seq; /* the target's steps before it, modulo 2^32 */
+	__u16 n; /* in progress after it (65535: that many or more) */
 	__u8 slot;
 	__s8 delta; /* +1 a request began, -1 one ended */
 };
@@ -149,10 +149,10 @@ struct tcp_load_step {
 
 /* tcp_conn.load_state: where a request (a call) is in the load. */
 enum tcp_load_state {
-	TCP_LOAD_NONE,	 /* none in the load: none seen yet, load off at
+	TCP_LOAD_NONE, /* none in the load: none seen yet, load off at
 			  * its start, or no slot for it */
-	TCP_LOAD_OPEN,	 /* in progress */
-	TCP_LOAD_SENT,	 /* response begun: ended, more bytes extend it */
+	TCP_LOAD_OPEN, /* in progress */
+	TCP_LOAD_SENT, /* response begun: ended, more bytes extend it */
 	TCP_LOAD_CLOSED, /* closed unanswered: ended, not completed */
 };
 

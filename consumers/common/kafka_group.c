@@ -8,8 +8,7 @@
 
 /* A broker that stays away repeats its error at every reconnect: one line
  * per error and 10 s. */
-static void error_cb(rd_kafka_t *rk, int err, const char *reason,
-		     void *opaque)
+static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	const char *who = opaque;
 	static int last_err;
@@ -62,15 +61,13 @@ fail:
 	return NULL;
 }
 
-int kafka_group__subscribe(rd_kafka_t *rk, const char *who,
-			   const char *topic)
+int kafka_group__subscribe(rd_kafka_t *rk, const char *who, const char *topic)
 {
 	rd_kafka_topic_partition_list_t *topics;
 	rd_kafka_resp_err_t err;
 
 	topics = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(topics, topic,
-					  RD_KAFKA_PARTITION_UA);
+	rd_kafka_topic_partition_list_add(topics, topic, RD_KAFKA_PARTITION_UA);
 	err = rd_kafka_subscribe(rk, topics);
 	rd_kafka_topic_partition_list_destroy(topics);
 	if (err) {

@@ -25,7 +25,6 @@ int kafka_group__parse_prop(char *arg, const char *props[][2], int *nprops,
  * librdkafka refuses). */
 rd_kafka_t *kafka_group__new(const struct kafka_group_opts *o);
 /* Subscribes rk to topic. Returns 0, or -1 with the reason printed. */
-int kafka_group__subscribe(rd_kafka_t *rk, const char *who,
-			   const char *topic);
+int kafka_group__subscribe(rd_kafka_t *rk, const char *who, const char *topic);
 
 #endif

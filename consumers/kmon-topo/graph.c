@@ -67,9 +67,9 @@ struct merged {
 };
 
 struct topo_graph {
-	struct table raw;     /* struct raw_edge */
+	struct table raw; /* struct raw_edge */
 	struct table aliases; /* struct alias */
-	struct table nodes;   /* struct keyed: every node seen */
+	struct table nodes; /* struct keyed: every node seen */
 	uint64_t records, rejected;
 	/* topo__merge's output, rebuilt each time */
 	struct table merged; /* struct merged */
@@ -108,8 +108,8 @@ static struct keyed *table__find(const struct table *t, const char *key,
 
 /* The entry for key, created zeroed (key copied) when absent. Pointers
  * into the table are valid until the next insert. */
-static struct keyed *table__get(struct table *t, const char *key,
-				size_t klen, bool *created)
+static struct keyed *table__get(struct table *t, const char *key, size_t klen,
+				bool *created)
 {
 	uint64_t h = fnv1a(key, klen), *slot;
 	struct keyed *k = table__find(t, key, klen);
@@ -208,8 +208,9 @@ static int opt_u64(const struct json_value *rec, const char *name,
 	if (!v)
 		return 0;
 	if (!json__u64(v, out)) {
-		snprintf(err, errlen, "%s: expected an unsigned integer, got %s",
-			 name, json__type_name(v));
+		snprintf(err, errlen,
+			 "%s: expected an unsigned integer, got %s", name,
+			 json__type_name(v));
 		return -1;
 	}
 	return 0;
@@ -226,8 +227,8 @@ static int opt_str(const struct json_value *rec, const char *name,
 	*out = json__str(v);
 	if (!*out || !**out) {
 		snprintf(err, errlen, "%s: expected a non-empty string, got %s",
-			 name, v->type == JSON_STRING ? "\"\"" :
-							json__type_name(v));
+			 name,
+			 v->type == JSON_STRING ? "\"\"" : json__type_name(v));
 		return -1;
 	}
 	return 0;
@@ -245,8 +246,8 @@ static int req_str(const struct json_value *rec, const char *name,
 	return 0;
 }
 
-int topo__parse(const struct json_value *rec, struct topo_report *r,
-		char *err, size_t errlen)
+int topo__parse(const struct json_value *rec, struct topo_report *r, char *err,
+		size_t errlen)
 {
 	const char *kind, *side;
 
@@ -310,8 +311,7 @@ static void alias__learn(struct topo_graph *g, const char *addr,
 		a->ambiguous = true;
 }
 
-static const char *alias__resolve(const struct topo_graph *g,
-				  const char *name)
+static const char *alias__resolve(const struct topo_graph *g, const char *name)
 {
 	const struct alias *a = (const struct alias *)table__find(
 		&g->aliases, name, strlen(name));
@@ -428,8 +428,7 @@ static void merged__add(struct topo_graph *g, const struct raw_edge *e)
 
 	memcpy(key, src, ls + 1);
 	memcpy(key + ls + 1, dst, ld + 1);
-	m = (struct merged *)table__get(&g->merged, key, ls + ld + 2,
-					&created);
+	m = (struct merged *)table__get(&g->merged, key, ls + ld + 2, &created);
 	free(key);
 	if (created) {
 		m->src = m->k.key;

@@ -87,7 +87,7 @@ int topo__add_json(struct topo_graph *g, const char *json, size_t len,
  * merge; *n is their number. */
 const struct topo_edge *topo__merge(struct topo_graph *g, size_t *n);
 
-uint64_t topo__records(const struct topo_graph *g);  /* added */
+uint64_t topo__records(const struct topo_graph *g); /* added */
 uint64_t topo__rejected(const struct topo_graph *g); /* refused */
 
 /* The snapshot as one record (r->json, no newline):

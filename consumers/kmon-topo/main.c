@@ -93,8 +93,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	};
 	int c;
 
-	*o = (struct opts){ .prefix = "kmon.", .group = "kmon-topo",
-			    .json = "-", .interval_ns = 10000000000ULL };
+	*o = (struct opts){ .prefix = "kmon.",
+			    .group = "kmon-topo",
+			    .json = "-",
+			    .interval_ns = 10000000000ULL };
 	while ((c = getopt_long(argc, argv, "b:p:g:o:j:i:d:X:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -159,7 +161,8 @@ static void handle_message(struct topo_graph *g, rd_kafka_message_t *m)
 	}
 	if (topo__add_json(g, m->payload, m->len, err, sizeof(err)) &&
 	    topo__rejected(g) <= SHOW_REJECTED)
-		fprintf(stderr, "kmon-topo: %s [%d] offset %lld: rejected: %s%s\n",
+		fprintf(stderr,
+			"kmon-topo: %s [%d] offset %lld: rejected: %s%s\n",
 			rd_kafka_topic_name(m->rkt), (int)m->partition,
 			(long long)m->offset, err,
 			topo__rejected(g) == SHOW_REJECTED ?
@@ -204,7 +207,8 @@ static int snapshot(struct topo_graph *g, const struct opts *o, FILE *json,
 	topo__json(g, clock_ns(CLOCK_REALTIME), host, &r);
 	if (fwrite(r.json.buf, 1, r.json.len, json) != r.json.len ||
 	    fputc('\n', json) == EOF || fflush(json)) {
-		fprintf(stderr, "kmon-topo: %s: %s\n", o->json, strerror(errno));
+		fprintf(stderr, "kmon-topo: %s: %s\n", o->json,
+			strerror(errno));
 		err = -1;
 	}
 	record__free(&r);
@@ -262,9 +266,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	rk = kafka_group__new(&(struct kafka_group_opts){
-		.who = "kmon-topo", .brokers = o.brokers, .group = o.group,
-		.props = o.props, .nprops = o.nprops });
+	rk = kafka_group__new(&(struct kafka_group_opts){ .who = "kmon-topo",
+							  .brokers = o.brokers,
+							  .group = o.group,
+							  .props = o.props,
+							  .nprops = o.nprops });
 	if (!rk) {
 		err = 2;
 		goto cleanup;

@@ -54,8 +54,10 @@ struct otlp_http *otlp_http__new(const char *url, const char *const *headers,
 		}
 	}
 
-	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
-		snprintf(err, errlen, "%s: not an http:// or https:// URL", url);
+	if (strncmp(url, "http://", 7) != 0 &&
+	    strncmp(url, "https://", 8) != 0) {
+		snprintf(err, errlen, "%s: not an http:// or https:// URL",
+			 url);
 		return NULL;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
@@ -65,8 +67,8 @@ struct otlp_http *otlp_http__new(const char *url, const char *const *headers,
 	h = xcalloc(1, sizeof(*h));
 	while (len && url[len - 1] == '/')
 		len--;
-	if (len >= sizeof(path) - 1 &&
-	    strncmp(url + len - (sizeof(path) - 1), path, sizeof(path) - 1) == 0)
+	if (len >= sizeof(path) - 1 && strncmp(url + len - (sizeof(path) - 1),
+					       path, sizeof(path) - 1) == 0)
 		h->endpoint = xstrndup(url, len);
 	else {
 		h->endpoint = xmalloc(len + sizeof(path));
@@ -140,8 +142,7 @@ int otlp_http__post(struct otlp_http *h, const char *body, size_t len,
 	int attempt;
 
 	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE,
-			 (curl_off_t)len);
+	curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	for (attempt = 0; attempt < ATTEMPTS; attempt++) {
 		strbuf__reset(&h->answer);
 		rc = curl_easy_perform(h->curl);
@@ -165,7 +166,8 @@ int otlp_http__post(struct otlp_http *h, const char *body, size_t len,
 			curl_easy_strerror(rc));
 	else
 		fprintf(stderr, "kmon-trace: POST %s: HTTP %ld %.*s\n",
-			h->endpoint, status, (int)(h->answer.len < 200 ? h->answer.len : 200),
+			h->endpoint, status,
+			(int)(h->answer.len < 200 ? h->answer.len : 200),
 			h->answer.buf ? h->answer.buf : "");
 	return -1;
 }

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 struct otlp_http_counts {
-	uint64_t posts;		/* answered 2xx */
-	uint64_t failed;	/* not delivered, after the retry */
-	uint64_t spans_failed;	/* in the requests not delivered */
+	uint64_t posts; /* answered 2xx */
+	uint64_t failed; /* not delivered, after the retry */
+	uint64_t spans_failed; /* in the requests not delivered */
 	uint64_t spans_rejected; /* partialSuccess.rejectedSpans */
 };
 

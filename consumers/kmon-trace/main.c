@@ -198,7 +198,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'X':
 			if (kafka_group__parse_prop(optarg, s->props,
-						    &s->nprops, SOURCE_MAX_PROPS))
+						    &s->nprops,
+						    SOURCE_MAX_PROPS))
 				goto bad;
 			break;
 		case 'h':
@@ -299,8 +300,8 @@ static void on_trace(const struct trace_view *t, void *ctx)
 			a->err = 1;
 	}
 	if (a->http) {
-		strbuf__adds(&a->batch, a->batch.len ? "," :
-						       "{\"resourceSpans\":[");
+		strbuf__adds(&a->batch,
+			     a->batch.len ? "," : "{\"resourceSpans\":[");
 		otlp__resource_spans(t, &a->batch);
 		a->batch_spans += t->n;
 		if (a->batch.len >= POST_BYTES)
@@ -326,32 +327,30 @@ static void print_counts(const struct app *a)
 	const struct trace_counts *c = traces__counts(a->traces);
 	struct strbuf sb = { 0 };
 
-	strbuf__addf(&sb,
-		     "{\"kind\":\"trace_stats\",\"records\":%llu,"
-		     "\"rejected\":%llu,\"skipped\":%llu,\"spans\":%llu,"
-		     "\"joined\":%llu,\"late_joined\":%llu,\"ambiguous\":%llu,"
-		     "\"conflicts\":%llu,"
-		     "\"mismatched\":%llu,\"unmatched_client\":%llu,"
-		     "\"unmatched_server\":%llu,\"traces\":%llu,"
-		     "\"spans_written\":%llu,\"evicted\":%llu,\"held\":%llu,"
-		     "\"open_traces\":%llu,\"open_spans\":%llu",
-		     (unsigned long long)a->records,
-		     (unsigned long long)a->rejected,
-		     (unsigned long long)a->skipped,
-		     (unsigned long long)c->spans,
-		     (unsigned long long)c->joined,
-		     (unsigned long long)c->late_joined,
-		     (unsigned long long)c->ambiguous,
-		     (unsigned long long)c->conflicts,
-		     (unsigned long long)c->mismatched,
-		     (unsigned long long)c->unmatched_client,
-		     (unsigned long long)c->unmatched_server,
-		     (unsigned long long)c->traces_written,
-		     (unsigned long long)c->spans_written,
-		     (unsigned long long)c->evicted,
-		     (unsigned long long)c->held,
-		     (unsigned long long)c->open_traces,
-		     (unsigned long long)c->open_spans);
+	strbuf__addf(
+		&sb,
+		"{\"kind\":\"trace_stats\",\"records\":%llu,"
+		"\"rejected\":%llu,\"skipped\":%llu,\"spans\":%llu,"
+		"\"joined\":%llu,\"late_joined\":%llu,\"ambiguous\":%llu,"
+		"\"conflicts\":%llu,"
+		"\"mismatched\":%llu,\"unmatched_client\":%llu,"
+		"\"unmatched_server\":%llu,\"traces\":%llu,"
+		"\"spans_written\":%llu,\"evicted\":%llu,\"held\":%llu,"
+		"\"open_traces\":%llu,\"open_spans\":%llu",
+		(unsigned long long)a->records, (unsigned long long)a->rejected,
+		(unsigned long long)a->skipped, (unsigned long long)c->spans,
+		(unsigned long long)c->joined,
+		(unsigned long long)c->late_joined,
+		(unsigned long long)c->ambiguous,
+		(unsigned long long)c->conflicts,
+		(unsigned long long)c->mismatched,
+		(unsigned long long)c->unmatched_client,
+		(unsigned long long)c->unmatched_server,
+		(unsigned long long)c->traces_written,
+		(unsigned long long)c->spans_written,
+		(unsigned long long)c->evicted, (unsigned long long)c->held,
+		(unsigned long long)c->open_traces,
+		(unsigned long long)c->open_spans);
 	if (a->http) {
 		const struct otlp_http_counts *h = otlp_http__counts(a->http);
 
@@ -416,7 +415,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (o.url && !(a.http = otlp_http__new(o.url, o.headers, o.nheaders,
-						err, sizeof(err)))) {
+					       err, sizeof(err)))) {
 		fprintf(stderr, "kmon-trace: %s\n", err);
 		return 2;
 	}
@@ -437,8 +436,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "kmon-trace: reading %s%s%s\n", source__name(src),
 		a.http ? ", posting to " : "",
 		a.http ? otlp_http__endpoint(a.http) : "");
-	a.traces = traces__new(o.max_traces, o.max_spans,
-			       o.late_ns, on_trace, &a);
+	a.traces =
+		traces__new(o.max_traces, o.max_spans, o.late_ns, on_trace, &a);
 	ret = run(&a, src) ? 1 : 0;
 	print_counts(&a);
 cleanup:

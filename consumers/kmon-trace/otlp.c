@@ -19,10 +19,10 @@ enum { SPAN_KIND_SERVER = 2, SPAN_KIND_CLIENT = 3 };
 static const struct {
 	const char *protocol, *attr;
 } protocol_attrs[] = {
-	{ "redis", "db.system" },	  { "postgresql", "db.system" },
-	{ "mysql", "db.system" },	  { "memcached", "db.system" },
+	{ "redis", "db.system" },	 { "postgresql", "db.system" },
+	{ "mysql", "db.system" },	 { "memcached", "db.system" },
 	{ "kafka", "messaging.system" }, { "mqtt", "messaging.system" },
-	{ "amqp", "messaging.system" },	  { "grpc", "rpc.system" },
+	{ "amqp", "messaging.system" },	 { "grpc", "rpc.system" },
 };
 
 const char *otlp__protocol_attr(const char *protocol)
@@ -63,8 +63,7 @@ static void attr_str(struct strbuf *sb, bool *first, const char *k,
 }
 
 /* int64 as OTLP JSON writes it: a decimal string. */
-static void attr_int(struct strbuf *sb, bool *first, const char *k,
-		     uint64_t v)
+static void attr_int(struct strbuf *sb, bool *first, const char *k, uint64_t v)
 {
 	key(sb, first, k);
 	strbuf__adds(sb, ",\"value\":{\"intValue\":\"");

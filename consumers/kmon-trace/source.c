@@ -33,7 +33,7 @@ struct source {
 	struct strbuf pending; /* the start of a line not yet ended */
 	uint64_t line;
 	bool discarding; /* inside a line past MAX_LINE */
-	bool regular;	 /* a regular file, read as fast as the disk goes */
+	bool regular; /* a regular file, read as fast as the disk goes */
 	/* Kafka */
 	rd_kafka_t *rk;
 	char name[600];
@@ -61,9 +61,12 @@ struct source *source__open(const struct source_opts *o)
 		s->regular = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
 		return s;
 	}
-	s->rk = kafka_group__new(&(struct kafka_group_opts){
-		.who = "kmon-trace", .brokers = o->brokers, .group = o->group,
-		.props = o->props, .nprops = o->nprops });
+	s->rk = kafka_group__new(
+		&(struct kafka_group_opts){ .who = "kmon-trace",
+					    .brokers = o->brokers,
+					    .group = o->group,
+					    .props = o->props,
+					    .nprops = o->nprops });
 	snprintf(topic, sizeof(topic), "%stcp", o->prefix);
 	if (!s->rk || kafka_group__subscribe(s->rk, "kmon-trace", topic)) {
 		source__close(s);

@@ -12,10 +12,10 @@
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
 
-#define FAIL(...)                                         \
-	do {                                              \
-		snprintf(err, errlen, __VA_ARGS__);       \
-		goto fail;                                \
+#define FAIL(...)                                   \
+	do {                                        \
+		snprintf(err, errlen, __VA_ARGS__); \
+		goto fail;                          \
 	} while (0)
 
 /* Exactly n lowercase or uppercase hex digits (n <= 16) into *out. */
@@ -60,8 +60,7 @@ static bool read_trace_id(const struct json_value *v, struct trace_id *out)
 
 /* An optional string: NULL when absent or null; false when of another
  * type. */
-static bool opt_str(const struct json_value *rec, const char *key,
-		    char **out)
+static bool opt_str(const struct json_value *rec, const char *key, char **out)
 {
 	const struct json_value *v = json__get(rec, key);
 
@@ -92,24 +91,23 @@ static const char *what(const struct json_value *rec, const char *key)
 	return json__get(rec, key) ? "invalid" : "missing";
 }
 
-struct span *span__parse(const struct json_value *rec, char *err,
-			 size_t errlen)
+struct span *span__parse(const struct json_value *rec, char *err, size_t errlen)
 {
 	struct span *s = xcalloc(1, sizeof(*s));
 	const struct json_value *v;
 	uint64_t ts, latency, u;
 	bool has, has2;
 	const char *side, *family;
-	static const char *const strs[] = { "node", "service", "comm", "laddr",
-					    "raddr", "protocol", "dst", "link" };
-	char **dsts[] = { &s->node, &s->service, &s->comm, &s->laddr,
-			  &s->raddr, &s->protocol, &s->dst, &s->link };
+	static const char *const strs[] = { "node",  "service", "comm",
+					    "laddr", "raddr",	"protocol",
+					    "dst",   "link" };
+	char **dsts[] = { &s->node,  &s->service,  &s->comm, &s->laddr,
+			  &s->raddr, &s->protocol, &s->dst,  &s->link };
 	size_t i;
 
 	if (!json__u64(json__get(rec, "ts"), &ts))
 		FAIL("ts: %s", what(rec, "ts"));
-	if (!json__u64(json__get(rec, "latency_ns"), &latency) ||
-	    latency > ts)
+	if (!json__u64(json__get(rec, "latency_ns"), &latency) || latency > ts)
 		FAIL("latency_ns: %s", what(rec, "latency_ns"));
 	s->end_ns = ts; /* kmond stamps a request with its end */
 	s->start_ns = ts - latency;

@@ -19,12 +19,12 @@ struct trace_id {
 
 struct span {
 	uint64_t id;
-	uint64_t parent;		/* 0: none */
-	struct trace_id trace_id;	/* the record's own trace */
-	uint64_t start_ns, end_ns;	/* unix epoch */
+	uint64_t parent; /* 0: none */
+	struct trace_id trace_id; /* the record's own trace */
+	uint64_t start_ns, end_ns; /* unix epoch */
 	uint64_t req_bytes, resp_bytes;
 	uint32_t req_seq, resp_seq;
-	bool has_seq;			/* req_seq and resp_seq */
+	bool has_seq; /* req_seq and resp_seq */
 	bool client;
 	bool ipv6;
 	/* Cross-node join (traces.h): a server span under the client call

@@ -42,7 +42,7 @@ struct late_end {
 
 struct traces {
 	struct hashmap *by_id; /* trace key -> struct trace * */
-	struct hashmap *late;  /* join key -> index in ring */
+	struct hashmap *late; /* join key -> index in ring */
 	struct hashmap *hosts; /* hashed laddr of every span: monitored */
 	struct late_end *ring;
 	uint64_t ring_head, ring_tail; /* free-running */
@@ -58,8 +58,7 @@ struct traces {
 
 static uint64_t trace_key(struct trace_id id)
 {
-	return fnv1a_more(fnv1a(&id.hi, sizeof(id.hi)), &id.lo,
-			  sizeof(id.lo));
+	return fnv1a_more(fnv1a(&id.hi, sizeof(id.hi)), &id.lo, sizeof(id.lo));
 }
 
 /* Sequence number and the client's port: 48 bits, no hashing needed. */
@@ -184,16 +183,19 @@ static void late_add(struct traces *t, const struct span *s,
 	if (t->ring_tail - t->ring_head == LATE_MAX)
 		late_pop(t);
 	i = t->ring_tail++ & (LATE_MAX - 1);
-	t->ring[i] = (struct late_end){ .key = key, .client_id = s->id,
-					.at_ns = t->now, .trace = trace,
+	t->ring[i] = (struct late_end){ .key = key,
+					.client_id = s->id,
+					.at_ns = t->now,
+					.trace = trace,
 					.resp_seq = s->resp_seq };
 	hashmap__set(t->late, key, i);
 }
 
 static void write_trace(struct traces *t, struct trace *tr, bool evicted)
 {
-	struct trace_view v = { .id = tr->id, .spans = tr->spans, .n = tr->n,
-				.evicted = evicted };
+	struct trace_view v = {
+		.id = tr->id, .spans = tr->spans, .n = tr->n, .evicted = evicted
+	};
 	size_t i;
 
 	for (i = 0; i < tr->n; i++) {
@@ -249,8 +251,8 @@ static void merge(struct traces *t, struct trace *src, struct trace *dst)
 	free(src);
 }
 
-static void join_ends(struct traces *t, struct span *client, struct span *server,
-		 uint64_t now)
+static void join_ends(struct traces *t, struct span *client,
+		      struct span *server, uint64_t now)
 {
 	if (server->parent && server->parent != client->id) {
 		t->c.conflicts++;

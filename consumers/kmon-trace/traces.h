@@ -39,17 +39,17 @@ struct trace_view {
 typedef void (*trace_write_fn)(const struct trace_view *t, void *ctx);
 
 struct trace_counts {
-	uint64_t spans;		   /* added */
-	uint64_t joined;	   /* exchanges whose two ends were joined */
-	uint64_t late_joined;	   /* of which after the call was written */
-	uint64_t ambiguous;	   /* ends sharing their key with another */
-	uint64_t conflicts;	   /* ends matched but not moved */
-	uint64_t mismatched;	   /* key matched, resp_seq did not */
+	uint64_t spans; /* added */
+	uint64_t joined; /* exchanges whose two ends were joined */
+	uint64_t late_joined; /* of which after the call was written */
+	uint64_t ambiguous; /* ends sharing their key with another */
+	uint64_t conflicts; /* ends matched but not moved */
+	uint64_t mismatched; /* key matched, resp_seq did not */
 	uint64_t unmatched_client; /* calls whose server end never came */
 	uint64_t unmatched_server; /* requests with no known caller */
 	uint64_t traces_written, spans_written;
 	uint64_t evicted; /* traces written early to stay in bounds */
-	uint64_t held;	  /* kept past the quiet time for a caller */
+	uint64_t held; /* kept past the quiet time for a caller */
 	uint64_t open_traces, open_spans;
 };
 

@@ -68,9 +68,7 @@ struct layout {
 	uint32_t max_depth;
 };
 
-
-static uint32_t strtab__find_slot(struct strtab *t, const char *s,
-				  size_t len)
+static uint32_t strtab__find_slot(struct strtab *t, const char *s, size_t len)
 {
 	size_t i = fnv1a(s, len) & (t->nslots - 1);
 
@@ -87,8 +85,7 @@ static void strtab__grow(struct strtab *t)
 	t->nslots = t->nslots ? t->nslots * 2 : 1024;
 	t->slots = xcalloc(t->nslots, sizeof(*t->slots));
 	for (i = 0; i < t->n; i++)
-		t->slots[strtab__find_slot(t, t->names[i],
-					   strlen(t->names[i]))] =
+		t->slots[strtab__find_slot(t, t->names[i], strlen(t->names[i]))] =
 			(uint32_t)i + 1;
 }
 
@@ -148,8 +145,8 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
-static void stacktab__add(struct stacktab *t, const uint32_t *ids,
-			  uint32_t n, uint64_t ns, uint64_t count)
+static void stacktab__add(struct stacktab *t, const uint32_t *ids, uint32_t n,
+			  uint64_t ns, uint64_t count)
 {
 	struct stack *s;
 	size_t slot;
@@ -205,8 +202,7 @@ static void frame_name(struct strbuf *sb, const char *s, bool offsets)
 		strbuf__adds(sb, "[unknown]");
 }
 
-static void flame__push(struct flame *f, size_t *n, const char *name,
-			bool raw)
+static void flame__push(struct flame *f, size_t *n, const char *name, bool raw)
 {
 	if (*n == f->scratch_cap) {
 		f->scratch_cap = f->scratch_cap ? f->scratch_cap * 2 : 64;
@@ -364,8 +360,8 @@ static void layout__build(const struct flame *f, struct layout *l)
 			open = xrealloc(open, cap * sizeof(*open));
 		}
 		for (; nopen < s->n; nopen++)
-			open[nopen] = (struct frame){ 0, s->ids[nopen], x, 0,
-						      0 };
+			open[nopen] =
+				(struct frame){ 0, s->ids[nopen], x, 0, 0 };
 		for (j = 0; j < s->n; j++) {
 			open[j].ns = sat_add(open[j].ns, s->ns);
 			open[j].count = sat_add(open[j].count, s->count);
@@ -548,19 +544,19 @@ static void svg__frame(struct strbuf *sb, const struct flame *f,
 	strbuf__adds(sb, "</text></g>\n");
 }
 
-static void svg__header(struct strbuf *sb, const struct flame *f,
-			double width, double height, uint64_t total)
+static void svg__header(struct strbuf *sb, const struct flame *f, double width,
+			double height, uint64_t total)
 {
 	const struct view_opts *o = f->o;
 	char from[32], to[32], dur[32];
 
-	strbuf__addf(sb,
-		     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		     "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
-		     "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-		     "data-full=\"%.2f\" data-pad=\"%d\" data-cw=\"%.3f\">\n",
-		     width, height, width, height, width - 2 * PAD_X, PAD_X,
-		     CHAR_W);
+	strbuf__addf(
+		sb,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		"data-full=\"%.2f\" data-pad=\"%d\" data-cw=\"%.3f\">\n",
+		width, height, width, height, width - 2 * PAD_X, PAD_X, CHAR_W);
 	strbuf__adds(sb, "<style>\n"
 			 "text { font-family: Verdana, sans-serif; "
 			 "font-size: 12px; fill: #000; }\n"
@@ -576,15 +572,18 @@ static void svg__header(struct strbuf *sb, const struct flame *f,
 		     "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
 		     "fill=\"#f6f7f9\"/>\n",
 		     width, height);
-	strbuf__addf(sb, "<text id=\"title\" x=\"%.1f\" y=\"24\" "
-			 "text-anchor=\"middle\">", width / 2);
+	strbuf__addf(sb,
+		     "<text id=\"title\" x=\"%.1f\" y=\"24\" "
+		     "text-anchor=\"middle\">",
+		     width / 2);
 	svg__escape(sb, o->title ? o->title : "Off-CPU time");
 	strbuf__adds(sb, "</text>\n");
 	fmt__time(from, sizeof(from), f->ts_min, true);
 	fmt__time(to, sizeof(to), f->ts_max, true);
 	fmt__duration(dur, sizeof(dur), (double)total);
-	strbuf__addf(sb, "<text id=\"subtitle\" x=\"%.1f\" y=\"42\" "
-			 "text-anchor=\"middle\" fill=\"#555\">",
+	strbuf__addf(sb,
+		     "<text id=\"subtitle\" x=\"%.1f\" y=\"42\" "
+		     "text-anchor=\"middle\" fill=\"#555\">",
 		     width / 2);
 	strbuf__addf(sb, "%s off-CPU in %llu records, %s to %s UTC", dur,
 		     (unsigned long long)f->records, from, to);
@@ -595,8 +594,9 @@ static void svg__header(struct strbuf *sb, const struct flame *f,
 	if (o->has_pid)
 		strbuf__addf(sb, ", pid %llu", (unsigned long long)o->pid);
 	strbuf__adds(sb, "</text>\n");
-	strbuf__addf(sb, "<text id=\"unzoom\" x=\"%d\" y=\"24\" "
-			 "style=\"display:none\">Reset Zoom</text>\n",
+	strbuf__addf(sb,
+		     "<text id=\"unzoom\" x=\"%d\" y=\"24\" "
+		     "style=\"display:none\">Reset Zoom</text>\n",
 		     PAD_X);
 	strbuf__addf(sb, "<text id=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n",
 		     PAD_X, height - 12);

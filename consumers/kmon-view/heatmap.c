@@ -140,9 +140,9 @@ struct grid {
 /* The smallest round step that keeps the picture to AUTO_COLUMNS. */
 static uint64_t auto_step(uint64_t span)
 {
-	static const unsigned steps[] = { 1,	2,     5,     10,    15,
-					  30,	60,    120,   300,   600,
-					  900,	1800,  3600,  7200,  21600,
+	static const unsigned steps[] = { 1,	 2,	5,     10,   15,
+					  30,	 60,	120,   300,  600,
+					  900,	 1800,	3600,  7200, 21600,
 					  43200, 86400, 604800 };
 	size_t i;
 
@@ -189,9 +189,8 @@ static int grid__build(struct grid *g, const struct samples *s,
 		c = (unsigned)((s->v[i].ts - g->t0) / g->step);
 		r = lat_row(s->v[i].lat);
 		cell = &g->cells[(size_t)c * g->nrows + (r - rmin)];
-		*cell = *cell + s->v[i].weight < *cell ?
-				UINT64_MAX :
-				*cell + s->v[i].weight;
+		*cell = *cell + s->v[i].weight < *cell ? UINT64_MAX :
+							 *cell + s->v[i].weight;
 		if (*cell > g->max)
 			g->max = *cell;
 		g->total += s->v[i].weight;
@@ -212,11 +211,11 @@ static void heat_colour(char *buf, size_t len, double t)
 	int i = (int)pos < n - 1 ? (int)pos : n - 2;
 	double f = pos - i;
 
-	snprintf(buf, len, "rgb(%d,%d,%d)",
-		 (int)lround(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
-		 (int)lround(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
-		 (int)lround(stops[i][2] +
-			     f * (stops[i + 1][2] - stops[i][2])));
+	snprintf(
+		buf, len, "rgb(%d,%d,%d)",
+		(int)lround(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
+		(int)lround(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
+		(int)lround(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
 }
 
 /* Counts span orders of magnitude: the colour follows log(count). */
@@ -253,8 +252,7 @@ static void svg__cells(struct strbuf *sb, const struct grid *g,
 			if (!n)
 				continue;
 			row_bounds(g->rmin + r, &lo, &hi);
-			heat_colour(colour, sizeof(colour),
-				    count_t(n, g->max));
+			heat_colour(colour, sizeof(colour), count_t(n, g->max));
 			fmt__time(t, sizeof(t), ts, false);
 			fmt__duration(lo_s, sizeof(lo_s), lo);
 			fmt__duration(hi_s, sizeof(hi_s), hi);
@@ -326,13 +324,14 @@ static void svg__axes(struct strbuf *sb, const struct grid *g,
 		     "<text id=\"xaxis\" x=\"%.2f\" y=\"%.2f\" "
 		     "text-anchor=\"middle\">time (UTC, from %s; one column "
 		     "= %s)</text>\n",
-		     PAD_LEFT + ge->plot_w / 2, PAD_TOP + ge->plot_h + 42,
-		     date, buf);
-	strbuf__addf(sb,
-		     "<text id=\"yaxis\" x=\"0\" y=\"0\" text-anchor=\"middle\" "
-		     "transform=\"translate(18,%.2f) rotate(-90)\">%s "
-		     "(log scale)</text>\n",
-		     PAD_TOP + ge->plot_h / 2, ylabel);
+		     PAD_LEFT + ge->plot_w / 2, PAD_TOP + ge->plot_h + 42, date,
+		     buf);
+	strbuf__addf(
+		sb,
+		"<text id=\"yaxis\" x=\"0\" y=\"0\" text-anchor=\"middle\" "
+		"transform=\"translate(18,%.2f) rotate(-90)\">%s "
+		"(log scale)</text>\n",
+		PAD_TOP + ge->plot_h / 2, ylabel);
 }
 
 /* Swatches for counts spread evenly on the log scale, deduplicated. */
@@ -364,8 +363,8 @@ static void svg__legend(struct strbuf *sb, const struct grid *g,
 			     "width=\"18\" height=\"18\" fill=\"%s\" "
 			     "data-count=\"%llu\"/><text x=\"%.2f\" "
 			     "y=\"%.2f\">%s</text>\n",
-			     x, y, colour, (unsigned long long)v, x + 26, y + 14,
-			     label);
+			     x, y, colour, (unsigned long long)v, x + 26,
+			     y + 14, label);
 	}
 }
 
@@ -386,25 +385,27 @@ static void svg__render(const struct heatmap *h, const struct grid *g,
 	ge.plot_h = ge.cell_h * g->nrows;
 	ge.height = PAD_TOP + ge.plot_h + PAD_BOTTOM;
 
+	strbuf__addf(
+		sb,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
+		"<style>text { font-family: Verdana, sans-serif; "
+		"font-size: 12px; fill: #222; } #title { font-size: 17px; }"
+		" rect.cell:hover { stroke: #000; }</style>\n"
+		"<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+		"fill=\"#ffffff\"/>\n"
+		"<rect id=\"plot\" x=\"%d\" y=\"%d\" width=\"%.2f\" "
+		"height=\"%.2f\" fill=\"#eef0f3\"/>\n",
+		ge.width, ge.height, ge.width, ge.height, ge.width, ge.height,
+		PAD_LEFT, PAD_TOP, ge.plot_w, ge.plot_h);
 	strbuf__addf(sb,
-		     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		     "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
-		     "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
-		     "<style>text { font-family: Verdana, sans-serif; "
-		     "font-size: 12px; fill: #222; } #title { font-size: 17px; }"
-		     " rect.cell:hover { stroke: #000; }</style>\n"
-		     "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
-		     "fill=\"#ffffff\"/>\n"
-		     "<rect id=\"plot\" x=\"%d\" y=\"%d\" width=\"%.2f\" "
-		     "height=\"%.2f\" fill=\"#eef0f3\"/>\n",
-		     ge.width, ge.height, ge.width, ge.height, ge.width,
-		     ge.height, PAD_LEFT, PAD_TOP, ge.plot_w, ge.plot_h);
-	strbuf__addf(sb, "<text id=\"title\" x=\"%.1f\" y=\"24\" "
-			 "text-anchor=\"middle\">",
+		     "<text id=\"title\" x=\"%.1f\" y=\"24\" "
+		     "text-anchor=\"middle\">",
 		     ge.width / 2);
 	svg__escape(sb, o->title ? o->title :
-		    offcpu   ? "Off-CPU time heatmap" :
-			       "Block I/O latency heatmap");
+			offcpu	 ? "Off-CPU time heatmap" :
+				   "Block I/O latency heatmap");
 	fmt__count(total, sizeof(total), (double)g->total);
 	strbuf__addf(sb,
 		     "</text>\n<text id=\"subtitle\" x=\"%.1f\" y=\"44\" "
@@ -413,8 +414,8 @@ static void svg__render(const struct heatmap *h, const struct grid *g,
 		     ge.width / 2, total, unit, records,
 		     from_hist ? h->hist_kind : h->plain_kind,
 		     from_hist ? "" :
-		     offcpu	 ? " (latency = total_ns / count per record)" :
-				   " (latency = latency_p50_ns per record)");
+		     offcpu    ? " (latency = total_ns / count per record)" :
+				 " (latency = latency_p50_ns per record)");
 	svg__cells(sb, g, &ge, unit);
 	svg__axes(sb, g, &ge,
 		  offcpu ? "off-CPU duration per block" : "I/O latency");

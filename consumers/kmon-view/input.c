@@ -40,7 +40,7 @@ static bool kind_wanted(const char *const *kinds, const char *kind)
 
 /* One record: must be a JSON object with a string "kind". */
 int input__record(const char *line, size_t len, const char *where,
-		       const char *const *kinds, view_record_fn fn, void *ctx)
+		  const char *const *kinds, view_record_fn fn, void *ctx)
 {
 	struct json_error err;
 	struct json_value *rec = json__parse(line, len, &err);

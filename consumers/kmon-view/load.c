@@ -49,7 +49,7 @@ struct load_view {
 };
 
 static const char *series_name[MAX_SERIES] = { "busy", "occupancy", "rho1",
-					       "rho2", "rho3", "rho4" };
+					       "rho2", "rho3",	    "rho4" };
 static const char *series_color[MAX_SERIES] = {
 	"#1f77b4", "#7f7f7f", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd"
 };
@@ -115,9 +115,8 @@ static int name_of(const struct json_value *rec, const char *kind,
 	return ret;
 }
 
-static int load_record(const struct json_value *rec,
-		       const char *kind, const char *where, uint64_t ts,
-		       struct svc *s)
+static int load_record(const struct json_value *rec, const char *kind,
+		       const char *where, uint64_t ts, struct svc *s)
 {
 	double busy, occ;
 	int ret;
@@ -136,9 +135,8 @@ static int load_record(const struct json_value *rec,
 	return 0;
 }
 
-static int occupancy_record(const struct json_value *rec,
-			    const char *kind, const char *where, uint64_t ts,
-			    struct svc *s)
+static int occupancy_record(const struct json_value *rec, const char *kind,
+			    const char *where, uint64_t ts, struct svc *s)
 {
 	const struct json_value *rho = json__get(rec, "rho");
 	const char *scope;
@@ -288,8 +286,9 @@ static void render(struct load_view *l, struct strbuf *out)
 
 		/* whole steps, so the right scale reads easily */
 		svc->occ_max = svc->occ_max <= 1 ? 1 : ceil(svc->occ_max);
-		strbuf__addf(out, "<text class=\"panel\" x=\"%d\" y=\"%.0f\" "
-				  "font-weight=\"bold\">",
+		strbuf__addf(out,
+			     "<text class=\"panel\" x=\"%d\" y=\"%.0f\" "
+			     "font-weight=\"bold\">",
 			     PAD_L, y0 - 6);
 		svg__escape(out, svc->name);
 		strbuf__addf(out,
@@ -302,16 +301,17 @@ static void render(struct load_view *l, struct strbuf *out)
 			     "<text x=\"%u\" y=\"%.0f\" text-anchor=\"end\">"
 			     "%s</text>\n",
 			     PAD_L, y0, width - PAD_L - PAD_R, h, PAD_L - 4,
-			     y0 + 4, PAD_L - 4, y0 + h, PAD_L,
-			     y0 + h + 16, t0, width - PAD_R, y0 + h + 16, t1);
+			     y0 + 4, PAD_L - 4, y0 + h, PAD_L, y0 + h + 16, t0,
+			     width - PAD_R, y0 + h + 16, t1);
 		for (int k = 0; k < MAX_SERIES; k++) {
 			if (!svc->s[k].n)
 				continue;
 			render_series(l, svc, k, y0, h, out);
 			strbuf__addf(out,
 				     "<text x=\"%u\" y=\"%.0f\" fill=\"%s\">%s",
-				     width - PAD_R + 10, y0 + 12 + 16 * legend++,
-				     series_color[k], series_name[k]);
+				     width - PAD_R + 10,
+				     y0 + 12 + 16 * legend++, series_color[k],
+				     series_name[k]);
 			if (k == 1) /* its own scale */
 				strbuf__addf(out, " (0 to %g)", svc->occ_max);
 			strbuf__adds(out, k < 2 ? " measured</text>\n" :

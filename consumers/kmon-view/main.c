@@ -134,8 +134,7 @@ static const char *option_scope(int opt)
 
 static int parse_root(const char *s, enum flame_root *out)
 {
-	static const char *const names[] = { "comm", "pid", "service",
-					     "none" };
+	static const char *const names[] = { "comm", "pid", "service", "none" };
 	static const enum flame_root roots[] = { ROOT_COMM, ROOT_PID,
 						 ROOT_SERVICE, ROOT_NONE };
 	size_t i;
@@ -203,9 +202,10 @@ static int parse_option(struct view_opts *o, int opt, const char *arg)
 		break;
 	case OPT_ROOT:
 		if (parse_root(arg, &o->root))
-			return usage_error("--root: expected comm, pid, service "
-					   "or none, got '%s'",
-					   arg);
+			return usage_error(
+				"--root: expected comm, pid, service "
+				"or none, got '%s'",
+				arg);
 		break;
 	case OPT_OFFSETS:
 		o->offsets = true;

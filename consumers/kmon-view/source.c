@@ -19,9 +19,8 @@ static bool is_blank(const char *s, size_t len)
 	return true;
 }
 
-static int input__read_file(const struct view_opts *o,
-			    const char *const *kinds, view_record_fn fn,
-			    void *ctx)
+static int input__read_file(const struct view_opts *o, const char *const *kinds,
+			    view_record_fn fn, void *ctx)
 {
 	const char *name = input__name(o);
 	FILE *f = strcmp(o->input, "-") == 0 ? stdin : fopen(o->input, "r");
@@ -74,4 +73,3 @@ int input__read(const struct view_opts *o, const char *const *kinds,
 		return input__read_kafka(o, kinds, fn, ctx);
 	return input__read_file(o, kinds, fn, ctx);
 }
-

@@ -59,8 +59,7 @@ static bool same_name(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-static struct edge *topo__edge(struct topo *t, const char *src,
-			       const char *dst)
+static struct edge *topo__edge(struct topo *t, const char *src, const char *dst)
 {
 	size_t i;
 
@@ -78,8 +77,7 @@ static struct edge *topo__edge(struct topo *t, const char *src,
 }
 
 /* Counts requests under the record's protocol (when it names one). */
-static void edge__protocol(struct edge *e, const char *proto,
-			   uint64_t requests)
+static void edge__protocol(struct edge *e, const char *proto, uint64_t requests)
 {
 	int i;
 
@@ -252,8 +250,10 @@ static void dot__render(struct topo *t, struct strbuf *sb)
 	fmt__time(to, sizeof(to), t->ts[t->nts - 1], true);
 	fmt__duration(buf, sizeof(buf), (double)span);
 
-	strbuf__adds(sb, "digraph kmon {\n\tgraph [rankdir=LR, fontname=\"Helvetica\", "
-			 "labelloc=t, fontsize=16, label=\"");
+	strbuf__adds(
+		sb,
+		"digraph kmon {\n\tgraph [rankdir=LR, fontname=\"Helvetica\", "
+		"labelloc=t, fontsize=16, label=\"");
 	dot__str(sb, t->o->title ? t->o->title : "Service topology");
 	strbuf__addf(sb, "\\n%s to %s UTC (%s, %llu records)\"];\n", from, to,
 		     buf, (unsigned long long)t->records);
@@ -287,16 +287,18 @@ static void dot__render(struct topo *t, struct strbuf *sb)
 		fmt__duration(p50, sizeof(p50), (double)e->p50);
 		fmt__duration(p95, sizeof(p95), (double)e->p95);
 		fmt__duration(p99, sizeof(p99), (double)e->p99);
-		fmt__count(buf, sizeof(buf), rate < 10 ? round(rate * 100) / 100 :
-					     round(rate * 10) / 10);
+		fmt__count(buf, sizeof(buf),
+			   rate < 10 ? round(rate * 100) / 100 :
+				       round(rate * 10) / 10);
 		fmt__count(bps, sizeof(bps), round((double)e->bytes / secs));
-		strbuf__addf(sb,
-			     "\tn%d -> n%d [label=\"%s req/s, %s B/s\\np95 %s\\n \", "
-			     "penwidth=%.2f, tooltip=\"",
-			     node_id(names, &nnames, e->src),
-			     node_id(names, &nnames, e->dst), buf, bps, p95,
-			     1 + 4 * log1p((double)e->requests) /
-					 log1p((double)max_req));
+		strbuf__addf(
+			sb,
+			"\tn%d -> n%d [label=\"%s req/s, %s B/s\\np95 %s\\n \", "
+			"penwidth=%.2f, tooltip=\"",
+			node_id(names, &nnames, e->src),
+			node_id(names, &nnames, e->dst), buf, bps, p95,
+			1 + 4 * log1p((double)e->requests) /
+					log1p((double)max_req));
 		dot__str(sb, e->src ? e->src : "(unknown)");
 		strbuf__adds(sb, " -> ");
 		dot__str(sb, e->dst ? e->dst : "(unknown)");
@@ -345,10 +347,9 @@ static int dot__to_svg(const char *output, const struct strbuf *dot)
 	pid_t pid;
 
 	if (!in_path("dot")) {
-		view__error(output,
-			    "SVG needs Graphviz's dot (Debian package "
-			    "graphviz), not found in PATH; -o FILE.dot "
-			    "writes DOT");
+		view__error(output, "SVG needs Graphviz's dot (Debian package "
+				    "graphviz), not found in PATH; -o FILE.dot "
+				    "writes DOT");
 		return VIEW_RUNTIME;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", output, (int)getpid());
@@ -385,9 +386,9 @@ static int dot__to_svg(const char *output, const struct strbuf *dot)
 		;
 	if (err || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		view__error(output, "dot -Tsvg failed (%s)",
-			    err		       ? strerror(err) :
+			    err		      ? strerror(err) :
 			    WIFEXITED(status) ? "non-zero exit" :
-						 "killed");
+						"killed");
 		unlink(tmp);
 		return VIEW_RUNTIME;
 	}

@@ -78,8 +78,10 @@ void fmt__duration(char *buf, size_t len, double ns)
 
 		if (v >= 1) {
 			snprintf(buf, len, "%.*f %s",
-				 v >= 100 ? 0 : v >= 10 ? 1 : 2, v,
-				 units[i].unit);
+				 v >= 100 ? 0 :
+				 v >= 10  ? 1 :
+					    2,
+				 v, units[i].unit);
 			return;
 		}
 	}

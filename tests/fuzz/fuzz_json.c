@@ -28,11 +28,21 @@ static long decode(const char **p, char *out)
 			continue;
 		}
 		switch (*s++) {
-		case '"': out[n++] = '"'; break;
-		case '\\': out[n++] = '\\'; break;
-		case 'n': out[n++] = '\n'; break;
-		case 't': out[n++] = '\t'; break;
-		case 'r': out[n++] = '\r'; break;
+		case '"':
+			out[n++] = '"';
+			break;
+		case '\\':
+			out[n++] = '\\';
+			break;
+		case 'n':
+			out[n++] = '\n';
+			break;
+		case 't':
+			out[n++] = '\t';
+			break;
+		case 'r':
+			out[n++] = '\r';
+			break;
 		case 'u': {
 			char hex[5] = { 0 };
 			long v;

@@ -59,8 +59,9 @@ static struct span *span_of(const uint8_t *b, uint64_t id)
 	s->end_ns = 1000 + b[5];
 	s->node = xstrdup(b[6] & 1 ? "n1" : "n2");
 	s->laddr = xstrdup(b[6] & 8 ? "10.0.0.1" : "10.0.0.2");
-	s->raddr = xstrdup(b[6] & 16 ? "10.0.0.3" : b[6] & 32 ? "10.0.0.1" :
-							       "10.0.0.2");
+	s->raddr = xstrdup(b[6] & 16 ? "10.0.0.3" :
+			   b[6] & 32 ? "10.0.0.1" :
+				       "10.0.0.2");
 	if (b[6] & 2)
 		s->service = xstrdup("svc");
 	if (b[6] & 4)

@@ -174,8 +174,8 @@ static rd_kafka_t *host_handle(void)
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	rd_kafka_t *rk;
 
-	if (rd_kafka_conf_set(conf, "log_level", "3", errstr,
-			      sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+	if (rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr)) !=
+	    RD_KAFKA_CONF_OK) {
 		rd_kafka_conf_destroy(conf);
 		fprintf(stderr, "kafka_broker: %s\n", errstr);
 		return NULL;
@@ -251,7 +251,8 @@ static int run_command(rd_kafka_mock_cluster_t *mc, int nbrokers,
 			err = -1;
 		else
 			err = rd_kafka_mock_topic_create(mc, arg, parts, 1) ?
-				      -1 : 0;
+				      -1 :
+				      0;
 	} else {
 		err = -1;
 	}
@@ -325,7 +326,8 @@ int main(int argc, char **argv)
 	mc = rd_kafka_mock_cluster_new(rk, o.nbrokers);
 	pin_next = 0;
 	if (!mc) {
-		fprintf(stderr, "kafka_broker: cannot start the mock cluster\n");
+		fprintf(stderr,
+			"kafka_broker: cannot start the mock cluster\n");
 		goto cleanup;
 	}
 	if (o.topics && create_topics(mc, o.topics, o.partitions))

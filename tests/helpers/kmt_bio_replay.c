@@ -232,8 +232,7 @@ static void dispatch(void)
 	 * program): lost, and not counted. */
 	play(MINE, START, 0x6000, 0);
 	play(MINE, COMPLETE, 0x6000, MIB);
-	expect("completed, its issue unseen: lost", stat_of(BIO_ISSUE_LOST),
-	       1);
+	expect("completed, its issue unseen: lost", stat_of(BIO_ISSUE_LOST), 1);
 	/* Never issued: a flush with nothing to flush, a request failed
 	 * before (BLK_STS_IOERR). */
 	play(MINE, START, 0x7000, 0);
@@ -291,8 +290,8 @@ int main(int argc, char **argv)
 	struct bpf_program *prog;
 	int with_start;
 
-	if (argc != 2 || (strcmp(argv[1], "dispatch") &&
-			  strcmp(argv[1], "requeue"))) {
+	if (argc != 2 ||
+	    (strcmp(argv[1], "dispatch") && strcmp(argv[1], "requeue"))) {
 		fprintf(stderr, "usage: %s dispatch|requeue\n", argv[0]);
 		return 2;
 	}

@@ -13,14 +13,14 @@
 #include <unistd.h>
 
 #if defined(__x86_64__)
-#define NANOSLEEP(ts)                                                         \
-	do {                                                                  \
-		long ret_;                                                    \
-		asm volatile("syscall"                                        \
-			     : "=a"(ret_)                                     \
-			     : "0"((long)SYS_nanosleep), "D"(ts), "S"(0L)     \
-			     : "rcx", "r11", "memory");                       \
-		(void)ret_;                                                   \
+#define NANOSLEEP(ts)                                                     \
+	do {                                                              \
+		long ret_;                                                \
+		asm volatile("syscall"                                    \
+			     : "=a"(ret_)                                 \
+			     : "0"((long)SYS_nanosleep), "D"(ts), "S"(0L) \
+			     : "rcx", "r11", "memory");                   \
+		(void)ret_;                                               \
 	} while (0)
 #else
 #define NANOSLEEP(ts) syscall(SYS_nanosleep, ts, NULL)
@@ -36,8 +36,7 @@ __attribute__((noinline)) void kmt_offcpu_block(const struct timespec *ts)
 	NANOSLEEP(ts);
 }
 
-__attribute__((noinline)) void
-kmt_offcpu_block_other(const struct timespec *ts)
+__attribute__((noinline)) void kmt_offcpu_block_other(const struct timespec *ts)
 {
 	NANOSLEEP(ts);
 }

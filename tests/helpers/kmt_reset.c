@@ -62,8 +62,8 @@ static int serve(const struct sockaddr_in *sa)
 	pin(0);
 	sigaction(SIGTERM, &term, NULL);
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one,
-				  sizeof(one)) ||
+	if (lfd < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(lfd, (const struct sockaddr *)sa, sizeof(*sa)) ||
 	    listen(lfd, 64))
 		die("listen");

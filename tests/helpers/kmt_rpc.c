@@ -38,7 +38,8 @@ static int read_all(int fd, char *buf, size_t n, int spin)
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t r = recv(fd, buf + got, n - got, spin ? MSG_DONTWAIT : 0);
+		ssize_t r =
+			recv(fd, buf + got, n - got, spin ? MSG_DONTWAIT : 0);
 
 		if (r > 0)
 			got += r;
@@ -127,7 +128,8 @@ int main(int argc, char **argv)
 	pid_t server;
 
 	if (argc != 4 || (strcmp(argv[1], "spin") && strcmp(argv[1], "slow"))) {
-		fprintf(stderr, "usage: %s spin PORT N | slow PORT MS\n", argv[0]);
+		fprintf(stderr, "usage: %s spin PORT N | slow PORT MS\n",
+			argv[0]);
 		return 2;
 	}
 	spin = !strcmp(argv[1], "spin");

@@ -54,10 +54,12 @@ static int closed(const struct sockaddr_storage *ss, socklen_t len, long n)
 	for (long i = 0; i < n; i++) {
 		int fd = socket(ss->ss_family, SOCK_STREAM, 0);
 
-		if (fd < 0 || connect(fd, (const struct sockaddr *)ss, len) == 0 ||
+		if (fd < 0 ||
+		    connect(fd, (const struct sockaddr *)ss, len) == 0 ||
 		    errno != ECONNREFUSED) {
-			fprintf(stderr, "kmt_syn: connect %ld was not refused: %s\n",
-				i, strerror(errno));
+			fprintf(stderr,
+				"kmt_syn: connect %ld was not refused: %s\n", i,
+				strerror(errno));
 			return 1;
 		}
 		close(fd);
@@ -118,8 +120,10 @@ int main(int argc, char **argv)
 	long n;
 
 	if (argc != 5 && !(argc == 4 && strcmp(argv[1], "listen") == 0)) {
-		fprintf(stderr, "usage: %s closed|syn ADDR PORT N | "
-				"listen ADDR PORT\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s closed|syn ADDR PORT N | "
+			"listen ADDR PORT\n",
+			argv[0]);
 		return 2;
 	}
 	n = argc == 5 ? atol(argv[4]) : 0;

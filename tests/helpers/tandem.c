@@ -78,8 +78,8 @@ static void wait_until(uint64_t until)
 	if (now_ns() < early) {
 		ts.tv_sec = early / 1000000000ULL;
 		ts.tv_nsec = early % 1000000000ULL;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-		       EINTR)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
 			;
 	}
 	while (now_ns() < until)
@@ -392,8 +392,9 @@ int main(int argc, char **argv)
 		goto usage;
 	return 0;
 usage:
-	fprintf(stderr, "usage: tandem tier2 --port P --mean-us M [--seed S] [--spans F]\n"
-			"       tandem tier1 --port P --next P2 --mean-us M [--seed S] [--spans F]\n"
-			"       tandem client --port P --rate R --count N [--seed S]\n");
+	fprintf(stderr,
+		"usage: tandem tier2 --port P --mean-us M [--seed S] [--spans F]\n"
+		"       tandem tier1 --port P --next P2 --mean-us M [--seed S] [--spans F]\n"
+		"       tandem client --port P --rate R --count N [--seed S]\n");
 	return 2;
 }

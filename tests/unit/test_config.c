@@ -121,7 +121,8 @@ static void test_errors(void)
 		  "t.yaml:2:5: service: missing key 'name'");
 	CHECK_STR(parse("services:\n  - name: a\n", NULL),
 		  "t.yaml:2:5: service: missing key 'match'");
-	CHECK_STR(parse("services:\n  - name: a b\n    match: {comm: x}\n", NULL),
+	CHECK_STR(parse("services:\n  - name: a b\n    match: {comm: x}\n",
+			NULL),
 		  "t.yaml:2:11: name: 'a b' may hold only letters, digits, "
 		  "'_', '.' and '-'");
 	CHECK_STR(parse("services:\n  - name: a\n    match: { path: /bin/x }\n",
@@ -130,34 +131,42 @@ static void test_errors(void)
 	CHECK_STR(parse("services:\n  - name: a\n    match: { cgroup: x }\n",
 			NULL),
 		  "t.yaml:3:22: match.cgroup: a path starting with '/'");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { container: abc }\n",
-			NULL),
-		  "t.yaml:3:25: match.container: 12 to 64 hex digits");
+	CHECK_STR(
+		parse("services:\n  - name: a\n    match: { container: abc }\n",
+		      NULL),
+		"t.yaml:3:25: match.container: 12 to 64 hex digits");
 	CHECK_STR(parse("services:\n  - name: a\n    match: { comm: "
-			"abcdefghijklmnop }\n", NULL),
-		  "t.yaml:3:20: match.comm: longer than 15 bytes");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: 0 }\n", NULL),
-		  "t.yaml:3:19: match.pid: 0 is out of range (1 to 4194304)");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: -3 }\n", NULL),
-		  "t.yaml:3:19: match.pid: expected a whole number, got '-3'");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: 12x }\n", NULL),
-		  "t.yaml:3:19: match.pid: expected a whole number, got '12x'");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: 1, comm: x }\n",
+			"abcdefghijklmnop }\n",
 			NULL),
-		  "t.yaml:3:22: match: give one selector per service entry "
-		  "(add another entry with the same name)");
-	CHECK_STR(parse("services:\n  - name: a\n    match: {}\n", NULL),
-		  "t.yaml:3:12: match: needs a selector (comm, pid, exe, cgroup, "
-		  "container, k8s or port)");
+		  "t.yaml:3:20: match.comm: longer than 15 bytes");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: 0 }\n",
+			NULL),
+		  "t.yaml:3:19: match.pid: 0 is out of range (1 to 4194304)");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: -3 }\n",
+			NULL),
+		  "t.yaml:3:19: match.pid: expected a whole number, got '-3'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { pid: 12x }\n",
+			NULL),
+		  "t.yaml:3:19: match.pid: expected a whole number, got '12x'");
+	CHECK_STR(
+		parse("services:\n  - name: a\n    match: { pid: 1, comm: x }\n",
+		      NULL),
+		"t.yaml:3:22: match: give one selector per service entry "
+		"(add another entry with the same name)");
+	CHECK_STR(
+		parse("services:\n  - name: a\n    match: {}\n", NULL),
+		"t.yaml:3:12: match: needs a selector (comm, pid, exe, cgroup, "
+		"container, k8s or port)");
 	CHECK_STR(parse("collectors:\n  tcpx: {}\n", NULL),
 		  "t.yaml:2:3: collectors: unknown collector 'tcpx'");
 	CHECK_STR(parse("collectors:\n  syscall: { enabled: yes }\n", NULL),
 		  "t.yaml:2:23: enabled: expected true or false, got 'yes'");
 	CHECK_STR(parse("collectors:\n  syscall: { typo: true }\n", NULL),
 		  "t.yaml:2:14: collectors.syscall: unknown key 'typo'");
-	CHECK_STR(parse("collectors:\n  syscall: { syscalls: [read, nosuch] }\n",
-			NULL),
-		  "t.yaml:2:31: syscalls: unknown syscall 'nosuch'");
+	CHECK_STR(
+		parse("collectors:\n  syscall: { syscalls: [read, nosuch] }\n",
+		      NULL),
+		"t.yaml:2:31: syscalls: unknown syscall 'nosuch'");
 	CHECK_STR(parse("exporters:\n  - { path: x }\n", NULL),
 		  "t.yaml:2:5: exporter: missing key 'type'");
 	CHECK_STR(parse("exporters:\n  - { type: s3 }\n", NULL),
@@ -171,14 +180,17 @@ static void test_errors(void)
 	CHECK_STR(parse("exporters:\n  - { type: kafka }\n", NULL),
 		  "t.yaml:2:5: exporter: kafka needs 'brokers'");
 	CHECK_STR(parse("exporters:\n  - { type: kafka, brokers: b, drop: "
-			"middle }\n", NULL),
+			"middle }\n",
+			NULL),
 		  "t.yaml:2:38: drop: expected oldest or newest");
 	CHECK_STR(parse("exporters:\n  - { type: kafka, brokers: b, "
-			"queue_messages: 0 }\n", NULL),
+			"queue_messages: 0 }\n",
+			NULL),
 		  "t.yaml:2:48: queue_messages: 0 is out of range (1 to "
 		  "10000000)");
 	CHECK_STR(parse("exporters:\n  - type: kafka\n    brokers: b\n"
-			"    properties: { no.such.property: 1 }\n", NULL),
+			"    properties: { no.such.property: 1 }\n",
+			NULL),
 		  "t.yaml:4:19: properties: No such configuration property: "
 		  "\"no.such.property\"");
 	/* A YAML syntax error: libyaml's own position and reason, and where
@@ -186,8 +198,7 @@ static void test_errors(void)
 	CHECK_STR(parse("interval: 1s\nservices: [a\n", NULL),
 		  "t.yaml:3:1: did not find expected ',' or ']' (flow "
 		  "sequence started at 2:11)");
-	CHECK_STR(parse("interval: 1s\nservices:\n  - name: [broken\n",
-			NULL),
+	CHECK_STR(parse("interval: 1s\nservices:\n  - name: [broken\n", NULL),
 		  "t.yaml:4:1: did not find expected ',' or ']' (flow "
 		  "sequence started at 3:11)");
 	CHECK_STR(parse("a: \"open\n", NULL),
@@ -235,18 +246,24 @@ static void test_drop_counters(void)
 			NULL),
 		  "t.yaml:3:45: tracepoints: 'sched_process_exit' is not "
 		  "category:name");
+	CHECK_STR(
+		parse("collectors:\n  counters:\n    tracepoints: "
+		      "[\"sched/fork\"]\n",
+		      NULL),
+		"t.yaml:3:19: tracepoints: 'sched/fork' is not category:name");
 	CHECK_STR(parse("collectors:\n  counters:\n    tracepoints: "
-			"[\"sched/fork\"]\n", NULL),
-		  "t.yaml:3:19: tracepoints: 'sched/fork' is not category:name");
-	CHECK_STR(parse("collectors:\n  counters:\n    tracepoints: "
-			"[\"a:b:c\", \":b\"]\n", NULL),
+			"[\"a:b:c\", \":b\"]\n",
+			NULL),
 		  "t.yaml:3:19: tracepoints: 'a:b:c' is not category:name");
 	CHECK_STR(parse("collectors:\n  counters:\n    tracepoints: "
-			"[a:b, a:b]\n", NULL),
+			"[a:b, a:b]\n",
+			NULL),
 		  "t.yaml:3:24: tracepoints: 'a:b' listed twice");
-	CHECK_STR(parse("collectors:\n  counters:\n    functions: "
-			"[tcp_connect, \"tcp:connect\"]\n", NULL),
-		  "t.yaml:3:30: functions: 'tcp:connect' is not a function name");
+	CHECK_STR(
+		parse("collectors:\n  counters:\n    functions: "
+		      "[tcp_connect, \"tcp:connect\"]\n",
+		      NULL),
+		"t.yaml:3:30: functions: 'tcp:connect' is not a function name");
 	CHECK_STR(parse("collectors:\n  counters:\n    functions: [\"\"]\n",
 			NULL),
 		  "t.yaml:3:17: functions: must not be empty");
@@ -305,7 +322,8 @@ static void test_tcp(void)
 	CHECK_STR(parse("collectors:\n  tcp: { paths: no }\n", NULL),
 		  "t.yaml:2:17: collectors.tcp.paths: expected true or false, "
 		  "got 'no'");
-	CHECK_STR(parse("collectors:\n  tcp: { requests: none }\n", &cfg), "ok");
+	CHECK_STR(parse("collectors:\n  tcp: { requests: none }\n", &cfg),
+		  "ok");
 	CHECK(cfg.tcp.sw.enabled && cfg.tcp.requests == TCP_RECORDS_NONE);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  tcp: { requests: all }\n", &cfg), "ok");
@@ -329,11 +347,12 @@ static void test_tcp(void)
 	CHECK(cfg.services[0].port == 8080);
 	config__free(&cfg);
 
-	CHECK_STR(parse("services:\n  - name: shop\n    name_from_label: app\n"
-			"    match: { k8s: { namespace: shop, pod: \"cart-*\" } }\n"
-			"  - name: any\n    match: { k8s: { pod: web } }\n",
-			&cfg),
-		  "ok");
+	CHECK_STR(
+		parse("services:\n  - name: shop\n    name_from_label: app\n"
+		      "    match: { k8s: { namespace: shop, pod: \"cart-*\" } }\n"
+		      "  - name: any\n    match: { k8s: { pod: web } }\n",
+		      &cfg),
+		"ok");
 	CHECK(cfg.services[0].type == SELECTOR_K8S);
 	CHECK_STR(cfg.services[0].k8s_ns, "shop");
 	CHECK_STR(cfg.services[0].path, "cart-*");
@@ -342,17 +361,21 @@ static void test_tcp(void)
 	CHECK_STR(cfg.services[1].path, "web");
 	CHECK_STR(cfg.services[1].name_label, "");
 	config__free(&cfg);
-	CHECK_STR(parse("services:\n  - name: a\n    match: { k8s: {} }\n", NULL),
-		  "t.yaml:3:19: match.k8s: needs namespace or pod");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { k8s: { ns: x } }\n",
+	CHECK_STR(parse("services:\n  - name: a\n    match: { k8s: {} }\n",
 			NULL),
-		  "t.yaml:3:21: match.k8s: unknown key 'ns'");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { k8s: shop }\n", NULL),
+		  "t.yaml:3:19: match.k8s: needs namespace or pod");
+	CHECK_STR(
+		parse("services:\n  - name: a\n    match: { k8s: { ns: x } }\n",
+		      NULL),
+		"t.yaml:3:21: match.k8s: unknown key 'ns'");
+	CHECK_STR(parse("services:\n  - name: a\n    match: { k8s: shop }\n",
+			NULL),
 		  "t.yaml:3:19: match.k8s: expected a mapping, got a scalar");
 
-	CHECK_STR(parse("collectors:\n  tcp: { requests: some }\n", NULL),
-		  "t.yaml:2:20: requests: expected all, none, { slow: DURATION } "
-		  "or { sample: N }, got 'some'");
+	CHECK_STR(
+		parse("collectors:\n  tcp: { requests: some }\n", NULL),
+		"t.yaml:2:20: requests: expected all, none, { slow: DURATION } "
+		"or { sample: N }, got 'some'");
 	CHECK_STR(parse("collectors:\n  tcp: { requests: { slow: 10 } }\n",
 			NULL),
 		  "t.yaml:2:28: requests.slow: '10' is not a duration (like "
@@ -376,11 +399,14 @@ static void test_tcp(void)
 			&cfg),
 		  "ok");
 	CHECK(cfg.tcp.nnodes == 3);
-	CHECK(cfg.tcp.nodes[0].family == AF_INET && cfg.tcp.nodes[0].bits == 16);
+	CHECK(cfg.tcp.nodes[0].family == AF_INET &&
+	      cfg.tcp.nodes[0].bits == 16);
 	CHECK(!memcmp(cfg.tcp.nodes[0].addr, "\x0a\x01\x00\x00", 4));
 	CHECK(cfg.tcp.nodes[1].bits == 32 && cfg.tcp.nodes[1].addr[3] == 7);
-	CHECK(cfg.tcp.nodes[2].family == AF_INET6 && cfg.tcp.nodes[2].bits == 8);
-	CHECK(cfg.tcp.nodes[2].addr[0] == 0xfd && cfg.tcp.nodes[2].addr[15] == 0);
+	CHECK(cfg.tcp.nodes[2].family == AF_INET6 &&
+	      cfg.tcp.nodes[2].bits == 8);
+	CHECK(cfg.tcp.nodes[2].addr[0] == 0xfd &&
+	      cfg.tcp.nodes[2].addr[15] == 0);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  tcp: { nodes: [10.0.0.0/33] }\n", NULL),
 		  "t.yaml:2:18: nodes: '10.0.0.0/33' is not an address or "
@@ -395,15 +421,17 @@ static void test_tcp(void)
 	CHECK_STR(parse("services:\n  - name: a\n    match: { port: 0 }\n",
 			NULL),
 		  "t.yaml:3:20: match.port: 0 is out of range (1 to 65535)");
-	CHECK_STR(parse("services:\n  - name: a\n    match: { port: 65536 }\n",
-			NULL),
-		  "t.yaml:3:20: match.port: 65536 is out of range (1 to 65535)");
+	CHECK_STR(
+		parse("services:\n  - name: a\n    match: { port: 65536 }\n",
+		      NULL),
+		"t.yaml:3:20: match.port: 65536 is out of range (1 to 65535)");
 }
 
 /* An endpoint seen from its callers: a numeric address and a port. */
 static void test_occupancy_endpoint(const char *svc)
 {
-	static const unsigned char v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 5 };
+	static const unsigned char v6[16] = { 0x20, 0x01, 0x0d,
+					      0xb8, [15] = 5 };
 	struct config cfg;
 	char text[1024];
 
@@ -411,7 +439,8 @@ static void test_occupancy_endpoint(const char *svc)
 		 "%scollectors:\n  tcp:\n    occupancy:\n"
 		 "      - { endpoint: \"10.1.2.3:5432\", window: 10s }\n"
 		 "      - { endpoint: \"[2001:db8::5]:80\", tiers: 3 }\n"
-		 "      - { service: api }\n", svc);
+		 "      - { service: api }\n",
+		 svc);
 	CHECK_STR(parse(text, &cfg), "ok");
 	CHECK(cfg.tcp.noccupancy == 3);
 	CHECK_STR(cfg.tcp.occupancy[0].endpoint, "10.1.2.3:5432");
@@ -430,19 +459,22 @@ static void test_occupancy_endpoint(const char *svc)
 
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { endpoint: "
-		 "\"db.internal:5432\" } ] }\n", svc);
+		 "\"db.internal:5432\" } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:35: occupancy.endpoint: 'db.internal' is not a "
 		  "numeric address");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { endpoint: "
-		 "\"10.1.2.3\" } ] }\n", svc);
+		 "\"10.1.2.3\" } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:35: occupancy.endpoint: '10.1.2.3': expected "
 		  "host:port or [v6 address]:port");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { endpoint: "
-		 "\"10.1.2.3:80\", service: api } ] }\n", svc);
+		 "\"10.1.2.3:80\", service: api } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:23: occupancy: give the service or the endpoint "
 		  "(one of them)");
@@ -454,13 +486,15 @@ static void test_occupancy_endpoint(const char *svc)
 		  "t.yaml:7:52: occupancy: endpoint '10.1.2.3:80' given twice");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { client: false, occupancy: [ { "
-		 "endpoint: \"10.1.2.3:80\" } ] }\n", svc);
+		 "endpoint: \"10.1.2.3:80\" } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:38: occupancy: endpoint '10.1.2.3:80' is seen from "
 		  "the client side, which client: false turns off");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { load: false, occupancy: [ { "
-		 "service: api } ] }\n", svc);
+		 "service: api } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:36: occupancy: needs the load accounting, which "
 		  "load: false turns off");
@@ -476,11 +510,13 @@ static void test_occupancy(void)
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp:\n    occupancy:\n"
 		 "      - { service: api }\n"
-		 "      - { service: db, tiers: 3, window: 10s }\n", svc);
+		 "      - { service: db, tiers: 3, window: 10s }\n",
+		 svc);
 	CHECK_STR(parse(text, &cfg), "ok");
 	CHECK(cfg.tcp.sw.enabled && cfg.tcp.noccupancy == 2);
 	CHECK_STR(cfg.tcp.occupancy[0].service, "api");
-	CHECK(cfg.tcp.occupancy[0].tiers == 2 && !cfg.tcp.occupancy[0].window_ns);
+	CHECK(cfg.tcp.occupancy[0].tiers == 2 &&
+	      !cfg.tcp.occupancy[0].window_ns);
 	CHECK_STR(cfg.tcp.occupancy[1].service, "db");
 	CHECK(cfg.tcp.occupancy[1].tiers == 3);
 	CHECK(cfg.tcp.occupancy[1].window_ns == 10000000000ULL);
@@ -493,12 +529,14 @@ static void test_occupancy(void)
 
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { service: api, "
-		 "tiers: 5 } ] }\n", svc);
+		 "tiers: 5 } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:46: occupancy.tiers: 5 is out of range (1 to 4)");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { service: api, "
-		 "tiers: 0 } ] }\n", svc);
+		 "tiers: 0 } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:46: occupancy.tiers: 0 is out of range (1 to 4)");
 	snprintf(text, sizeof(text),
@@ -509,28 +547,33 @@ static void test_occupancy(void)
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { service: web } ] }\n",
 		 svc);
-	CHECK_STR(parse(text, NULL),
-		  "t.yaml:7:23: occupancy: 'web' is not a service of this file");
+	CHECK_STR(
+		parse(text, NULL),
+		"t.yaml:7:23: occupancy: 'web' is not a service of this file");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { enabled: false, occupancy: [ { "
-		 "service: api } ] }\n", svc);
+		 "service: api } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:39: occupancy: the tcp collector is not enabled");
 	snprintf(text, sizeof(text),
 		 "interval: 2s\n%scollectors:\n  tcp: { occupancy: [ { "
-		 "service: api, window: 3s } ] }\n", svc);
+		 "service: api, window: 3s } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:8:23: occupancy.window: not a whole number of "
 		  "intervals");
 	snprintf(text, sizeof(text),
 		 "interval: 2s\n%scollectors:\n  tcp: { occupancy: [ { "
-		 "service: api, window: 1s } ] }\n", svc);
+		 "service: api, window: 1s } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:8:23: occupancy.window: not a whole number of "
 		  "intervals");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { service: api }, "
-		 "{ service: api } ] }\n", svc);
+		 "{ service: api } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:41: occupancy: service 'api' given twice");
 	snprintf(text, sizeof(text),
@@ -540,7 +583,8 @@ static void test_occupancy(void)
 		  "t.yaml:7:21: occupancy: expected a list, got a mapping");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { service: api, "
-		 "layers: 2 } ] }\n", svc);
+		 "layers: 2 } ] }\n",
+		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:39: occupancy: unknown key 'layers'");
 	test_occupancy_endpoint(svc);
@@ -554,7 +598,8 @@ static void test_bio(void)
 	CHECK(cfg.bio.sw.enabled && !cfg.bio.sw.required && !cfg.bio.slow);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  bio: { enabled: false, slow: 100ms, "
-			"required: true }\n", &cfg),
+			"required: true }\n",
+			&cfg),
 		  "ok");
 	CHECK(!cfg.bio.sw.enabled && cfg.bio.sw.required && cfg.bio.slow);
 	CHECK(cfg.bio.slow_ns == 100000000ULL);
@@ -571,8 +616,7 @@ static void test_bio(void)
 		  "t.yaml:2:16: slow: 2h is out of range");
 	CHECK_STR(parse("collectors:\n  bio: { slow: [1ms] }\n", NULL),
 		  "t.yaml:2:16: slow: expected a scalar, got a list");
-	CHECK_STR(parse("collectors:\n  bio: { enabled: yes please }\n",
-			NULL),
+	CHECK_STR(parse("collectors:\n  bio: { enabled: yes please }\n", NULL),
 		  "t.yaml:2:19: enabled: expected true or false, got 'yes "
 		  "please'");
 	CHECK_STR(parse("collectors:\n  bio: { disks: [vda] }\n", NULL),
@@ -586,8 +630,8 @@ static void test_missing_file(void)
 {
 	struct config cfg;
 
-	CHECK(config__load(&cfg, "/nonexistent/kmond.yaml", err,
-			   sizeof(err)) == -1);
+	CHECK(config__load(&cfg, "/nonexistent/kmond.yaml", err, sizeof(err)) ==
+	      -1);
 	CHECK_STR(err, "/nonexistent/kmond.yaml:1:1: cannot open: No such "
 		       "file or directory");
 }
@@ -619,7 +663,8 @@ static void test_offcpu(void)
 	CHECK(cfg.offcpu.min_block_ns == 1000000);
 	config__free(&cfg);
 	CHECK_STR(parse("collectors:\n  offcpu: { state: all, min_block: "
-			"250us, required: true }\n", &cfg),
+			"250us, required: true }\n",
+			&cfg),
 		  "ok");
 	CHECK(cfg.offcpu.state == OFFCPU_ALL && cfg.offcpu.sw.required);
 	CHECK(cfg.offcpu.min_block_ns == 250000);
@@ -650,8 +695,11 @@ static void test_prometheus(void)
 	CHECK(cfg.exporters[0].expire_ns == 600000000000ULL);
 	CHECK(cfg.exporters[0].max_series == 50000);
 	config__free(&cfg);
-	CHECK_STR(parse("exporters:\n  - type: prometheus\n    listen: \"[::1]:9100\"\n"
-			"    expire: 5m\n    max_series: 10\n", &cfg), "ok");
+	CHECK_STR(
+		parse("exporters:\n  - type: prometheus\n    listen: \"[::1]:9100\"\n"
+		      "    expire: 5m\n    max_series: 10\n",
+		      &cfg),
+		"ok");
 	CHECK_STR(cfg.exporters[0].listen, "[::1]:9100");
 	CHECK(cfg.exporters[0].expire_ns == 300000000000ULL);
 	CHECK(cfg.exporters[0].max_series == 10);
@@ -660,12 +708,14 @@ static void test_prometheus(void)
 			NULL),
 		  "t.yaml:2:33: listen: '9464': expected host:port or [v6 "
 		  "address]:port");
-	CHECK_STR(parse("exporters:\n  - { type: prometheus, listen: \"h:99999\" }\n",
-			NULL),
-		  "t.yaml:2:33: listen: '99999' is no port (1 to 65535)");
-	CHECK_STR(parse("exporters:\n  - { type: prometheus, listen: \"[x]:1\" }\n",
-			NULL),
-		  "t.yaml:2:33: listen: 'x' is no IPv6 address");
+	CHECK_STR(
+		parse("exporters:\n  - { type: prometheus, listen: \"h:99999\" }\n",
+		      NULL),
+		"t.yaml:2:33: listen: '99999' is no port (1 to 65535)");
+	CHECK_STR(
+		parse("exporters:\n  - { type: prometheus, listen: \"[x]:1\" }\n",
+		      NULL),
+		"t.yaml:2:33: listen: 'x' is no IPv6 address");
 	CHECK_STR(parse("exporters:\n  - { type: prometheus, expire: 10 }\n",
 			NULL),
 		  "t.yaml:2:33: expire: '10' is not a duration (like 250us, "
@@ -673,14 +723,16 @@ static void test_prometheus(void)
 	CHECK_STR(parse("exporters:\n  - { type: prometheus, max_series: 0 }\n",
 			NULL),
 		  "t.yaml:2:37: max_series: 0 is out of range (1 to 10000000)");
-	CHECK_STR(parse("exporters:\n  - { type: prometheus, path: x }\n", NULL),
-		  "t.yaml:2:25: exporter: unknown key 'path' for type prometheus "
-		  "(listen, expire, max_series)");
-	CHECK_STR(parse("exporters:\n  - { type: prometheus }\n"
-			"  - { type: prometheus, listen: \"127.0.0.1:9464\" }\n",
-			NULL),
-		  "t.yaml:3:5: exporters: a second prometheus exporter on "
-		  "127.0.0.1:9464");
+	CHECK_STR(
+		parse("exporters:\n  - { type: prometheus, path: x }\n", NULL),
+		"t.yaml:2:25: exporter: unknown key 'path' for type prometheus "
+		"(listen, expire, max_series)");
+	CHECK_STR(
+		parse("exporters:\n  - { type: prometheus }\n"
+		      "  - { type: prometheus, listen: \"127.0.0.1:9464\" }\n",
+		      NULL),
+		"t.yaml:3:5: exporters: a second prometheus exporter on "
+		"127.0.0.1:9464");
 }
 
 int main(void)

@@ -35,22 +35,26 @@ static void test_cgroup_texts(void)
 			"1:name=systemd:/libpod_parent/libpod-" ID "\n0::/\n"),
 		  ID);
 	/* v2 only, systemd driver */
-	CHECK_STR(id_of("0::/machine.slice/libpod-" ID ".scope/container\n"), ID);
+	CHECK_STR(id_of("0::/machine.slice/libpod-" ID ".scope/container\n"),
+		  ID);
 	CHECK_STR(id_of("0::/system.slice/docker-" ID ".scope\n"), ID);
 	/* conmon sits beside its container: not in it */
 	CHECK_STR(id_of("0::/libpod_parent/libpod-conmon-" ID "\n"), "(none)");
 	CHECK_STR(id_of("0::/user.slice/user-1000.slice/session-2.scope\n"),
 		  "(none)");
-	CHECK_STR(id_of("4:memory:/process_api/16909df5ec93e97f5142c591d543a735\n"
-			"0::/\n"),
-		  "(none)");
+	CHECK_STR(
+		id_of("4:memory:/process_api/16909df5ec93e97f5142c591d543a735\n"
+		      "0::/\n"),
+		"(none)");
 	CHECK_STR(id_of(""), "(none)");
 	/* Kubernetes: the pod uid from the kubepods path, both drivers */
-	CHECK_STR(uid_of("0::/kubepods.slice/kubepods-burstable.slice/"
-			 "kubepods-burstable-pod0c9e1a2b_3c4d_4e5f_8a9b_0c1d2e3f4a5b"
-			 ".slice/cri-containerd-" ID ".scope\n"),
+	CHECK_STR(
+		uid_of("0::/kubepods.slice/kubepods-burstable.slice/"
+		       "kubepods-burstable-pod0c9e1a2b_3c4d_4e5f_8a9b_0c1d2e3f4a5b"
+		       ".slice/cri-containerd-" ID ".scope\n"),
+		UID);
+	CHECK_STR(uid_of("3:cpu:/kubepods/besteffort/pod" UID "/" ID "\n"),
 		  UID);
-	CHECK_STR(uid_of("3:cpu:/kubepods/besteffort/pod" UID "/" ID "\n"), UID);
 	CHECK_STR(uid_of("0::/kubepods/pod" UID "/crio-" ID "\n"), UID);
 	CHECK_STR(uid_of("0::/system.slice/docker-" ID ".scope\n"), "");
 	/* not a uid: too short */
@@ -127,8 +131,10 @@ static void test_labels(void)
 	CHECK(!container__label(&c, "app", v, sizeof(v)));
 	/* an app container names its sandbox; its own Labels are not the
 	 * pod's */
-	CHECK(oci("{\"annotations\":{\"io.kubernetes.cri-o.SandboxID\":\"" ID "\","
-		  "\"io.kubernetes.cri-o.Labels\":\"{}\"}}", &app) == 0);
+	CHECK(oci("{\"annotations\":{\"io.kubernetes.cri-o.SandboxID\":\"" ID
+		  "\","
+		  "\"io.kubernetes.cri-o.Labels\":\"{}\"}}",
+		  &app) == 0);
 	CHECK(!app.is_sandbox);
 	CHECK_STR(app.sandbox, ID);
 	CHECK(app.labels == NULL);
@@ -137,7 +143,9 @@ static void test_labels(void)
 
 static void test_selector(void)
 {
-	struct container c = { .id = ID, .pod = "shop-7d9f8-abcde", .ns = "shop" };
+	struct container c = { .id = ID,
+			       .pod = "shop-7d9f8-abcde",
+			       .ns = "shop" };
 	struct container bare = { .id = ID };
 
 	CHECK(container__k8s_matches(&c, "shop", ""));
@@ -187,22 +195,34 @@ static void test_cache(void)
 	if (!mkdtemp(root))
 		exit(2);
 	mkdirs(root, "run/containerd/io.containerd.runtime.v2.task/k8s.io/" ID);
-	write_at(root, "run/containerd/io.containerd.runtime.v2.task/k8s.io/" ID
-		 "/config.json", containerd_spec);
-	mkdirs(root, "run/containers/storage/overlay-containers/" ID2 "/userdata");
-	write_at(root, "run/containers/storage/overlay-containers/" ID2
-		 "/userdata/config.json", "not json");
-	/* CRI-O: an app container and its pod's sandbox */
-	mkdirs(root, "run/containers/storage/overlay-containers/" ID3 "/userdata");
-	write_at(root, "run/containers/storage/overlay-containers/" ID3
-		 "/userdata/config.json", crio_sandbox);
-	mkdirs(root, "run/containers/storage/overlay-containers/" ID4 "/userdata");
-	write_at(root, "run/containers/storage/overlay-containers/" ID4
+	write_at(root,
+		 "run/containerd/io.containerd.runtime.v2.task/k8s.io/" ID
+		 "/config.json",
+		 containerd_spec);
+	mkdirs(root,
+	       "run/containers/storage/overlay-containers/" ID2 "/userdata");
+	write_at(root,
+		 "run/containers/storage/overlay-containers/" ID2
 		 "/userdata/config.json",
-		 "{\"annotations\":{\"io.kubernetes.cri-o.SandboxID\":\"" ID3 "\","
+		 "not json");
+	/* CRI-O: an app container and its pod's sandbox */
+	mkdirs(root,
+	       "run/containers/storage/overlay-containers/" ID3 "/userdata");
+	write_at(root,
+		 "run/containers/storage/overlay-containers/" ID3
+		 "/userdata/config.json",
+		 crio_sandbox);
+	mkdirs(root,
+	       "run/containers/storage/overlay-containers/" ID4 "/userdata");
+	write_at(root,
+		 "run/containers/storage/overlay-containers/" ID4
+		 "/userdata/config.json",
+		 "{\"annotations\":{\"io.kubernetes.cri-o.SandboxID\":\"" ID3
+		 "\","
 		 "\"io.kubernetes.pod.name\":\"cart-0\"}}");
 	cs = containers__new(root);
-	c = containers__get(cs, "0::/kubepods.slice/cri-containerd-" ID ".scope\n");
+	c = containers__get(cs,
+			    "0::/kubepods.slice/cri-containerd-" ID ".scope\n");
 	CHECK(c != NULL);
 	if (c) {
 		CHECK_STR(c->id, ID);
@@ -226,7 +246,8 @@ static void test_cache(void)
 		CHECK(containers__count(cs) == 2);
 		containers__sweep(cs, keep);
 		CHECK(containers__count(cs) == 1);
-		c2 = containers__get(cs, "0::/kubepods/cri-containerd-" ID ".scope\n");
+		c2 = containers__get(cs, "0::/kubepods/cri-containerd-" ID
+					 ".scope\n");
 		CHECK(c2 == c);
 		CHECK(containers__count(cs) == 1);
 		hashmap__free(keep);

@@ -17,7 +17,7 @@
 
 struct walk_log {
 	uint64_t delta[4];
-	int grew[4];   /* finished() saw grew: 1, not: 0, never called: -1 */
+	int grew[4]; /* finished() saw grew: 1, not: 0, never called: -1 */
 	uint32_t drop; /* finished() lets this key go */
 	int fd;
 	uint64_t late; /* finished() adds this per CPU to the key it drops */
@@ -43,8 +43,8 @@ static bool finished(void *ctx, const void *k, bool grew)
 
 	log->grew[key] = grew;
 	if (key == log->drop && log->late) /* the kernel counts on meanwhile */
-		set(log->fd, key, map_percpu_sum(log->fd, &key) / map_ncpus() +
-					  log->late);
+		set(log->fd, key,
+		    map_percpu_sum(log->fd, &key) / map_ncpus() + log->late);
 	return key == log->drop;
 }
 

@@ -11,16 +11,15 @@
 
 #define DEV(ma, mi) ((uint32_t)(ma) << 20 | (mi))
 
-static const char partitions[] =
-	"major minor  #blocks  name\n"
-	"\n"
-	" 254        0  268435456 vda\n"
-	" 254        1     523264 vda1\n"
-	" 259        0 1000204632 nvme0n1\n"
-	"   8       16  976762584 sdb\n"
-	"   7        0 bad line\n"
-	" 253        3     102400 dm-3 trailing\n"
-	"4095  1048575          1 maxed";
+static const char partitions[] = "major minor  #blocks  name\n"
+				 "\n"
+				 " 254        0  268435456 vda\n"
+				 " 254        1     523264 vda1\n"
+				 " 259        0 1000204632 nvme0n1\n"
+				 "   8       16  976762584 sdb\n"
+				 "   7        0 bad line\n"
+				 " 253        3     102400 dm-3 trailing\n"
+				 "4095  1048575          1 maxed";
 
 static void test_parse(void)
 {

@@ -21,7 +21,6 @@ static const char kallsyms[] =
 	"ffffffffc0002000 t helper_in_bpf_area\t[bpf]\n"
 	"ffffffffc0003000 t mod_fn\t[mymod]\n";
 
-
 int main(void)
 {
 	struct ksyms *ks = unit_ksyms(kallsyms);

@@ -38,7 +38,8 @@ static void test_synthetic(void)
 	CHECK_STR(drop_reasons__name(r, 7), "NO_SOCKET"); /* first alias */
 	CHECK_STR(drop_reasons__name(r, 2), "NOT_SPECIFIED");
 	CHECK_STR(drop_reasons__name(r, 1), "SKB_CONSUMED"); /* no prefix */
-	CHECK_STR(drop_reasons__name(r, 9), "SKB_DROP_REASON_"); /* kept whole */
+	CHECK_STR(drop_reasons__name(r, 9),
+		  "SKB_DROP_REASON_"); /* kept whole */
 	CHECK_STR(drop_reasons__name(r, 0xffff0000), "SUBSYS_MASK");
 	CHECK(drop_reasons__name(r, 3) == NULL);
 	CHECK(drop_reasons__name(r, 0xffff0001) == NULL);

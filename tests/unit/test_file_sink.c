@@ -92,12 +92,15 @@ int main(void)
 	file_sink_ops.send(s, &r);
 	file_sink_ops.flush(s, 0);
 	got = slurp(path, &len);
-	CHECK_STR(got, "{\"kind\":\"tcp\",\"ts\":2,\"node\":\"n\",\"pad\":\"cccc\"}\n");
+	CHECK_STR(
+		got,
+		"{\"kind\":\"tcp\",\"ts\":2,\"node\":\"n\",\"pad\":\"cccc\"}\n");
 	free(got);
 	got = slurp(moved, &len);
 	CHECK(got && len > want.len && memcmp(got, want.buf, want.len) == 0);
-	CHECK_STR(got ? got + want.len : NULL,
-		  "{\"kind\":\"tcp\",\"ts\":1,\"node\":\"n\",\"pad\":\"bbb\"}\n");
+	CHECK_STR(
+		got ? got + want.len : NULL,
+		"{\"kind\":\"tcp\",\"ts\":1,\"node\":\"n\",\"pad\":\"bbb\"}\n");
 	free(got);
 	file_sink_ops.stats(s, &st);
 	CHECK(st.sent == n + 2 && st.delivered == n + 2 && st.failed == 0);

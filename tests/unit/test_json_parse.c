@@ -142,8 +142,7 @@ static void test_containers(void)
 		  "\"nested\":{\"x\":[[],{}],\"y\":true}}");
 	CHECK(v && v->type == JSON_OBJECT && v->obj.n == 5);
 	CHECK_STR(json__str(json__get(v, "kind")), "offcpu");
-	CHECK(json__u64(json__get(v, "ts"), &u) &&
-	      u == 1700000000000000000ULL);
+	CHECK(json__u64(json__get(v, "ts"), &u) && u == 1700000000000000000ULL);
 	CHECK(json__get(v, "service") &&
 	      json__get(v, "service")->type == JSON_NULL);
 	CHECK(json__get(v, "missing") == NULL);
@@ -200,7 +199,8 @@ static void test_errors(void)
 	CHECK_STR(ERR("01"), "1:1: leading zero in a number");
 	CHECK_STR(ERR("-"), "1:2: expected a digit, got end of input");
 	CHECK_STR(ERR("+1"), "1:1: expected a value, got '+'");
-	CHECK_STR(ERR("1."), "1:3: expected a digit after '.', got end of input");
+	CHECK_STR(ERR("1."),
+		  "1:3: expected a digit after '.', got end of input");
 	CHECK_STR(ERR(".5"), "1:1: expected a value, got '.'");
 	CHECK_STR(ERR("1e"),
 		  "1:3: expected a digit in the exponent, got end of input");
@@ -212,21 +212,25 @@ static void test_errors(void)
 	CHECK_STR(ERR("\"\\x\""), "1:2: invalid escape \\'x'");
 	CHECK_STR(ERR("\"\\u12\""),
 		  "1:2: invalid \\u escape: expected 4 hex digits");
-	CHECK_STR(ERR("\"\\ud800\""),
-		  "1:2: high surrogate \\ud800 not followed by a low surrogate");
-	CHECK_STR(ERR("\"\\ud800\\u0041\""),
-		  "1:2: high surrogate \\ud800 not followed by a low surrogate");
+	CHECK_STR(
+		ERR("\"\\ud800\""),
+		"1:2: high surrogate \\ud800 not followed by a low surrogate");
+	CHECK_STR(
+		ERR("\"\\ud800\\u0041\""),
+		"1:2: high surrogate \\ud800 not followed by a low surrogate");
 	CHECK_STR(ERR("\"\\udc00\""), "1:2: lone low surrogate \\udc00");
 	CHECK_STR(ERR("\"a\xff\""), "1:3: invalid UTF-8 in a string");
 	CHECK_STR(ERR("\"\xc0\xaf\""), "1:2: invalid UTF-8 in a string");
 	CHECK_STR(ERR("\"\xed\xa0\x80\""), "1:2: invalid UTF-8 in a string");
-	CHECK_STR(ERR("\"\xf4\x90\x80\x80\""), "1:2: invalid UTF-8 in a string");
+	CHECK_STR(ERR("\"\xf4\x90\x80\x80\""),
+		  "1:2: invalid UTF-8 in a string");
 	CHECK_STR(ERR("\"\xe2\x82\""), "1:2: invalid UTF-8 in a string");
 	CHECK_STR(parse_error("1\0", 2),
 		  "1:2: expected end of input after the value, got byte 0x00");
 
 	memset(deep, '[', sizeof(deep));
-	CHECK_STR(parse_error(deep, sizeof(deep)), "1:129: nesting deeper than 128");
+	CHECK_STR(parse_error(deep, sizeof(deep)),
+		  "1:129: nesting deeper than 128");
 	/* exactly the limit parses */
 	{
 		char ok[2 * JSON_MAX_DEPTH];

@@ -19,7 +19,7 @@
 #include "exporters/sink.h"
 #include "unit.h"
 
-#define NODE "node-\"1\""	/* needs escaping in JSON */
+#define NODE "node-\"1\"" /* needs escaping in JSON */
 #define MAX_MSGS 256
 
 struct msg {
@@ -242,8 +242,9 @@ static void check_stats(struct sink *s, uint64_t sent, uint64_t delivered,
 	CHECK(st.queued == queued);
 	if (st.sent != sent || st.delivered != delivered ||
 	    st.failed != failed || st.queued != queued)
-		fprintf(stderr, "  stats: sent %llu delivered %llu failed %llu "
-				"queued %llu\n",
+		fprintf(stderr,
+			"  stats: sent %llu delivered %llu failed %llu "
+			"queued %llu\n",
 			(unsigned long long)st.sent,
 			(unsigned long long)st.delivered,
 			(unsigned long long)st.failed,
@@ -360,8 +361,8 @@ static void test_outage(void)
 
 /* Broker down from the start, 30 records, room for 16: which survive
  * depends on the policy. Returns the survivors' seq bitmap. */
-static unsigned long long bounded_run(enum drop_policy drop,
-				      const char *prefix, int *send_fails)
+static unsigned long long bounded_run(enum drop_policy drop, const char *prefix,
+				      int *send_fails)
 {
 	struct exporter_cfg cfg;
 	struct consumed c;
@@ -463,7 +464,8 @@ static void test_unreachable(void)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		kafka_sink_ops.flush(s, 10000);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		waited = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		waited = (t1.tv_sec - t0.tv_sec) +
+			 (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		check_stats(s, 3, 0, 3, 0);
 		kafka_sink_ops.stats(s, &st);
 		dropped = st.dropped;

@@ -20,9 +20,7 @@ static const char kallsyms[] = "ffffffff81000000 T fn_a\n"
 			       "ffffffff81000100 T fn_b\n"
 			       "ffffffff81000200 T fn_c\n";
 
-
-static void put(int fd, int id, uint64_t a, uint64_t b, uint64_t c,
-		uint64_t d)
+static void put(int fd, int id, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
 	uint64_t ips[DEPTH] = { a, b, c, d };
 

@@ -13,12 +13,12 @@
 /* Lines that must be rejected and counted; keep BAD_LINES in step. */
 static const char *const bad_lines[] = {
 	"zzzzzzzz81000000 T nothex",
-	"ffffffff81000300",			/* one field */
-	"ffffffff81000310 T",			/* no name */
-	"",					/* empty line */
-	"ffffffff81000500 T bad\001name",	/* control byte */
-	"ffffffff81000510 T tab\tname",		/* tail is not [module] */
-	"ffffffff81000600 T foo\t[mod",		/* unterminated module */
+	"ffffffff81000300", /* one field */
+	"ffffffff81000310 T", /* no name */
+	"", /* empty line */
+	"ffffffff81000500 T bad\001name", /* control byte */
+	"ffffffff81000510 T tab\tname", /* tail is not [module] */
+	"ffffffff81000600 T foo\t[mod", /* unterminated module */
 	"fffffffff81000700 T seventeen_digits",
 	"ffffffff81000800 TT twochar",
 	"ffffffff81000900 T foo extra",

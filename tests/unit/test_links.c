@@ -16,14 +16,16 @@
 static int hex_lower(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+		if (!isxdigit((unsigned char)s[i]) ||
+		    isupper((unsigned char)s[i]))
 			return 0;
 	return s[n] == '\0';
 }
 
 int main(void)
 {
-	uint64_t a = tcp_links__prefix("node-1"), b = tcp_links__prefix("node-1");
+	uint64_t a = tcp_links__prefix("node-1"),
+		 b = tcp_links__prefix("node-1");
 	char t1[33], t2[33], t3[33];
 
 	CHECK(a && !(a & TCP_ID_SERIAL_MASK));

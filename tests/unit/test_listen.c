@@ -17,28 +17,33 @@ static void test_lines(void)
 
 	CHECK(listen__parse_line("  sl  local_address rem_address   st "
 				 "tx_queue rx_queue tr tm->when retrnsmt   "
-				 "uid  timeout inode\n", &l) == -1);
-	CHECK(listen__parse_line("   0: 00000000:07E8 00000000:0000 0A "
-				 "00000000:00000000 00:00000000 00000000     "
-				 "0        0 637 1 00000000083c3e31 100 0 0 10 0\n",
-				 &l) == 1);
+				 "uid  timeout inode\n",
+				 &l) == -1);
+	CHECK(listen__parse_line(
+		      "   0: 00000000:07E8 00000000:0000 0A "
+		      "00000000:00000000 00:00000000 00000000     "
+		      "0        0 637 1 00000000083c3e31 100 0 0 10 0\n",
+		      &l) == 1);
 	CHECK(l.port == 2024 && l.inode == 637);
 	/* TIME_WAIT: not a listener */
 	CHECK(listen__parse_line("   1: 0100007F:C214 0100007F:8EF9 06 "
 				 "00000000:00000000 03:00000C2C 00000000     "
-				 "0        0 0 3 000000004b466469\n", &l) == 0);
-	CHECK(listen__parse_line("   0: 00000000000000000000000000000000:46A0 "
-				 "00000000000000000000000000000000:0000 0A "
-				 "00000000:00000000 00:00000000 00000000     "
-				 "0        0 59653 1 0000000055d2391a 100 0 0 10 0\n",
-				 &l) == 1);
+				 "0        0 0 3 000000004b466469\n",
+				 &l) == 0);
+	CHECK(listen__parse_line(
+		      "   0: 00000000000000000000000000000000:46A0 "
+		      "00000000000000000000000000000000:0000 0A "
+		      "00000000:00000000 00:00000000 00000000     "
+		      "0        0 59653 1 0000000055d2391a 100 0 0 10 0\n",
+		      &l) == 1);
 	CHECK(l.port == 0x46A0 && l.inode == 59653);
 }
 
 /* Whether every listener /proc/net/tcp{,6} shows is in ls. */
 static bool proc_agrees(const struct listener *ls, int n)
 {
-	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	static const char *const files[] = { "/proc/net/tcp",
+					     "/proc/net/tcp6" };
 	char line[512];
 
 	for (int f = 0; f < 2; f++) {

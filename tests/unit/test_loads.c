@@ -36,7 +36,7 @@ int main(void)
 	CHECK(tcp_load__area(a.area, a.n, T + 150) == 50);
 	CHECK(tcp_load__busy(a.busy, a.n, T + 150) == 50);
 	start(&a, T + 200); /* two in progress from 200 */
-	end(&a, T + 300);   /* the first: 200 long */
+	end(&a, T + 300); /* the first: 200 long */
 	CHECK(tcp_load__area(a.area, a.n, T + 300) == 200 + 100);
 	CHECK(tcp_load__busy(a.busy, a.n, T + 300) == 200);
 	end(&a, T + 400); /* the second: 200 long; idle from 400 */
@@ -45,9 +45,11 @@ int main(void)
 	CHECK(tcp_load__busy(a.busy, a.n, T + 1000) == 300);
 	start(&a, T + 1000);
 	/* an interval [900, 1100]: the differences of two reads */
-	CHECK(tcp_load__area(a.area, a.n, T + 1100) -
-		      tcp_load__area(0, 0, 0) - 400 == 100);
+	CHECK(tcp_load__area(a.area, a.n, T + 1100) - tcp_load__area(0, 0, 0) -
+		      400 ==
+	      100);
 	CHECK(tcp_load__busy(a.busy, a.n, T + 1100) -
-		      tcp_load__busy(a.busy, a.n, T + 1050) == 50);
+		      tcp_load__busy(a.busy, a.n, T + 1050) ==
+	      50);
 	return unit_done("loads");
 }

@@ -54,7 +54,8 @@ static int near(double got, double want, double tol)
 /* The model against the textbook formulas. */
 static void test_survival(void)
 {
-	double r1[] = { 2 }, r2[] = { 1, 3 }, eq[] = { 2, 2 }, e3[] = { 1.5, 1.5, 1.5 };
+	double r1[] = { 2 }, r2[] = { 1, 3 }, eq[] = { 2, 2 },
+	       e3[] = { 1.5, 1.5, 1.5 };
 	double close[] = { 1, 1 + 1e-9 }, fast3[] = { 1, 3, 1e7 };
 	double t, at;
 	int bad = 0;
@@ -65,7 +66,8 @@ static void test_survival(void)
 		/* (b e^-at - a e^-bt) / (b - a) */
 		bad += !near(occ__survival(r2, 2, t),
 			     (3 * exp(-t) - exp(-3 * t)) / 2, 1e-13);
-		bad += !near(occ__survival(eq, 2, t), exp(-at) * (1 + at), 1e-13);
+		bad += !near(occ__survival(eq, 2, t), exp(-at) * (1 + at),
+			     1e-13);
 		bad += !near(occ__survival(close, 2, t), exp(-t) * (1 + t),
 			     1e-8);
 		at = 1.5 * t;
@@ -77,8 +79,8 @@ static void test_survival(void)
 	}
 	/* the tail keeps its relative precision */
 	t = 40;
-	bad += !near(occ__survival(e3, 3, t) / (exp(-60) * (1 + 60 + 1800)),
-		     1, 1e-9);
+	bad += !near(occ__survival(e3, 3, t) / (exp(-60) * (1 + 60 + 1800)), 1,
+		     1e-9);
 	CHECK(bad == 0);
 	CHECK(occ__survival(r2, 2, 0) == 1);
 	CHECK(occ__survival(r2, 2, -1) == 1);
@@ -212,7 +214,8 @@ static double slow_nll(const struct occ_step *s, int count, double mu1,
 			 * n - j > 0, no departure, the rest stays */
 			for (j = 0; j <= n; j++)
 				b[j] = cur[j] * (1 - ((n - j > 0) * mu1 +
-						      (j > 0) * mu2) / q);
+						      (j > 0) * mu2) /
+							     q);
 			for (j = 1; j <= n; j++)
 				b[j] += cur[j - 1] * mu1 / q;
 			memcpy(cur, b, sizeof(cur));
@@ -254,11 +257,13 @@ static int simulate_steps(struct occ_step *out, int count, double lambda,
 	/* departures in order, as arrivals: merge the two */
 	while (ia < count || id < count) {
 		if (ia < count && arr[ia] <= dep[id]) {
-			out[k++] = (struct occ_step){ (uint64_t)(arr[ia++] * 1e9),
-						      (uint32_t)++n, 1 };
+			out[k++] =
+				(struct occ_step){ (uint64_t)(arr[ia++] * 1e9),
+						   (uint32_t)++n, 1 };
 		} else {
-			out[k++] = (struct occ_step){ (uint64_t)(dep[id++] * 1e9),
-						      (uint32_t)--n, -1 };
+			out[k++] =
+				(struct occ_step){ (uint64_t)(dep[id++] * 1e9),
+						   (uint32_t)--n, -1 };
 		}
 	}
 	return k;
@@ -350,7 +355,7 @@ struct grid {
 	double cpu_ns;
 	double cv_max, ks_max;
 	double delay_s; /* the fixed delays the fits found, summed */
-	int delays;	/* how many found one */
+	int delays; /* how many found one */
 };
 
 /* The simulated run of one pair: arrivals, departures from tier 1 and
@@ -366,8 +371,10 @@ static void realized(int from, int to, double t0, double t1, double *u)
 {
 	u[0] = u[1] = 0;
 	for (int r = from; r < to; r++) {
-		u[0] += fmax(0, fmin(dep1[r], t1) - fmax(dep1[r] - serv1[r], t0));
-		u[1] += fmax(0, fmin(dep2[r], t1) - fmax(dep2[r] - serv2[r], t0));
+		u[0] += fmax(0,
+			     fmin(dep1[r], t1) - fmax(dep1[r] - serv1[r], t0));
+		u[1] += fmax(0,
+			     fmin(dep2[r], t1) - fmax(dep2[r] - serv2[r], t0));
 	}
 	u[0] /= t1 - t0;
 	u[1] /= t1 - t0;
@@ -390,8 +397,7 @@ static void add_error(double *err, double *dist, double *dist2,
 /* One utilization pair: a tandem of two FIFO single servers fed by
  * Poisson arrivals, run past its warm-up, cut into windows of WINDOW
  * consecutive requests, each window fitted with the throughput it saw. */
-static void run_pair(int i1, int i2, int samples, enum way way,
-		     struct grid *g)
+static void run_pair(int i1, int i2, int samples, enum way way, struct grid *g)
 {
 	static uint64_t b[HIST_BUCKETS];
 	static struct occ_given_n gn;
@@ -430,7 +436,8 @@ static void run_pair(int i1, int i2, int samples, enum way way,
 			n = i - gone;
 			t = seen[i] - arr[i];
 			if (way == IID)
-				t = rng_exp(mu1 - LAMBDA) + rng_exp(mu2 - LAMBDA);
+				t = rng_exp(mu1 - LAMBDA) +
+				    rng_exp(mu2 - LAMBDA);
 			add_ns(b, t * 1e9);
 			if (n == 0)
 				add_ns(gn.empty, t * 1e9);
@@ -450,13 +457,18 @@ static void run_pair(int i1, int i2, int samples, enum way way,
 		for (i = first; i < end || seen[id] < arr[end];) {
 			if (i < end && arr[i] <= seen[id])
 				st[k++] = (struct occ_step){
-					(uint64_t)(arr[i++] * 1e9), (uint32_t)++n, 1 };
+					(uint64_t)(arr[i++] * 1e9),
+					(uint32_t)++n, 1
+				};
 			else
 				st[k++] = (struct occ_step){
-					(uint64_t)(seen[id++] * 1e9), (uint32_t)--n, -1 };
+					(uint64_t)(seen[id++] * 1e9),
+					(uint32_t)--n, -1
+				};
 		}
-		lambda = way == IID ? LAMBDA :
-				      (WINDOW - 1) / (arr[end - 1] - arr[first]);
+		lambda = way == IID ?
+				 LAMBDA :
+				 (WINDOW - 1) / (arr[end - 1] - arr[first]);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 		occ__fit(b, lambda, 2, &f);
 		if (way == GIVEN_N)
@@ -475,7 +487,8 @@ static void run_pair(int i1, int i2, int samples, enum way way,
 		c->windows++;
 		if (!f.ok) {
 			c->refused++;
-			fprintf(stderr, "  refused (%.1f, %.1f): %s, cv %.3f ks %.4f\n",
+			fprintf(stderr,
+				"  refused (%.1f, %.1f): %s, cv %.3f ks %.4f\n",
 				rho1, rho2, f.why, f.cv, f.ks);
 			continue;
 		}
@@ -508,9 +521,8 @@ static const char *range_name[] = { "0.1-0.3", "0.4-0.6", "0.7-0.9" };
  * each window realized. Checks them against the bounds: MAE of the
  * higher and the lower layer, mean distance, and the worst range's mean
  * distance. */
-static void grid(const char *what, enum way way, int samples,
-		 double mae_high, double mae_low, double dist,
-		 double worst_dist)
+static void grid(const char *what, enum way way, int samples, double mae_high,
+		 double mae_low, double dist, double worst_dist)
 {
 	static struct grid g;
 	struct cell sum = { { 0 } }, byrange[3][3];
@@ -542,8 +554,7 @@ static void grid(const char *what, enum way way, int samples,
 	       "low %.4f; euclidean %.4f (the realized against the "
 	       "configured: %.4f, %.4f; %.4f)\n",
 	       sum.real_err[0] / n, sum.real_err[1] / n, sum.real_dist / n,
-	       sum.floor_err[0] / n, sum.floor_err[1] / n,
-	       sum.floor_dist / n);
+	       sum.floor_err[0] / n, sum.floor_err[1] / n, sum.floor_dist / n);
 	printf("  fixed delay found in %d windows, mean %.0f us\n", g.delays,
 	       g.delays ? g.delay_s / g.delays * 1e6 : 0);
 	printf("  rho1     rho2     MAE-high MAE-low  euclid           refused\n");
@@ -581,8 +592,9 @@ static int env_int(const char *name, int def)
 	const char *v = getenv(name);
 
 	/* at most MAX_WINDOWS: the simulator's arrays */
-	return v && atoi(v) > 0 ? (atoi(v) < MAX_WINDOWS ? atoi(v) : MAX_WINDOWS) :
-				  def;
+	return v && atoi(v) > 0 ?
+		       (atoi(v) < MAX_WINDOWS ? atoi(v) : MAX_WINDOWS) :
+		       def;
 }
 
 int main(void)

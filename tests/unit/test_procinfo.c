@@ -34,10 +34,14 @@ static void test_container_ids(void)
 	CHECK_STR(id_of("/"), "(none)");
 	CHECK_STR(id_of(""), "(none)");
 	/* 63 hex digits, uppercase, a scope without a known prefix. */
-	CHECK_STR(id_of("/docker/" "4f1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f30211a2b3c4d5e6f7081"),
-		  "(none)");
-	CHECK_STR(id_of("/docker/" "4F1D2C3B4A5968778695A4B3C2D1E0F9A8B7C6D5E4F30211A2B3C4D5E6F70819"),
-		  "(none)");
+	CHECK_STR(
+		id_of("/docker/"
+		      "4f1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4f30211a2b3c4d5e6f7081"),
+		"(none)");
+	CHECK_STR(
+		id_of("/docker/"
+		      "4F1D2C3B4A5968778695A4B3C2D1E0F9A8B7C6D5E4F30211A2B3C4D5E6F70819"),
+		"(none)");
 	CHECK_STR(id_of("/system.slice/other-" ID ".scope"), "(none)");
 }
 
@@ -75,7 +79,8 @@ static void test_cgroup2_path(void)
 	CHECK_STR(path, "/a/b.scope");
 	CHECK(procinfo__parse_cgroup2("0::/\n", path, sizeof(path)));
 	CHECK_STR(path, "/");
-	CHECK(procinfo__parse_cgroup2("0::/../../kubepods", path, sizeof(path)));
+	CHECK(procinfo__parse_cgroup2("0::/../../kubepods", path,
+				      sizeof(path)));
 	CHECK_STR(path, "/../../kubepods");
 	/* v1 only, empty, too long for the buffer: none */
 	CHECK(!procinfo__parse_cgroup2("4:memory:/x\n", path, sizeof(path)));
@@ -100,7 +105,8 @@ static void test_stat_lines(void)
 	/* comm with spaces, parentheses and a newline */
 	CHECK(procinfo__parse_ppid("42 (a) b (c)) R 9 1 1", &ppid) == 0 &&
 	      ppid == 9);
-	CHECK(procinfo__parse_ppid("42 (x\n) S 11\n", &ppid) == 0 && ppid == 11);
+	CHECK(procinfo__parse_ppid("42 (x\n) S 11\n", &ppid) == 0 &&
+	      ppid == 11);
 	/* malformed: no ')', no state, no ppid, junk, overflow, empty */
 	CHECK(procinfo__parse_ppid("42 bash S 7", &ppid) == -1);
 	CHECK(procinfo__parse_ppid("42 (bash)", &ppid) == -1);

@@ -13,7 +13,8 @@
 
 #define S 1000000000ULL
 
-static const struct prom_family fam_c = { "t_total", "A counter.", PROM_COUNTER };
+static const struct prom_family fam_c = { "t_total", "A counter.",
+					  PROM_COUNTER };
 static const struct prom_family fam_own = { "t_own", "Own.", PROM_GAUGE, false,
 					    true };
 static const struct prom_family fam_h = { "t_seconds", "A histogram.",
@@ -66,16 +67,18 @@ static void test_table(void)
 	CHECK(prom_table__get(t, &fam_c, "x=\"3\"", 2 * S) == NULL);
 	CHECK(prom_table__dropped(t) == 1);
 	CHECK(prom_table__get(t, &fam_own, "", 2 * S) != NULL);
-	CHECK_STR(render(t), "# HELP t_total A counter.\n# TYPE t_total counter\n"
-			     "t_total{x=\"1\"} 7\nt_total{x=\"2\"} 18\n"
-			     "# HELP t_own Own.\n# TYPE t_own gauge\nt_own 0\n");
+	CHECK_STR(render(t),
+		  "# HELP t_total A counter.\n# TYPE t_total counter\n"
+		  "t_total{x=\"1\"} 7\nt_total{x=\"2\"} 18\n"
+		  "# HELP t_own Own.\n# TYPE t_own gauge\nt_own 0\n");
 	/* x=1 updated at 11 s lives on; x=2 (last at 2 s) expires at 12 s */
 	prom_table__get(t, &fam_c, "x=\"1\"", 11 * S);
 	prom_table__expire(t, 12 * S);
 	CHECK(prom_table__count(t) == 2);
-	CHECK_STR(render(t), "# HELP t_total A counter.\n# TYPE t_total counter\n"
-			     "t_total{x=\"1\"} 7\n"
-			     "# HELP t_own Own.\n# TYPE t_own gauge\nt_own 0\n");
+	CHECK_STR(render(t),
+		  "# HELP t_total A counter.\n# TYPE t_total counter\n"
+		  "t_total{x=\"1\"} 7\n"
+		  "# HELP t_own Own.\n# TYPE t_own gauge\nt_own 0\n");
 	/* room again, and a series that comes back starts from zero */
 	b = prom_table__get(t, &fam_c, "x=\"2\"", 13 * S);
 	CHECK(b != NULL && prom_series__value(b) == 0);
@@ -106,7 +109,8 @@ static void test_histogram(void)
 	/* 1 us, the bucket just under the 1 ms bound, the one just above,
 	 * and 20 s (past the last bound: +Inf only) */
 	prom_series__observe_bucket(h, 1000, 2);
-	prom_series__observe_bucket(h, hist__bucket_low(hist_bucket(1015807)), 3);
+	prom_series__observe_bucket(h, hist__bucket_low(hist_bucket(1015807)),
+				    3);
 	prom_series__observe_bucket(h, 1015808, 4);
 	prom_series__observe_bucket(h, 20 * S, 1);
 	text = render(t);
@@ -115,7 +119,8 @@ static void test_histogram(void)
 	CHECK(strstr(text, "t_seconds_bucket{s=\"a\",le=\"0.000507903\"} 2\n"));
 	CHECK(strstr(text, "t_seconds_bucket{s=\"a\",le=\"0.001015807\"} 5\n"));
 	CHECK(strstr(text, "t_seconds_bucket{s=\"a\",le=\"0.002490367\"} 9\n"));
-	CHECK(strstr(text, "t_seconds_bucket{s=\"a\",le=\"10.200547327\"} 9\n"));
+	CHECK(strstr(text,
+		     "t_seconds_bucket{s=\"a\",le=\"10.200547327\"} 9\n"));
 	CHECK(strstr(text, "t_seconds_bucket{s=\"a\",le=\"+Inf\"} 10\n"));
 	CHECK(strstr(text, "t_seconds_count{s=\"a\"} 10\n"));
 	CHECK(strstr(text, "t_seconds_sum{s=\"a\"} ") != NULL);
@@ -182,29 +187,70 @@ static void test_records(void)
 	CHECK(prom_metrics__ingest(t, "syscall", bad, strlen(bad), 1) == -1);
 	CHECK(prom_metrics__ingest(t, "syscall", "{nope", 5, 1) == -1);
 	text = render(t);
-	CHECK(strstr(text, "kmon_syscalls_total{node=\"n1\",service=\"web\",syscall=\"read\"} 123\n"));
-	CHECK(strstr(text, "kmon_syscalls_total{node=\"n1\",service=\"b\",syscall=\"read\"} 1\n"));
-	CHECK(strstr(text, "kmon_requests_total{node=\"n1\",service=\"web\",side=\"server\",protocol=\"unknown\"} 5\n"));
-	CHECK(strstr(text, "kmon_edge_requests_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\"} 5\n"));
-	CHECK(strstr(text, "kmon_edge_bytes_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\",direction=\"request\"} 10\n"));
-	CHECK(strstr(text, "kmon_edge_bytes_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\",direction=\"response\"} 20\n"));
-	CHECK(strstr(text, "kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000049151\"} 1\n"));
-	CHECK(strstr(text, "kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000098303\"} 1\n"));
-	CHECK(strstr(text, "kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000253951\"} 5\n"));
-	CHECK(strstr(text, "kmon_request_duration_seconds_count{node=\"n1\",service=\"web\",side=\"server\"} 5\n"));
-	CHECK(strstr(text, "kmon_offcpu_seconds_total{node=\"n1\",service=\"web\"} 1.5\n"));
+	CHECK(strstr(
+		text,
+		"kmon_syscalls_total{node=\"n1\",service=\"web\",syscall=\"read\"} 123\n"));
+	CHECK(strstr(
+		text,
+		"kmon_syscalls_total{node=\"n1\",service=\"b\",syscall=\"read\"} 1\n"));
+	CHECK(strstr(
+		text,
+		"kmon_requests_total{node=\"n1\",service=\"web\",side=\"server\",protocol=\"unknown\"} 5\n"));
+	CHECK(strstr(
+		text,
+		"kmon_edge_requests_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\"} 5\n"));
+	CHECK(strstr(
+		text,
+		"kmon_edge_bytes_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\",direction=\"request\"} 10\n"));
+	CHECK(strstr(
+		text,
+		"kmon_edge_bytes_total{node=\"n1\",src=\"10.0.0.7\",dst=\"web\",side=\"server\",protocol=\"unknown\",direction=\"response\"} 20\n"));
+	CHECK(strstr(
+		text,
+		"kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000049151\"} 1\n"));
+	CHECK(strstr(
+		text,
+		"kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000098303\"} 1\n"));
+	CHECK(strstr(
+		text,
+		"kmon_request_duration_seconds_bucket{node=\"n1\",service=\"web\",side=\"server\",le=\"0.000253951\"} 5\n"));
+	CHECK(strstr(
+		text,
+		"kmon_request_duration_seconds_count{node=\"n1\",service=\"web\",side=\"server\"} 5\n"));
+	CHECK(strstr(
+		text,
+		"kmon_offcpu_seconds_total{node=\"n1\",service=\"web\"} 1.5\n"));
 	CHECK(strstr(text, "kmon_records_total{node=\"n1\"} 40\n"));
-	CHECK(strstr(text, "kmon_block_io_total{node=\"n1\",disk=\"vda\",op=\"write\"} 128\n"));
-	CHECK(strstr(text, "kmon_block_io_bytes_total{node=\"n1\",disk=\"vda\",op=\"write\"} 67108864\n"));
-	CHECK(strstr(text, "kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.000098303\"} 0\n"));
-	CHECK(strstr(text, "kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.000253951\"} 100\n"));
-	CHECK(strstr(text, "kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.001015807\"} 128\n"));
-	CHECK(strstr(text, "kmon_block_io_duration_seconds_count{node=\"n1\",disk=\"vda\",op=\"write\"} 128\n"));
-	CHECK(strstr(text, "kmon_tcp_drops_total{node=\"n1\",reason=\"NO_SOCKET\"} 4\n"));
-	CHECK(strstr(text, "kmon_counter_events_total{node=\"n1\",service=\"web\",event=\"sched:sched_process_fork\"} 3\n"));
-	CHECK(strstr(text, "kmon_lost_events_total{node=\"n1\",stage=\"sink\"} 2\n"));
-	CHECK(strstr(text, "kmon_events_total{node=\"n1\",collector=\"tcp\"} 9\n"));
-	CHECK(strstr(text, "kmon_collector_up{node=\"n1\",collector=\"tcp\"} 1\n"));
+	CHECK(strstr(
+		text,
+		"kmon_block_io_total{node=\"n1\",disk=\"vda\",op=\"write\"} 128\n"));
+	CHECK(strstr(
+		text,
+		"kmon_block_io_bytes_total{node=\"n1\",disk=\"vda\",op=\"write\"} 67108864\n"));
+	CHECK(strstr(
+		text,
+		"kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.000098303\"} 0\n"));
+	CHECK(strstr(
+		text,
+		"kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.000253951\"} 100\n"));
+	CHECK(strstr(
+		text,
+		"kmon_block_io_duration_seconds_bucket{node=\"n1\",disk=\"vda\",op=\"write\",le=\"0.001015807\"} 128\n"));
+	CHECK(strstr(
+		text,
+		"kmon_block_io_duration_seconds_count{node=\"n1\",disk=\"vda\",op=\"write\"} 128\n"));
+	CHECK(strstr(
+		text,
+		"kmon_tcp_drops_total{node=\"n1\",reason=\"NO_SOCKET\"} 4\n"));
+	CHECK(strstr(
+		text,
+		"kmon_counter_events_total{node=\"n1\",service=\"web\",event=\"sched:sched_process_fork\"} 3\n"));
+	CHECK(strstr(text,
+		     "kmon_lost_events_total{node=\"n1\",stage=\"sink\"} 2\n"));
+	CHECK(strstr(text,
+		     "kmon_events_total{node=\"n1\",collector=\"tcp\"} 9\n"));
+	CHECK(strstr(text,
+		     "kmon_collector_up{node=\"n1\",collector=\"tcp\"} 1\n"));
 	CHECK(strstr(text, "kmon_resident_memory_bytes{node=\"n1\"} 4096\n"));
 	prom_table__free(t);
 }
@@ -275,28 +321,62 @@ static void test_load_records(void)
 	bad = "{\"node\":\"n1\",\"service\":\"x\",\"throughput\":1,\"rho\":[0.5,\"x\"]}";
 	CHECK(prom_metrics__ingest(t, "occupancy", bad, strlen(bad), 1) == -1);
 	text = render(t);
-	CHECK(strstr(text, "kmon_requests_total{node=\"n1\",service=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\"} 4\n"));
-	CHECK(strstr(text, "kmon_edge_requests_total{node=\"n1\",src=\"web\",dst=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\"} 4\n"));
-	CHECK(strstr(text, "kmon_edge_bytes_total{node=\"n1\",src=\"web\",dst=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\",direction=\"response\"} 30\n"));
+	CHECK(strstr(
+		text,
+		"kmon_requests_total{node=\"n1\",service=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\"} 4\n"));
+	CHECK(strstr(
+		text,
+		"kmon_edge_requests_total{node=\"n1\",src=\"web\",dst=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\"} 4\n"));
+	CHECK(strstr(
+		text,
+		"kmon_edge_bytes_total{node=\"n1\",src=\"web\",dst=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\",direction=\"response\"} 30\n"));
 	CHECK(strstr(text, "# TYPE kmon_load_arrivals_total counter\n"));
-	CHECK(strstr(text, "kmon_load_arrivals_total{node=\"n1\",service=\"api\",side=\"server\"} 983\n"));
-	CHECK(strstr(text, "kmon_load_completions_total{node=\"n1\",service=\"api\",side=\"server\"} 980\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_arrivals_total{node=\"n1\",service=\"api\",side=\"server\"} 983\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_completions_total{node=\"n1\",service=\"api\",side=\"server\"} 980\n"));
 	CHECK(strstr(text, "# TYPE kmon_load_occupancy gauge\n"));
-	CHECK(strstr(text, "kmon_load_occupancy{node=\"n1\",service=\"api\",side=\"server\"} 0.5\n"));
-	CHECK(strstr(text, "kmon_load_busy_ratio{node=\"n1\",service=\"api\",side=\"server\"} 0.25\n"));
-	CHECK(strstr(text, "kmon_load_concurrency_max{node=\"n1\",service=\"api\",side=\"server\"} 2\n"));
-	CHECK(strstr(text, "kmon_load_latency_mean_seconds{node=\"n1\",service=\"api\",side=\"server\"} 0.004012337\n"));
-	CHECK(strstr(text, "kmon_load_arrivals_total{node=\"n1\",service=\"nginx\",side=\"server\"} 0\n"));
-	CHECK(!strstr(text, "kmon_load_latency_mean_seconds{node=\"n1\",service=\"nginx\""));
+	CHECK(strstr(
+		text,
+		"kmon_load_occupancy{node=\"n1\",service=\"api\",side=\"server\"} 0.5\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_busy_ratio{node=\"n1\",service=\"api\",side=\"server\"} 0.25\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_concurrency_max{node=\"n1\",service=\"api\",side=\"server\"} 2\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_latency_mean_seconds{node=\"n1\",service=\"api\",side=\"server\"} 0.004012337\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_arrivals_total{node=\"n1\",service=\"nginx\",side=\"server\"} 0\n"));
+	CHECK(!strstr(
+		text,
+		"kmon_load_latency_mean_seconds{node=\"n1\",service=\"nginx\""));
 	CHECK(strstr(text, "# TYPE kmon_occupancy_rho gauge\n"));
-	CHECK(strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\",tier=\"1\"} 0.81\n"));
-	CHECK(strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\",tier=\"2\"} 0.34\n"));
-	CHECK(strstr(text, "kmon_occupancy_throughput{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\"} 101.2\n"));
-	CHECK(strstr(text, "kmon_occupancy_throughput{node=\"n1\",service=\"db\",side=\"server\",scope=\"window\"} 0.2\n"));
+	CHECK(strstr(
+		text,
+		"kmon_occupancy_rho{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\",tier=\"1\"} 0.81\n"));
+	CHECK(strstr(
+		text,
+		"kmon_occupancy_rho{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\",tier=\"2\"} 0.34\n"));
+	CHECK(strstr(
+		text,
+		"kmon_occupancy_throughput{node=\"n1\",service=\"api\",side=\"server\",scope=\"interval\"} 101.2\n"));
+	CHECK(strstr(
+		text,
+		"kmon_occupancy_throughput{node=\"n1\",service=\"db\",side=\"server\",scope=\"window\"} 0.2\n"));
 	CHECK(!strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"db\""));
 	CHECK(!strstr(text, "service=\"x\""));
-	CHECK(strstr(text, "kmon_load_arrivals_total{node=\"n1\",service=\"10.0.0.9:5432\",side=\"client\"} 7\n"));
-	CHECK(strstr(text, "kmon_occupancy_rho{node=\"n1\",service=\"10.0.0.9:5432\",side=\"client\",scope=\"interval\",tier=\"1\"} 0.07\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_arrivals_total{node=\"n1\",service=\"10.0.0.9:5432\",side=\"client\"} 7\n"));
+	CHECK(strstr(
+		text,
+		"kmon_occupancy_rho{node=\"n1\",service=\"10.0.0.9:5432\",side=\"client\",scope=\"interval\",tier=\"1\"} 0.07\n"));
 	prom_table__free(t);
 }
 
@@ -311,26 +391,26 @@ static void test_listen(void)
 	CHECK_STR(ep, "[::1]:80");
 
 	CHECK(hostport__parse("127.0.0.1:9464", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == 0);
+			      sizeof(port), why, sizeof(why)) == 0);
 	CHECK_STR(host, "127.0.0.1");
 	CHECK_STR(port, "9464");
 	CHECK(hostport__parse("[::1]:80", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == 0);
+			      sizeof(port), why, sizeof(why)) == 0);
 	CHECK_STR(host, "::1");
 	CHECK(hostport__parse("localhost:1", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == 0);
-	CHECK(hostport__parse("::1:80", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == -1);
+			      sizeof(port), why, sizeof(why)) == 0);
+	CHECK(hostport__parse("::1:80", host, sizeof(host), port, sizeof(port),
+			      why, sizeof(why)) == -1);
 	CHECK(hostport__parse("[nope]:80", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == -1);
-	CHECK(hostport__parse("h:0", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == -1);
-	CHECK(hostport__parse("h:65536", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == -1);
-	CHECK(hostport__parse(":80", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == -1);
-	CHECK(hostport__parse("h:8x", host, sizeof(host), port,
-				       sizeof(port), why, sizeof(why)) == -1);
+			      sizeof(port), why, sizeof(why)) == -1);
+	CHECK(hostport__parse("h:0", host, sizeof(host), port, sizeof(port),
+			      why, sizeof(why)) == -1);
+	CHECK(hostport__parse("h:65536", host, sizeof(host), port, sizeof(port),
+			      why, sizeof(why)) == -1);
+	CHECK(hostport__parse(":80", host, sizeof(host), port, sizeof(port),
+			      why, sizeof(why)) == -1);
+	CHECK(hostport__parse("h:8x", host, sizeof(host), port, sizeof(port),
+			      why, sizeof(why)) == -1);
 }
 
 int main(void)

@@ -59,9 +59,8 @@ static void load(const char *path, struct fixture *f)
 			fprintf(stderr, "%s: bad line: %s", path, line);
 			exit(1);
 		}
-		for (char *h = line + off; h[0] && h[1] && h[0] != '\n' &&
-					    k < MAX_BYTES;
-		     h += 2)
+		for (char *h = line + off;
+		     h[0] && h[1] && h[0] != '\n' && k < MAX_BYTES; h += 2)
 			f->data[f->n][k++] = hexval(h[0]) << 4 | hexval(h[1]);
 		m->from_server = tag == 'S';
 		m->len = len;
@@ -148,7 +147,8 @@ static void check_fixture(const struct fixture *f)
 		m[1] = f->m[0];
 		m[1].len = m[1].caplen = f->m[0].len - at;
 		m[1].data = split + at;
-		for (k = 1; k < f->n && f->m[k].from_server == f->m[0].from_server;
+		for (k = 1;
+		     k < f->n && f->m[k].from_server == f->m[0].from_server;
 		     k++)
 			;
 		if (k == f->n)
@@ -195,7 +195,8 @@ static void test_fixtures(void)
 	CHECK(count >= 22);
 	for (int p = 1; p < PROTO_NR; p++)
 		if (!seen[p]) {
-			fprintf(stderr, "no fixture of %s\n", protocol__name(p));
+			fprintf(stderr, "no fixture of %s\n",
+				protocol__name(p));
 			CHECK(seen[p]);
 		}
 }
@@ -223,12 +224,13 @@ static struct proto_msg msg(bool from_server, const void *data, size_t len)
 static void test_handmade(void)
 {
 	static const uint8_t zk_req[49] = {
-		0, 0, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0,    45,	  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 		0, 0, 0x75, 0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16,
 	};
 	static const uint8_t zk_resp[41] = {
-		0, 0, 0, 37, 0, 0, 0, 0, 0, 0, 0x75, 0x30, 0x01, 0x8b, 0x2c,
-		0x11, 0x22, 0x33, 0x44, 0x55, 0, 0, 0, 16, 0xaa,
+		0,    0,    0,	  37,	0,    0,    0,	  0,	0,
+		0,    0x75, 0x30, 0x01, 0x8b, 0x2c, 0x11, 0x22, 0x33,
+		0x44, 0x55, 0,	  0,	0,    16,   0xaa,
 	};
 	static const uint8_t amqp_start[40] = {
 		1, 0, 0, 0, 0, 1, 0xf4, 0, 10, 0, 10, 0, 9, 0, 0, 1, 0xd0,
@@ -282,8 +284,11 @@ static void test_contradictions(void)
 	m[1] = msg(true, "+PONG\r\n+PONG\r\n", 14);
 	CHECK(classify(m, 2, false, &r) == PROTO_REDIS);
 	/* an HTTP request line longer than the capture */
-	m[0] = (struct proto_msg){ false, 300, 64,
-				   (const uint8_t *)"GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
+	m[0] = (struct proto_msg){
+		false, 300, 64,
+		(const uint8_t
+			 *)"GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	};
 	m[1] = msg(true, "HTTP/1.1 200 OK\r\n", 17);
 	CHECK(classify(m, 2, false, &r) == PROTO_HTTP);
 }

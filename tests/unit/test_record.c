@@ -59,7 +59,8 @@ static void reference_json(char *out, const unsigned char *s, size_t len)
 			*out++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
 		} else if (c >= 0x20 && c < 0x7f) {
 			*out++ = (char)c;
-		} else if (c >= 0x80 && (n = utf8__seq_len(s + i, len - i, &cp))) {
+		} else if (c >= 0x80 &&
+			   (n = utf8__seq_len(s + i, len - i, &cp))) {
 			memcpy(out, s + i, n);
 			out += n;
 			i += n;
@@ -79,9 +80,21 @@ static void reference_json(char *out, const unsigned char *s, size_t len)
 static void test_escaping_words(void)
 {
 	static const char *const specials[] = {
-		"\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\x80", "\xff",
-		"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x82",
-		"\xc0\xaf", " ", "~",
+		"\"",
+		"\\",
+		"\n",
+		"\x01",
+		"\x1f",
+		"\x7f",
+		"\x80",
+		"\xff",
+		"\xc3\xa9",
+		"\xe2\x82\xac",
+		"\xf0\x9f\x98\x80",
+		"\xe2\x82",
+		"\xc0\xaf",
+		" ",
+		"~",
 	};
 	struct strbuf sb = { 0 };
 	unsigned char s[64];
@@ -142,10 +155,13 @@ static void test_hex(void)
 
 	for (int place = 0; place < 16; place++) {
 		for (uint64_t n = 0; n < 16; n++) {
-			uint64_t v = n << (4 * place) | 0x0123456789abcdefULL >> (4 * (15 - place)) >> 4;
+			uint64_t v = n << (4 * place) |
+				     0x0123456789abcdefULL >>
+					     (4 * (15 - place)) >> 4;
 
 			*strbuf__put_hex64(got, v) = '\0';
-			snprintf(want, sizeof(want), "%016llx", (unsigned long long)v);
+			snprintf(want, sizeof(want), "%016llx",
+				 (unsigned long long)v);
 			bad += strcmp(got, want) != 0;
 		}
 	}
@@ -190,11 +206,12 @@ static void test_record(void)
 	record__double(&r, "nan", 0.0 / 0.0);
 	record__bool(&r, "ok", true);
 	record__end(&r);
-	CHECK_STR(r.json.buf,
-		  "{\"kind\":\"offcpu\",\"ts\":1,\"node\":\"n\",\"pid\":7,"
-		  "\"comm\":\"sleep\",\"service\":null,"
-		  "\"stack\":[\"schedule+0x1\",\"do_nanosleep+0x2\"],"
-		  "\"lost\":{\"kernel\":0},\"cpu\":0.5,\"nan\":null,\"ok\":true}");
+	CHECK_STR(
+		r.json.buf,
+		"{\"kind\":\"offcpu\",\"ts\":1,\"node\":\"n\",\"pid\":7,"
+		"\"comm\":\"sleep\",\"service\":null,"
+		"\"stack\":[\"schedule+0x1\",\"do_nanosleep+0x2\"],"
+		"\"lost\":{\"kernel\":0},\"cpu\":0.5,\"nan\":null,\"ok\":true}");
 	CHECK_STR(r.key, "7");
 
 	/* A record is reusable: begin starts afresh. */

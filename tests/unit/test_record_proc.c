@@ -30,8 +30,8 @@ static int differs(uint32_t pid, const char *comm, const char *service)
 	record__end(&b);
 	bad = strcmp(a.json.buf, b.json.buf) != 0 || strcmp(a.key, b.key) != 0;
 	if (bad)
-		fprintf(stderr, "got  %s (key %s)\nwant %s (key %s)\n", a.json.buf,
-			a.key, b.json.buf, b.key);
+		fprintf(stderr, "got  %s (key %s)\nwant %s (key %s)\n",
+			a.json.buf, a.key, b.json.buf, b.key);
 	record__free(&a);
 	record__free(&b);
 	return bad;

@@ -56,10 +56,11 @@ static void test_both_ends(void)
 	const struct topo_edge *e;
 	size_t n;
 
-	add(g, "{\"kind\":\"topology\",\"ts\":100,\"node\":\"n2\",\"src\":\"A\","
-	       "\"dst\":\"B\",\"requests\":10,\"bytes\":1000,"
-	       "\"latency_p50_ns\":1000000,\"latency_p95_ns\":2000000,"
-	       "\"latency_p99_ns\":4000000}");
+	add(g,
+	    "{\"kind\":\"topology\",\"ts\":100,\"node\":\"n2\",\"src\":\"A\","
+	    "\"dst\":\"B\",\"requests\":10,\"bytes\":1000,"
+	    "\"latency_p50_ns\":1000000,\"latency_p95_ns\":2000000,"
+	    "\"latency_p99_ns\":4000000}");
 	add(g, "{\"kind\":\"topology\",\"ts\":101,\"node\":\"n1\",\"side\":"
 	       "\"client\",\"src\":\"A\",\"dst\":\"B\",\"requests\":11,"
 	       "\"bytes\":1100,\"latency_p50_ns\":1500000,"
@@ -169,7 +170,8 @@ static void test_protocol(void)
 		struct strbuf dot = { 0 };
 
 		topo__dot(g, &dot);
-		CHECK(strstr(dot.buf, "\t\"B\" [label=\"B\\nhttp\"];\n") != NULL);
+		CHECK(strstr(dot.buf, "\t\"B\" [label=\"B\\nhttp\"];\n") !=
+		      NULL);
 		CHECK(strstr(dot.buf, "\t\"C\";\n") != NULL);
 		strbuf__free(&dot);
 	}
@@ -278,8 +280,9 @@ static void test_rejects(void)
 		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
 		  "\"dst\":\"B\",\"requests\":1,\"side\":\"middle\"}",
 		  "side: \"middle\", expected server or client" },
-		{ "{\"kind\":\"topology\",", "col 20: expected a string key in an object, "
-					     "got end of input" },
+		{ "{\"kind\":\"topology\",",
+		  "col 20: expected a string key in an object, "
+		  "got end of input" },
 	};
 	struct topo_graph *g = topo__new();
 	char err[256];

@@ -100,15 +100,15 @@ static struct span *mk(const char *side, const char *id, char trace,
 static struct span *client(const char *id, char trace, const char *parent,
 			   unsigned req, unsigned resp, unsigned lport)
 {
-	return mk("client", id, trace, parent, req, resp, lport, 80,
-		  "10.0.0.1", "10.96.0.10");
+	return mk("client", id, trace, parent, req, resp, lport, 80, "10.0.0.1",
+		  "10.96.0.10");
 }
 
 static struct span *server(const char *id, char trace, unsigned req,
 			   unsigned resp, unsigned rport)
 {
-	return mk("server", id, trace, NULL, req, resp, 8080, rport,
-		  "10.0.0.2", "10.0.0.1");
+	return mk("server", id, trace, NULL, req, resp, 8080, rport, "10.0.0.2",
+		  "10.0.0.1");
 }
 
 static void test_join_either_order(void)
@@ -140,10 +140,14 @@ static void test_no_join_on_addresses(void)
 	struct written w = { 0 };
 	struct traces *t = traces__new(100, 100, 0, on_write, &w);
 
-	traces__add(t, mk("client", "a001", 'a', NULL, 1, 2, 40000, 8080,
-			  "10.0.0.1", "10.0.0.2"), 1);
-	traces__add(t, mk("server", "b001", 'b', NULL, 3, 4, 8080, 40000,
-			  "10.0.0.2", "10.0.0.1"), 2);
+	traces__add(t,
+		    mk("client", "a001", 'a', NULL, 1, 2, 40000, 8080,
+		       "10.0.0.1", "10.0.0.2"),
+		    1);
+	traces__add(t,
+		    mk("server", "b001", 'b', NULL, 3, 4, 8080, 40000,
+		       "10.0.0.2", "10.0.0.1"),
+		    2);
 	/* same seq, another client port: another exchange */
 	traces__add(t, server("b002", 'c', 1, 2, 40001), 3);
 	/* both seqs 0: kmond did not know them, nothing to join on */
@@ -196,8 +200,10 @@ static void test_whole_trace_moves(void)
 	traces__add(t, client("b002", 'b', "b001", 77, 88, 50000), 1);
 	traces__add(t, server("b001", 'b', 1000, 5000, 40000), 2);
 	/* node A: the front request a001 (trace a) called api */
-	traces__add(t, mk("server", "a001", 'a', NULL, 5, 6, 80, 1234,
-			  "10.0.0.1", "203.0.113.9"), 3);
+	traces__add(t,
+		    mk("server", "a001", 'a', NULL, 5, 6, 80, 1234, "10.0.0.1",
+		       "203.0.113.9"),
+		    3);
 	traces__add(t, client("a002", 'a', "a001", 1000, 5000, 40000), 4);
 	/* a late span of trace b lands in trace a */
 	traces__add(t, client("b003", 'b', "b001", 99, 111, 50001), 5);
@@ -305,8 +311,10 @@ static void test_late_server_end(void)
 	/* the call's trace open again (its root came late): one trace */
 	traces__add(t, client("a004", 'c', "a003", 2000, 6000, 40001), 300);
 	traces__expire(t, 400, 10);
-	traces__add(t, mk("server", "a003", 'c', NULL, 5, 6, 80, 1234,
-			  "10.0.0.1", "203.0.113.9"), 500);
+	traces__add(t,
+		    mk("server", "a003", 'c', NULL, 5, 6, 80, 1234, "10.0.0.1",
+		       "203.0.113.9"),
+		    500);
 	traces__add(t, server("b003", 'd', 2000, 6000, 40001), 501);
 	traces__flush(t);
 	CHECK(w.n == 4);
@@ -346,8 +354,10 @@ static void test_hold_for_caller(void)
 	struct traces *t = traces__new(100, 100, 1000, on_write, &w);
 
 	/* node-1's front request: teaches 10.0.0.1, its caller unknown */
-	traces__add(t, mk("server", "a000", 'a', NULL, 5, 6, 80, 1234,
-			  "10.0.0.1", "203.0.113.9"), 1);
+	traces__add(t,
+		    mk("server", "a000", 'a', NULL, 5, 6, 80, 1234, "10.0.0.1",
+		       "203.0.113.9"),
+		    1);
 	traces__add(t, server("b001", 'b', 1000, 5000, 40000), 5);
 	traces__expire(t, 100, 10);
 	CHECK(w.n == 1);
@@ -370,8 +380,10 @@ static void test_hold_for_caller(void)
 	traces__expire(t, 3005, 10); /* quiet since 2995, window over */
 	CHECK(w.n == 3);
 	/* from its own host: not held */
-	traces__add(t, mk("server", "b003", 'e', NULL, 7, 8, 8080, 40007,
-			  "10.0.0.1", "10.0.0.1"), 4000);
+	traces__add(t,
+		    mk("server", "b003", 'e', NULL, 7, 8, 8080, 40007,
+		       "10.0.0.1", "10.0.0.1"),
+		    4000);
 	traces__expire(t, 4010, 10);
 	CHECK(w.n == 4);
 	CHECK(traces__counts(t)->held == 2);
@@ -383,17 +395,23 @@ static void test_parse_refuses(void)
 	static const char *const bad[][2] = {
 		{ "\"id\":\"0000000000000001\"",
 		  "trace: missing (32 hex digits, not all zero)" },
-		{ "\"id\":\"000000000000001\",\"trace\":\"" "0000000000000000000000000000000a\"",
+		{ "\"id\":\"000000000000001\",\"trace\":\""
+		  "0000000000000000000000000000000a\"",
 		  "id: invalid (16 hex digits, not all zero)" },
-		{ "\"id\":\"0000000000000000\",\"trace\":\"" "0000000000000000000000000000000a\"",
+		{ "\"id\":\"0000000000000000\",\"trace\":\""
+		  "0000000000000000000000000000000a\"",
 		  "id: invalid (16 hex digits, not all zero)" },
-		{ "\"id\":\"0000000000000001\",\"trace\":\"" "00000000000000000000000000000000\"",
+		{ "\"id\":\"0000000000000001\",\"trace\":\""
+		  "00000000000000000000000000000000\"",
 		  "trace: invalid (32 hex digits, not all zero)" },
-		{ "\"id\":\"0000000000000001\",\"trace\":\"" "0000000000000000000000000000000a\",\"req_seq\":5",
+		{ "\"id\":\"0000000000000001\",\"trace\":\""
+		  "0000000000000000000000000000000a\",\"req_seq\":5",
 		  "resp_seq: missing (req_seq and resp_seq come together)" },
-		{ "\"id\":\"0000000000000001\",\"trace\":\"" "0000000000000000000000000000000a\",\"req_seq\":4294967296,\"resp_seq\":1",
+		{ "\"id\":\"0000000000000001\",\"trace\":\""
+		  "0000000000000000000000000000000a\",\"req_seq\":4294967296,\"resp_seq\":1",
 		  "req_seq: invalid" },
-		{ "\"id\":\"0000000000000001\",\"trace\":\"" "0000000000000000000000000000000a\",\"parent\":\"0000000000000001\"",
+		{ "\"id\":\"0000000000000001\",\"trace\":\""
+		  "0000000000000000000000000000000a\",\"parent\":\"0000000000000001\"",
 		  "parent: the span's own id" },
 	};
 	char text[512], err[256];
@@ -435,58 +453,59 @@ static void test_otlp(void)
 	v.id = (struct trace_id){ 0x0123456789abcdefULL, 0x10 };
 	otlp__request(&v, &sb);
 	/* resources sorted by (node, service, pid): "c" before "svc" */
-	CHECK_STR(sb.buf,
-		  "{\"resourceSpans\":[{\"resource\":{\"attributes\":["
-		  "{\"key\":\"service.name\",\"value\":{\"stringValue\":\"c\"}},"
-		  "{\"key\":\"host.name\",\"value\":{\"stringValue\":\"n\"}},"
-		  "{\"key\":\"process.pid\",\"value\":{\"intValue\":\"7\"}},"
-		  "{\"key\":\"process.executable.name\",\"value\":{\"stringValue\":\"c\"}}]},"
-		  "\"scopeSpans\":[{\"scope\":{\"name\":\"kmon-trace\",\"version\":\"0.1.0\"},\"spans\":["
-		  "{\"traceId\":\"0123456789abcdef0000000000000010\","
-		  "\"spanId\":\"000000000000a002\",\"parentSpanId\":\"000000000000a001\","
-		  "\"name\":\"redis client\",\"kind\":3,"
-		  "\"startTimeUnixNano\":\"1795000000004999000\","
-		  "\"endTimeUnixNano\":\"1795000000005000000\",\"attributes\":["
-		  "{\"key\":\"network.transport\",\"value\":{\"stringValue\":\"tcp\"}},"
-		  "{\"key\":\"network.type\",\"value\":{\"stringValue\":\"ipv4\"}},"
-		  "{\"key\":\"network.peer.address\",\"value\":{\"stringValue\":\"10.0.0.2\"}},"
-		  "{\"key\":\"network.peer.port\",\"value\":{\"intValue\":\"6379\"}},"
-		  "{\"key\":\"network.local.address\",\"value\":{\"stringValue\":\"10.0.0.1\"}},"
-		  "{\"key\":\"network.local.port\",\"value\":{\"intValue\":\"40000\"}},"
-		  "{\"key\":\"server.address\",\"value\":{\"stringValue\":\"10.0.0.2\"}},"
-		  "{\"key\":\"server.port\",\"value\":{\"intValue\":\"6379\"}},"
-		  "{\"key\":\"network.protocol.name\",\"value\":{\"stringValue\":\"redis\"}},"
-		  "{\"key\":\"db.system\",\"value\":{\"stringValue\":\"redis\"}},"
-		  "{\"key\":\"db.system.name\",\"value\":{\"stringValue\":\"redis\"}},"
-		  "{\"key\":\"thread.id\",\"value\":{\"intValue\":\"8\"}},"
-		  "{\"key\":\"kmon.node\",\"value\":{\"stringValue\":\"n\"}},"
-		  "{\"key\":\"kmon.link\",\"value\":{\"stringValue\":\"thread\"}},"
-		  "{\"key\":\"kmon.req_bytes\",\"value\":{\"intValue\":\"12\"}},"
-		  "{\"key\":\"kmon.resp_bytes\",\"value\":{\"intValue\":\"0\"}}]}]}]},"
-		  "{\"resource\":{\"attributes\":["
-		  "{\"key\":\"service.name\",\"value\":{\"stringValue\":\"svc\"}},"
-		  "{\"key\":\"host.name\",\"value\":{\"stringValue\":\"n\"}},"
-		  "{\"key\":\"process.pid\",\"value\":{\"intValue\":\"7\"}},"
-		  "{\"key\":\"process.executable.name\",\"value\":{\"stringValue\":\"c\"}}]},"
-		  "\"scopeSpans\":[{\"scope\":{\"name\":\"kmon-trace\",\"version\":\"0.1.0\"},\"spans\":["
-		  "{\"traceId\":\"0123456789abcdef0000000000000010\","
-		  "\"spanId\":\"000000000000b001\",\"parentSpanId\":\"000000000000a002\","
-		  "\"name\":\"tcp server\",\"kind\":2,"
-		  "\"startTimeUnixNano\":\"1795000000004999000\","
-		  "\"endTimeUnixNano\":\"1795000000005000000\",\"attributes\":["
-		  "{\"key\":\"network.transport\",\"value\":{\"stringValue\":\"tcp\"}},"
-		  "{\"key\":\"network.type\",\"value\":{\"stringValue\":\"ipv4\"}},"
-		  "{\"key\":\"network.peer.address\",\"value\":{\"stringValue\":\"10.0.0.1\"}},"
-		  "{\"key\":\"network.peer.port\",\"value\":{\"intValue\":\"40000\"}},"
-		  "{\"key\":\"network.local.address\",\"value\":{\"stringValue\":\"10.0.0.2\"}},"
-		  "{\"key\":\"network.local.port\",\"value\":{\"intValue\":\"8080\"}},"
-		  "{\"key\":\"client.address\",\"value\":{\"stringValue\":\"10.0.0.1\"}},"
-		  "{\"key\":\"client.port\",\"value\":{\"intValue\":\"40000\"}},"
-		  "{\"key\":\"thread.id\",\"value\":{\"intValue\":\"8\"}},"
-		  "{\"key\":\"kmon.node\",\"value\":{\"stringValue\":\"n\"}},"
-		  "{\"key\":\"kmon.link\",\"value\":{\"stringValue\":\"tcp_seq\"}},"
-		  "{\"key\":\"kmon.req_bytes\",\"value\":{\"intValue\":\"0\"}},"
-		  "{\"key\":\"kmon.resp_bytes\",\"value\":{\"intValue\":\"0\"}}]}]}]}]}");
+	CHECK_STR(
+		sb.buf,
+		"{\"resourceSpans\":[{\"resource\":{\"attributes\":["
+		"{\"key\":\"service.name\",\"value\":{\"stringValue\":\"c\"}},"
+		"{\"key\":\"host.name\",\"value\":{\"stringValue\":\"n\"}},"
+		"{\"key\":\"process.pid\",\"value\":{\"intValue\":\"7\"}},"
+		"{\"key\":\"process.executable.name\",\"value\":{\"stringValue\":\"c\"}}]},"
+		"\"scopeSpans\":[{\"scope\":{\"name\":\"kmon-trace\",\"version\":\"0.1.0\"},\"spans\":["
+		"{\"traceId\":\"0123456789abcdef0000000000000010\","
+		"\"spanId\":\"000000000000a002\",\"parentSpanId\":\"000000000000a001\","
+		"\"name\":\"redis client\",\"kind\":3,"
+		"\"startTimeUnixNano\":\"1795000000004999000\","
+		"\"endTimeUnixNano\":\"1795000000005000000\",\"attributes\":["
+		"{\"key\":\"network.transport\",\"value\":{\"stringValue\":\"tcp\"}},"
+		"{\"key\":\"network.type\",\"value\":{\"stringValue\":\"ipv4\"}},"
+		"{\"key\":\"network.peer.address\",\"value\":{\"stringValue\":\"10.0.0.2\"}},"
+		"{\"key\":\"network.peer.port\",\"value\":{\"intValue\":\"6379\"}},"
+		"{\"key\":\"network.local.address\",\"value\":{\"stringValue\":\"10.0.0.1\"}},"
+		"{\"key\":\"network.local.port\",\"value\":{\"intValue\":\"40000\"}},"
+		"{\"key\":\"server.address\",\"value\":{\"stringValue\":\"10.0.0.2\"}},"
+		"{\"key\":\"server.port\",\"value\":{\"intValue\":\"6379\"}},"
+		"{\"key\":\"network.protocol.name\",\"value\":{\"stringValue\":\"redis\"}},"
+		"{\"key\":\"db.system\",\"value\":{\"stringValue\":\"redis\"}},"
+		"{\"key\":\"db.system.name\",\"value\":{\"stringValue\":\"redis\"}},"
+		"{\"key\":\"thread.id\",\"value\":{\"intValue\":\"8\"}},"
+		"{\"key\":\"kmon.node\",\"value\":{\"stringValue\":\"n\"}},"
+		"{\"key\":\"kmon.link\",\"value\":{\"stringValue\":\"thread\"}},"
+		"{\"key\":\"kmon.req_bytes\",\"value\":{\"intValue\":\"12\"}},"
+		"{\"key\":\"kmon.resp_bytes\",\"value\":{\"intValue\":\"0\"}}]}]}]},"
+		"{\"resource\":{\"attributes\":["
+		"{\"key\":\"service.name\",\"value\":{\"stringValue\":\"svc\"}},"
+		"{\"key\":\"host.name\",\"value\":{\"stringValue\":\"n\"}},"
+		"{\"key\":\"process.pid\",\"value\":{\"intValue\":\"7\"}},"
+		"{\"key\":\"process.executable.name\",\"value\":{\"stringValue\":\"c\"}}]},"
+		"\"scopeSpans\":[{\"scope\":{\"name\":\"kmon-trace\",\"version\":\"0.1.0\"},\"spans\":["
+		"{\"traceId\":\"0123456789abcdef0000000000000010\","
+		"\"spanId\":\"000000000000b001\",\"parentSpanId\":\"000000000000a002\","
+		"\"name\":\"tcp server\",\"kind\":2,"
+		"\"startTimeUnixNano\":\"1795000000004999000\","
+		"\"endTimeUnixNano\":\"1795000000005000000\",\"attributes\":["
+		"{\"key\":\"network.transport\",\"value\":{\"stringValue\":\"tcp\"}},"
+		"{\"key\":\"network.type\",\"value\":{\"stringValue\":\"ipv4\"}},"
+		"{\"key\":\"network.peer.address\",\"value\":{\"stringValue\":\"10.0.0.1\"}},"
+		"{\"key\":\"network.peer.port\",\"value\":{\"intValue\":\"40000\"}},"
+		"{\"key\":\"network.local.address\",\"value\":{\"stringValue\":\"10.0.0.2\"}},"
+		"{\"key\":\"network.local.port\",\"value\":{\"intValue\":\"8080\"}},"
+		"{\"key\":\"client.address\",\"value\":{\"stringValue\":\"10.0.0.1\"}},"
+		"{\"key\":\"client.port\",\"value\":{\"intValue\":\"40000\"}},"
+		"{\"key\":\"thread.id\",\"value\":{\"intValue\":\"8\"}},"
+		"{\"key\":\"kmon.node\",\"value\":{\"stringValue\":\"n\"}},"
+		"{\"key\":\"kmon.link\",\"value\":{\"stringValue\":\"tcp_seq\"}},"
+		"{\"key\":\"kmon.req_bytes\",\"value\":{\"intValue\":\"0\"}},"
+		"{\"key\":\"kmon.resp_bytes\",\"value\":{\"intValue\":\"0\"}}]}]}]}]}");
 	/* the protocol attributes of the semantic conventions */
 	CHECK_STR(otlp__protocol_attr("postgresql"), "db.system");
 	CHECK_STR(otlp__protocol_attr("kafka"), "messaging.system");

@@ -12,15 +12,15 @@
 
 static int unit_passed, unit_failed;
 
-#define CHECK(cond)                                                           \
-	do {                                                                  \
-		if (cond) {                                                   \
-			unit_passed++;                                        \
-		} else {                                                      \
-			unit_failed++;                                        \
-			fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__,        \
-				__LINE__, #cond);                             \
-		}                                                             \
+#define CHECK(cond)                                                   \
+	do {                                                          \
+		if (cond) {                                           \
+			unit_passed++;                                \
+		} else {                                              \
+			unit_failed++;                                \
+			fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, \
+				__LINE__, #cond);                     \
+		}                                                     \
 	} while (0)
 
 #define CHECK_STR(got, want)                                                  \
@@ -30,7 +30,8 @@ static int unit_passed, unit_failed;
 			unit_passed++;                                        \
 		} else {                                                      \
 			unit_failed++;                                        \
-			fprintf(stderr, "%s:%d: FAIL %s\n  got:  %s\n  want: %s\n", \
+			fprintf(stderr,                                       \
+				"%s:%d: FAIL %s\n  got:  %s\n  want: %s\n",   \
 				__FILE__, __LINE__, #got, g_ ? g_ : "(null)", \
 				w_ ? w_ : "(null)");                          \
 		}                                                             \

@@ -57,12 +57,13 @@ enum {
 	NR_HOOKS
 };
 
-#define BIO_HOOK(event, prog)                                         \
-	{ { ATTACH_TP_BTF, prog "_btf", event },                      \
-	  { ATTACH_RAW_TP, prog "_raw", event },                      \
-	  { ATTACH_TRACEPOINT, prog "_tp", "block/" event } },        \
+#define BIO_HOOK(event, prog)                                  \
+	{ { ATTACH_TP_BTF, prog "_btf", event },               \
+	  { ATTACH_RAW_TP, prog "_raw", event },               \
+	  { ATTACH_TRACEPOINT, prog "_tp", "block/" event } }, \
 		3
 
+/* clang-format off: one hook a paragraph, candidates a line */
 static const struct hook bio_hooks[] = {
 	/* 6.5+: the submitter's context. Without it the owner is the task
 	 * at insert (else issue), usually the submitter too. */
@@ -86,10 +87,11 @@ static const struct hook bio_hooks[] = {
 				      "kblockd is kblockd's" },
 	[HOOK_LOST] = BIO_LOST_HOOK,
 };
+/* clang-format on */
 
 static const char *const op_names[BIO_NR_OPS] = {
-	[BIO_OP_READ] = "read",	      [BIO_OP_WRITE] = "write",
-	[BIO_OP_FLUSH] = "flush",     [BIO_OP_DISCARD] = "discard",
+	[BIO_OP_READ] = "read",	  [BIO_OP_WRITE] = "write",
+	[BIO_OP_FLUSH] = "flush", [BIO_OP_DISCARD] = "discard",
 	[BIO_OP_OTHER] = "other",
 };
 
@@ -402,8 +404,7 @@ static void bio_stats(void *state, struct collector_stats *st)
 	st->lost = map_percpu_sum(fd, &keys) + map_percpu_sum(fd, &inflight) +
 		   map_percpu_sum(fd, &rb) + stackless + swept +
 		   stat_sum(c, BIO_COMPLETION_LOST) +
-		   stat_sum(c, BIO_ISSUE_LOST) + c->stale_lost +
-		   c->missed_lost;
+		   stat_sum(c, BIO_ISSUE_LOST) + c->stale_lost + c->missed_lost;
 	if ((stackless || swept) && !c->stack_warned) {
 		log_warn("bio: slow I/Os without a stack: %llu (stack map "
 			 "full or collisions), %llu (swept while in flight)",
@@ -457,7 +458,9 @@ static int bio_open(struct bio_collector *c, struct kmond *k)
 		bpf_program__set_autoload(
 			bpf_object__find_program_by_name(
 				c->skel->obj,
-				bio_hooks[HOOK_REQUEUE].cands[chosen[HOOK_REQUEUE]].prog),
+				bio_hooks[HOOK_REQUEUE]
+					.cands[chosen[HOOK_REQUEUE]]
+					.prog),
 			false);
 		chosen[HOOK_REQUEUE] = -1;
 	}
@@ -501,15 +504,15 @@ static int bio_start(struct kmond *k, void **state)
 	bio_apply(c, &k->cfg);
 	/* Keyed by sector there is no request to look at (docs/design/bio.md). */
 	if (!c->skel->rodata->key_by_sector)
-		c->missed = bio_lost__new(
-			&bio_hooks[HOOK_LOST],
-			bpf_map__fd(c->skel->maps.bio_inflight));
+		c->missed =
+			bio_lost__new(&bio_hooks[HOOK_LOST],
+				      bpf_map__fd(c->skel->maps.bio_inflight));
 	probe__set_unloaded(&bio_hooks[HOOK_LOST],
 			    c->skel->rodata->key_by_sector ?
 				    "keyed by sector: no request to look at" :
 				    NULL);
 	err = rings__add(k->rings, bpf_map__fd(c->skel->maps.bio_events),
-				 on_slow, c);
+			 on_slow, c);
 	if (err)
 		goto cleanup;
 	err = bio_bpf__attach(c->skel);

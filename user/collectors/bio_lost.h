@@ -12,11 +12,13 @@
 struct bio_lost;
 
 /* The hook of the lost walk, optional: a run over the in-flight map. */
+/* clang-format off */
 #define BIO_LOST_HOOK                                                       \
 	{ "lost_walk", { { ATTACH_RUN, "bio_find_lost", "bio_inflight" } },  \
 	  1, .optional = true,                                              \
 	  .feature = "I/Os whose completion the kernel skipped are not "    \
 		     "counted lost" }
+/* clang-format on */
 
 /* hook: BIO_LOST_HOOK; inflight_fd: the collector's bio_inflight map.
  * NULL (said once) when the kernel refuses the program: the count is

@@ -16,13 +16,14 @@
 struct bio_stacks {
 	struct bio_bpf *skel;
 	struct stack_cache *cache[2]; /* symbolized frames, per map */
-	uint64_t lost;		      /* the kernel's count at the last sweep */
+	uint64_t lost; /* the kernel's count at the last sweep */
 	uint64_t swept;
 };
 
 static struct bpf_map *map_of(struct bio_stacks *s, uint32_t gen)
 {
-	return gen & 1 ? s->skel->maps.bio_stacks_odd : s->skel->maps.bio_stacks;
+	return gen & 1 ? s->skel->maps.bio_stacks_odd :
+			 s->skel->maps.bio_stacks;
 }
 
 struct bio_stacks *bio_stacks__new(struct bio_bpf *skel)
@@ -58,8 +59,7 @@ void bio_stacks__free(struct bio_stacks *s)
 
 const char *const *bio_stacks__frames(struct bio_stacks *s,
 				      const struct ksyms *ks,
-				      const struct bio_slow_event *e,
-				      size_t *n)
+				      const struct bio_slow_event *e, size_t *n)
 {
 	uint32_t gen = s->skel->bss->stack_gen;
 

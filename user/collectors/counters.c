@@ -57,16 +57,22 @@ struct counters_collector {
 
 /* `--probe` shows what this kernel allows: any tracepoint (probed with a
  * common one), and functions through fentry or kprobes. */
+/* clang-format off: one hook a paragraph, candidates a line */
 static const struct hook counters_hooks[] = {
 	[HOOK_TRACEPOINTS] = { "tracepoints",
-	  { { ATTACH_TRACEPOINT, "counters_tp", "sched/sched_process_fork" } },
-	  1 },
+			       { { ATTACH_TRACEPOINT, "counters_tp",
+				   "sched/sched_process_fork" } },
+			       1 },
 	[HOOK_FUNCTIONS] = { "functions",
-	  { { ATTACH_FENTRY, "counters_fentry", "tcp_connect" },
-	    { ATTACH_KPROBE, "counters_kprobe", "tcp_connect" } },
-	  2, .optional = true,
-	  .feature = "kernel functions are not counted" },
+			     { { ATTACH_FENTRY, "counters_fentry",
+				 "tcp_connect" },
+			       { ATTACH_KPROBE, "counters_kprobe",
+				 "tcp_connect" } },
+			     2,
+			     .optional = true,
+			     .feature = "kernel functions are not counted" },
 };
+/* clang-format on */
 
 static bool counters_uses_hook(const struct config *cfg, int h)
 {
@@ -106,7 +112,8 @@ static int attach_tracepoint(struct counters_collector *c, int id)
 	cand.target = path;
 	if (!probe__available(&cand, why, sizeof(why))) {
 		log_warn("counters: tracepoint %s does not exist on this "
-			 "kernel (%s): not counted", ev->name, why);
+			 "kernel (%s): not counted",
+			 ev->name, why);
 		return -ENOENT;
 	}
 	ev->link = bpf_program__attach_tracepoint_opts(
@@ -140,10 +147,14 @@ static int load_fentry(struct counters_collector *c, int id)
 						  skel->progs.counters_fentry);
 	err = bpf_program__set_attach_target(skel->progs.counters_fentry, 0,
 					     ev->name);
-	err = err ?: bpf_map__reuse_fd(skel->maps.counter_counts,
-				       bpf_map__fd(c->skel->maps.counter_counts));
-	err = err ?: bpf_map__reuse_fd(skel->maps.counter_stats,
-				       bpf_map__fd(c->skel->maps.counter_stats));
+	err = err   ?:
+		      bpf_map__reuse_fd(
+			      skel->maps.counter_counts,
+			      bpf_map__fd(c->skel->maps.counter_counts));
+	err = err   ?:
+		      bpf_map__reuse_fd(
+			      skel->maps.counter_stats,
+			      bpf_map__fd(c->skel->maps.counter_stats));
 	err = err ?: provider__share_maps(c->k->provider, skel->obj);
 	return err ?: counters_bpf__load(skel);
 }
@@ -217,14 +228,14 @@ static void warn_functions(const struct counters_cfg *cc)
 	strbuf__free(&whys);
 }
 
-static int want(struct counters_collector *c, const char *name,
-		bool function)
+static int want(struct counters_collector *c, const char *name, bool function)
 {
 	int id = event_id(c, name, function);
 
 	if (id < 0) {
 		log_warn("counters: %s not counted: more than %d distinct "
-			 "events since start", name, COUNTERS_MAX_EVENTS);
+			 "events since start",
+			 name, COUNTERS_MAX_EVENTS);
 		return id;
 	}
 	c->events[id].wanted = true;
@@ -310,8 +321,8 @@ static bool finished(void *ctx, const void *k, bool grew)
 
 	(void)grew; /* a live key stays, idle or not */
 	provider__name(c->k->provider, key->pid, key->svc, &who);
-	return key->event >= (__u32)c->nevents ||
-	       !c->events[key->event].link || who.gone;
+	return key->event >= (__u32)c->nevents || !c->events[key->event].link ||
+	       who.gone;
 }
 
 static void counters_collect(void *state, struct kmond *k, uint64_t ts)

@@ -62,20 +62,26 @@ struct drop_collector {
 	bool stack_warned;
 };
 
+/* clang-format off: one hook a paragraph, candidates a line */
 static const struct hook drop_hooks[] = {
 	[HOOK_KFREE_SKB] = { "kfree_skb",
-	  { { ATTACH_TP_BTF, "drop_kfree_btf", "kfree_skb" },
-	    { ATTACH_TRACEPOINT, "drop_kfree_tp", "skb/kfree_skb" } },
-	  2 },
+			     { { ATTACH_TP_BTF, "drop_kfree_btf", "kfree_skb" },
+			       { ATTACH_TRACEPOINT, "drop_kfree_tp",
+				 "skb/kfree_skb" } },
+			     2 },
 	[HOOK_SOCK_STATE] = { "sock_owner",
-	  { { ATTACH_TP_BTF, "drop_state_btf", "inet_sock_set_state" },
-	    { ATTACH_TRACEPOINT, "drop_state_tp",
-	      "sock/inet_sock_set_state" } },
-	  2, .optional = true,
-	  .feature = "drops are reported without their socket's owner" },
+			      { { ATTACH_TP_BTF, "drop_state_btf",
+				  "inet_sock_set_state" },
+				{ ATTACH_TRACEPOINT, "drop_state_tp",
+				  "sock/inet_sock_set_state" } },
+			      2,
+			      .optional = true,
+			      .feature =
+				      "drops are reported without their socket's owner" },
 	/* its own object (drop_owners.h), run once at start */
 	[HOOK_SEED] = DROP_SEED_HOOK,
 };
+/* clang-format on */
 
 static int drop_apply(void *state, const struct config *cfg)
 {
@@ -129,8 +135,7 @@ static void emit(struct drop_collector *c, uint64_t ts,
 	}
 	record__begin(&c->rec, "drop", ts, c->k->cfg.node);
 	add_owner(c, key);
-	record__str(&c->rec, "family",
-		    t->family == AF_INET6 ? "ipv6" : "ipv4");
+	record__str(&c->rec, "family", t->family == AF_INET6 ? "ipv6" : "ipv4");
 	add_addr(&c->rec, "saddr", t->family, t->saddr);
 	record__u64(&c->rec, "sport", t->sport);
 	add_addr(&c->rec, "daddr", t->family, t->daddr);
@@ -255,7 +260,8 @@ static void drop_stats(void *state, struct collector_stats *st)
 	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &full);
 	if (stackless && !c->stack_warned) {
 		log_warn("drop: %llu drops without a stack (stack map "
-			 "collisions)", (unsigned long long)stackless);
+			 "collisions)",
+			 (unsigned long long)stackless);
 		c->stack_warned = true;
 	}
 	st->missed = misses__count(c->skel->obj);
@@ -315,7 +321,8 @@ static int drop_start(struct kmond *k, void **state)
 	if (!c->reasons) {
 		err = -errno;
 		log_error("drop: cannot read enum skb_drop_reason from the "
-			  "kernel's BTF: %s", strerror(-err));
+			  "kernel's BTF: %s",
+			  strerror(-err));
 		goto cleanup;
 	}
 	err = drop_open(c, k);
@@ -328,7 +335,7 @@ static int drop_start(struct kmond *k, void **state)
 	}
 	drop_apply(c, &k->cfg);
 	err = rings__add(k->rings, bpf_map__fd(c->skel->maps.drop_events),
-				 on_event, c);
+			 on_event, c);
 	if (err)
 		goto cleanup;
 	err = drop_bpf__attach(c->skel);

@@ -13,12 +13,14 @@
 struct provider;
 
 /* The hook of the iterator, optional. */
+/* clang-format off */
 #define DROP_SEED_HOOK                                                      \
 	{ "seed_owners",                                                    \
 	  { { ATTACH_ITER, "drop_seed_owners", "task_file" } },             \
 	  1, .optional = true,                                              \
 	  .feature = "drops on client sockets made before kmond have no "   \
 		     "owner (listeners' from /proc)" }
+/* clang-format on */
 
 /* Seeds the drop collector's maps sock_owner and port_owner (fds); what
  * the kernel side learned since its attach stays. */

@@ -12,7 +12,7 @@
 struct reason {
 	uint32_t value;
 	uint32_t order; /* in the enum: among aliases the first wins */
-	char *name;	/* prefix stripped */
+	char *name; /* prefix stripped */
 };
 
 struct drop_reasons {
@@ -58,7 +58,8 @@ static int read_enum(struct drop_reasons *r, const struct btf *btf,
 		uint32_t value;
 
 		if (btf_is_enum(t)) {
-			name = btf__name_by_offset(btf, btf_enum(t)[i].name_off);
+			name = btf__name_by_offset(btf,
+						   btf_enum(t)[i].name_off);
 			value = btf_enum(t)[i].val;
 		} else {
 			name = btf__name_by_offset(btf,

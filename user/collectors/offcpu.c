@@ -62,6 +62,7 @@ struct offcpu_collector {
 	struct record rec;
 };
 
+/* clang-format off: one hook a paragraph, candidates a line */
 static const struct hook offcpu_hooks[] = {
 	{ "sched_switch",
 	  { { ATTACH_TP_BTF, "offcpu_switch_btf", "sched_switch" },
@@ -69,6 +70,7 @@ static const struct hook offcpu_hooks[] = {
 	    { ATTACH_TRACEPOINT, "offcpu_switch_tp", "sched/sched_switch" } },
 	  3 },
 };
+/* clang-format on */
 
 static int offcpu_apply(void *state, const struct config *cfg)
 {
@@ -96,8 +98,7 @@ static uint64_t hist_id(const struct offcpu_hist_key *key)
 
 /* Whether pid exited; its caches go once this interval's records are
  * out. */
-static bool process_gone(struct offcpu_collector *c, uint32_t pid,
-			 uint32_t svc)
+static bool process_gone(struct offcpu_collector *c, uint32_t pid, uint32_t svc)
 {
 	struct proc_name who;
 
@@ -185,9 +186,8 @@ static void add_user_frames(struct offcpu_collector *c, uint32_t pid, int id)
 /* Kernel frames first, then user frames, each innermost first. */
 static void add_stack(struct offcpu_collector *c, const struct offcpu_key *key)
 {
-	const struct kframes *kf = key->kstack ?
-					   kernel_frames(c, key->kstack) :
-					   NULL;
+	const struct kframes *kf = key->kstack ? kernel_frames(c, key->kstack) :
+						 NULL;
 
 	record__array_begin(&c->rec, "stack");
 	for (size_t i = 0; kf && i < kf->n; i++)
@@ -224,7 +224,8 @@ static bool report_key(struct offcpu_collector *c, uint64_t ts,
 	/* The kernel adds a block's time and its count one after the other:
 	 * what a read between them sees of one goes out with the other. */
 	if (val->count > before) {
-		emit(c, ts, key, val->total_ns - before_ns, val->count - before);
+		emit(c, ts, key, val->total_ns - before_ns,
+		     val->count - before);
 		hashmap__set(c->reported_ns, id, val->total_ns);
 		hashmap__set(c->reported_count, id, val->count);
 	}
@@ -233,8 +234,7 @@ static bool report_key(struct offcpu_collector *c, uint64_t ts,
 	return val->count == before && c->nkeys > OFFCPU_MAX_KEYS / 4 * 3;
 }
 
-static void mark_used(struct offcpu_collector *c, uint64_t kstack,
-		      int ustack)
+static void mark_used(struct offcpu_collector *c, uint64_t kstack, int ustack)
 {
 	if (kstack)
 		hashmap__set(c->kused, kstack, 1);
@@ -309,7 +309,8 @@ static void mark_pinned(struct offcpu_collector *c)
 		count = 0;
 	if (count < OFFCPU_STACK_ENTRIES) {
 		log_warn("offcpu: stack pins unreadable (%s): no user stack "
-			 "deleted", err ? strerror(errno) : "short read");
+			 "deleted",
+			 err ? strerror(errno) : "short read");
 		memset(c->used, 1, sizeof(c->used));
 	}
 	for (__u32 i = 0; i < count; i++)
@@ -384,7 +385,8 @@ static void sweep_stacks(struct offcpu_collector *c)
 	live_store(c->skel->bss->stack_gen, c->skel->bss->stack_gen + 1);
 	sweep_kstacks(c);
 	log_debug("offcpu: stacks swept (%zu keys deleted since the last "
-		  "sweep)", c->orphans);
+		  "sweep)",
+		  c->orphans);
 	c->orphans = 0;
 }
 
@@ -510,10 +512,8 @@ static void offcpu_stats(void *state, struct collector_stats *st)
 	struct offcpu_collector *c = state;
 
 	st->events = stat_of(c, OFFCPU_BLOCKS);
-	st->lost = stat_of(c, OFFCPU_START_FULL) +
-		   stat_of(c, OFFCPU_KEY_FULL) +
-		   stat_of(c, OFFCPU_HIST_FULL) +
-		   stat_of(c, OFFCPU_STACK_LOST);
+	st->lost = stat_of(c, OFFCPU_START_FULL) + stat_of(c, OFFCPU_KEY_FULL) +
+		   stat_of(c, OFFCPU_HIST_FULL) + stat_of(c, OFFCPU_STACK_LOST);
 	st->missed = misses__count(c->skel->obj);
 	st->lost += st->missed;
 }

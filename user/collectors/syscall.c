@@ -43,6 +43,7 @@ struct syscall_collector {
 	struct record rec;
 };
 
+/* clang-format off: one hook a paragraph, candidates a line */
 static const struct hook syscall_hooks[] = {
 	{ "sys_enter",
 	  { { ATTACH_TP_BTF, "sys_enter_btf", "sys_enter" },
@@ -50,6 +51,7 @@ static const struct hook syscall_hooks[] = {
 	    { ATTACH_TRACEPOINT, "sys_enter_tp", "raw_syscalls/sys_enter" } },
 	  3 },
 };
+/* clang-format on */
 
 static int syscall_apply(void *state, const struct config *cfg)
 {

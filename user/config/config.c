@@ -78,7 +78,7 @@ static int expect(struct parser *p, yaml_node_t *node, yaml_node_type_t type,
 	if (node->type == type)
 		return 0;
 	return fail(p, node, "%s: expected %s, got %s", what,
-		    type == YAML_MAPPING_NODE	 ? "a mapping" :
+		    type == YAML_MAPPING_NODE  ? "a mapping" :
 		    type == YAML_SEQUENCE_NODE ? "a list" :
 						 "a scalar",
 		    node_kind(node));
@@ -181,9 +181,10 @@ static int get_duration(struct parser *p, yaml_node_t *node, const char *what,
 	if (expect(p, node, YAML_SCALAR_NODE, what))
 		return -1;
 	if (duration__parse(scalar(node), DURATION_UNIT, &ns))
-		return fail(p, node,
-			    "%s: '%s' is not a duration (like 250us, 10ms, 5s, 1m)",
-			    what, scalar(node));
+		return fail(
+			p, node,
+			"%s: '%s' is not a duration (like 250us, 10ms, 5s, 1m)",
+			what, scalar(node));
 	if (ns < min || ns > max)
 		return fail(p, node, "%s: %s is out of range", what,
 			    scalar(node));
@@ -210,7 +211,8 @@ static int for_each_pair(struct parser *p, yaml_node_t *map, const char *what,
 		if (expect(p, k, YAML_SCALAR_NODE, "key"))
 			return -1;
 		for (prev = map->data.mapping.pairs.start; prev < pair; prev++)
-			if (strcmp(scalar(node_at(p, prev->key)), scalar(k)) == 0)
+			if (strcmp(scalar(node_at(p, prev->key)), scalar(k)) ==
+			    0)
 				return fail(p, k, "%s: duplicate key '%s'",
 					    what, scalar(k));
 		if (fn(p, scalar(k), k, node_at(p, pair->value), arg))
@@ -265,8 +267,9 @@ static int match_pair(struct parser *p, const char *key, yaml_node_t *k,
 	uint64_t pid;
 
 	if (++m->nselectors > 1)
-		return fail(p, k, "match: give one selector per service entry "
-				  "(add another entry with the same name)");
+		return fail(p, k,
+			    "match: give one selector per service entry "
+			    "(add another entry with the same name)");
 	if (strcmp(key, "comm") == 0) {
 		m->svc->type = SELECTOR_COMM;
 		return get_string(p, v, "match.comm", m->svc->comm,
@@ -297,7 +300,8 @@ static int match_pair(struct parser *p, const char *key, yaml_node_t *k,
 			       sizeof(m->svc->path)))
 			return -1;
 		if (m->svc->path[0] != '/')
-			return fail(p, v, "match.cgroup: a path starting with '/'");
+			return fail(p, v,
+				    "match.cgroup: a path starting with '/'");
 		return 0;
 	}
 	if (strcmp(key, "container") == 0) {
@@ -306,7 +310,8 @@ static int match_pair(struct parser *p, const char *key, yaml_node_t *k,
 			       sizeof(m->svc->path)))
 			return -1;
 		if (!container_id_ok(m->svc->path))
-			return fail(p, v, "match.container: 12 to 64 hex digits");
+			return fail(p, v,
+				    "match.container: 12 to 64 hex digits");
 		return 0;
 	}
 	if (strcmp(key, "k8s") == 0) {
@@ -341,11 +346,13 @@ static int service_pair(struct parser *p, const char *key, yaml_node_t *k,
 	struct service_arg *s = arg;
 
 	if (strcmp(key, "name") == 0) {
-		if (get_string(p, v, "name", s->svc->name, sizeof(s->svc->name)))
+		if (get_string(p, v, "name", s->svc->name,
+			       sizeof(s->svc->name)))
 			return -1;
 		if (!service_name_ok(s->svc->name))
-			return fail(p, v, "name: '%s' may hold only letters, "
-					  "digits, '_', '.' and '-'",
+			return fail(p, v,
+				    "name: '%s' may hold only letters, "
+				    "digits, '_', '.' and '-'",
 				    s->svc->name);
 		s->has_name = true;
 		return 0;
@@ -359,7 +366,9 @@ static int service_pair(struct parser *p, const char *key, yaml_node_t *k,
 		if (for_each_pair(p, v, "match", match_pair, &m))
 			return -1;
 		if (m.nselectors == 0)
-			return fail(p, v, "match: needs a selector (comm, pid, exe, cgroup, container, k8s or port)");
+			return fail(
+				p, v,
+				"match: needs a selector (comm, pid, exe, cgroup, container, k8s or port)");
 		s->has_match = true;
 		return 0;
 	}
@@ -383,7 +392,9 @@ static int parse_services(struct parser *p, yaml_node_t *seq,
 		if (cfg->nservices == CONFIG_MAX_SERVICES)
 			return fail(p, node, "services: more than %d entries",
 				    CONFIG_MAX_SERVICES);
-		s = (struct service_arg){ .svc = &cfg->services[cfg->nservices] };
+		s = (struct service_arg){
+			.svc = &cfg->services[cfg->nservices]
+		};
 		if (for_each_pair(p, node, "service", service_pair, &s))
 			return -1;
 		if (!s.has_name)
@@ -467,8 +478,8 @@ static bool event_name_ok(const char *s, bool tracepoint)
 {
 	const char *colon = strchr(s, ':');
 
-	if (tracepoint && (!colon || colon == s || !colon[1] ||
-			   strchr(colon + 1, ':')))
+	if (tracepoint &&
+	    (!colon || colon == s || !colon[1] || strchr(colon + 1, ':')))
 		return false;
 	for (const char *c = s; *c; c++)
 		if (!isalnum((unsigned char)*c) && *c != '_' &&
@@ -518,8 +529,8 @@ static int counters_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return parse_event_list(p, v, "tracepoints", true,
 					cc->tracepoints, &cc->ntracepoints);
 	if (strcmp(key, "functions") == 0)
-		return parse_event_list(p, v, "functions", false,
-					cc->functions, &cc->nfunctions);
+		return parse_event_list(p, v, "functions", false, cc->functions,
+					&cc->nfunctions);
 	return unknown_key(p, k, "collectors.counters");
 }
 
@@ -539,7 +550,8 @@ static int offcpu_pair(struct parser *p, const char *key, yaml_node_t *k,
 		else if (strcmp(scalar(v), "all") == 0)
 			oc->state = OFFCPU_ALL;
 		else
-			return fail(p, v, "state: expected sleep or all, got '%s'",
+			return fail(p, v,
+				    "state: expected sleep or all, got '%s'",
 				    scalar(v));
 		return 0;
 	}
@@ -547,8 +559,8 @@ static int offcpu_pair(struct parser *p, const char *key, yaml_node_t *k,
 }
 
 /* requests: all | none | { slow: DURATION } | { sample: N } */
-static int tcp_requests_pair(struct parser *p, const char *key,
-			     yaml_node_t *k, yaml_node_t *v, void *arg)
+static int tcp_requests_pair(struct parser *p, const char *key, yaml_node_t *k,
+			     yaml_node_t *v, void *arg)
 {
 	struct tcp_cfg *tc = arg;
 	uint64_t n;
@@ -589,8 +601,10 @@ static int parse_tcp_requests(struct parser *p, yaml_node_t *v,
 		tc->requests = TCP_RECORDS_NONE;
 		return 0;
 	}
-	return fail(p, v, "requests: expected all, none, { slow: DURATION } "
-			  "or { sample: N }, got '%s'", scalar(v));
+	return fail(p, v,
+		    "requests: expected all, none, { slow: DURATION } "
+		    "or { sample: N }, got '%s'",
+		    scalar(v));
 }
 
 static int parse_tcp_nodes(struct parser *p, yaml_node_t *seq,
@@ -610,8 +624,9 @@ static int parse_tcp_nodes(struct parser *p, yaml_node_t *seq,
 			return fail(p, node, "nodes: more than %d entries",
 				    CONFIG_MAX_NODES);
 		if (cidr__parse(scalar(node), &tc->nodes[tc->nnodes]))
-			return fail(p, node, "nodes: '%s' is not an address "
-					     "or address/prefix",
+			return fail(p, node,
+				    "nodes: '%s' is not an address "
+				    "or address/prefix",
 				    scalar(node));
 		tc->nnodes++;
 	}
@@ -628,8 +643,8 @@ static int occupancy_endpoint(struct parser *p, yaml_node_t *v,
 	if (get_string(p, v, "occupancy.endpoint", t->endpoint,
 		       sizeof(t->endpoint)))
 		return -1;
-	if (hostport__parse(t->endpoint, host, sizeof(host), port,
-			    sizeof(port), why, sizeof(why)))
+	if (hostport__parse(t->endpoint, host, sizeof(host), port, sizeof(port),
+			    why, sizeof(why)))
 		return fail(p, v, "occupancy.endpoint: %s", why);
 	t->port = (uint16_t)atoi(port);
 	if (inet_pton(AF_INET, host, t->addr) == 1)
@@ -637,8 +652,10 @@ static int occupancy_endpoint(struct parser *p, yaml_node_t *v,
 	else if (inet_pton(AF_INET6, host, t->addr) == 1)
 		t->family = AF_INET6;
 	else
-		return fail(p, v, "occupancy.endpoint: '%s' is not a numeric "
-				  "address", host);
+		return fail(p, v,
+			    "occupancy.endpoint: '%s' is not a numeric "
+			    "address",
+			    host);
 	return 0;
 }
 
@@ -690,20 +707,25 @@ static int parse_occupancy(struct parser *p, yaml_node_t *seq,
 		if (for_each_pair(p, node, "occupancy", occupancy_pair, t))
 			return -1;
 		if (!t->service[0] == !t->endpoint[0])
-			return fail(p, node, "occupancy: give the service or "
-					     "the endpoint (one of them)");
+			return fail(p, node,
+				    "occupancy: give the service or "
+				    "the endpoint (one of them)");
 		for (int i = 0; i < tc->noccupancy; i++) {
-			const struct occupancy_target_cfg *o = &tc->occupancy[i];
+			const struct occupancy_target_cfg *o =
+				&tc->occupancy[i];
 
-			if (t->service[0] && strcmp(o->service, t->service) == 0)
-				return fail(p, node,
-					    "occupancy: service '%s' given twice",
-					    t->service);
+			if (t->service[0] &&
+			    strcmp(o->service, t->service) == 0)
+				return fail(
+					p, node,
+					"occupancy: service '%s' given twice",
+					t->service);
 			if (t->endpoint[0] && o->family == t->family &&
 			    o->port == t->port && !memcmp(o->addr, t->addr, 16))
-				return fail(p, node,
-					    "occupancy: endpoint '%s' given twice",
-					    t->endpoint);
+				return fail(
+					p, node,
+					"occupancy: endpoint '%s' given twice",
+					t->endpoint);
 		}
 		tc->noccupancy++;
 	}
@@ -721,29 +743,34 @@ static int check_occupancy(struct parser *p, const struct config *cfg)
 		bool found = false;
 
 		for (int s = 0; s < cfg->nservices; s++)
-			found = found || strcmp(cfg->services[s].name,
-						t->service) == 0;
+			found = found ||
+				strcmp(cfg->services[s].name, t->service) == 0;
 		found = found || t->endpoint[0];
 		if (!cfg->tcp.sw.enabled)
-			return fail_at(p, at, "occupancy: the tcp collector "
-					      "is not enabled");
+			return fail_at(p, at,
+				       "occupancy: the tcp collector "
+				       "is not enabled");
 		if (cfg->tcp.no_load)
-			return fail_at(p, at, "occupancy: needs the load "
-					      "accounting, which load: false "
-					      "turns off");
+			return fail_at(p, at,
+				       "occupancy: needs the load "
+				       "accounting, which load: false "
+				       "turns off");
 		if (t->endpoint[0] && cfg->tcp.no_client)
-			return fail_at(p, at, "occupancy: endpoint '%s' is seen "
-					      "from the client side, which "
-					      "client: false turns off",
+			return fail_at(p, at,
+				       "occupancy: endpoint '%s' is seen "
+				       "from the client side, which "
+				       "client: false turns off",
 				       t->endpoint);
 		if (!found)
-			return fail_at(p, at, "occupancy: '%s' is not a "
-					      "service of this file",
+			return fail_at(p, at,
+				       "occupancy: '%s' is not a "
+				       "service of this file",
 				       t->service);
 		if (t->window_ns && (t->window_ns < cfg->interval_ns ||
 				     t->window_ns % cfg->interval_ns))
-			return fail_at(p, at, "occupancy.window: not a whole "
-					      "number of intervals");
+			return fail_at(p, at,
+				       "occupancy.window: not a whole "
+				       "number of intervals");
 	}
 	return 0;
 }
@@ -789,7 +816,7 @@ static void offcpu_defaults(struct config *cfg)
 static const struct collector_section {
 	const char *name;
 	size_t offset; /* of its section in struct config */
-	pair_fn pair;  /* its own keys */
+	pair_fn pair; /* its own keys */
 	void (*defaults)(struct config *cfg); /* NULL: all zero */
 } collector_sections[] = {
 	{ "syscall", offsetof(struct config, syscall), syscall_pair, NULL },
@@ -878,9 +905,8 @@ static int prometheus_pair(struct parser *p, const char *key, yaml_node_t *k,
 	if (strcmp(key, "listen") == 0) {
 		if (get_strdup(p, v, "listen", &ex->listen))
 			return -1;
-		if (hostport__parse(ex->listen, host, sizeof(host),
-					     port, sizeof(port), why,
-					     sizeof(why)))
+		if (hostport__parse(ex->listen, host, sizeof(host), port,
+				    sizeof(port), why, sizeof(why)))
 			return fail(p, v, "listen: %s", why);
 		return 0;
 	}
@@ -890,8 +916,9 @@ static int prometheus_pair(struct parser *p, const char *key, yaml_node_t *k,
 	if (strcmp(key, "max_series") == 0)
 		return get_uint(p, v, "max_series", 1, 10000000,
 				&ex->max_series);
-	return fail(p, k, "exporter: unknown key '%s' for type prometheus "
-			  "(listen, expire, max_series)",
+	return fail(p, k,
+		    "exporter: unknown key '%s' for type prometheus "
+		    "(listen, expire, max_series)",
 		    key);
 }
 
@@ -922,8 +949,8 @@ static int exporter_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return get_uint(p, v, "queue_bytes", 1024, 1ULL << 32,
 				&ex->queue_bytes);
 	if (kafka && strcmp(key, "flush_timeout") == 0)
-		return get_duration(p, v, "flush_timeout", 0,
-				    600 * NS_PER_SEC, &ex->flush_timeout_ns);
+		return get_duration(p, v, "flush_timeout", 0, 600 * NS_PER_SEC,
+				    &ex->flush_timeout_ns);
 	if (kafka && strcmp(key, "drop") == 0) {
 		if (get_string(p, v, "drop", policy, sizeof(policy)))
 			return -1;
@@ -939,8 +966,7 @@ static int exporter_pair(struct parser *p, const char *key, yaml_node_t *k,
 		    kafka ? "kafka" : "file");
 }
 
-static yaml_node_t *map_get(struct parser *p, yaml_node_t *map,
-			    const char *key)
+static yaml_node_t *map_get(struct parser *p, yaml_node_t *map, const char *key)
 {
 	yaml_node_pair_t *pair;
 
@@ -982,14 +1008,16 @@ static int parse_exporter(struct parser *p, yaml_node_t *node,
 		ex->expire_ns = 600 * NS_PER_SEC;
 		ex->max_series = 50000;
 	} else {
-		return fail(p, type,
-			    "type: unknown exporter '%s' (file, kafka, prometheus)",
-			    name);
+		return fail(
+			p, type,
+			"type: unknown exporter '%s' (file, kafka, prometheus)",
+			name);
 	}
 	if (for_each_pair(p, node, "exporter", exporter_pair, ex))
 		return -1;
 	if (ex->type == EXPORTER_FILE && !ex->path)
-		return fail(p, node, "exporter: file needs 'path' (\"-\" is stdout)");
+		return fail(p, node,
+			    "exporter: file needs 'path' (\"-\" is stdout)");
 	if (ex->type == EXPORTER_KAFKA && !ex->brokers)
 		return fail(p, node, "exporter: kafka needs 'brokers'");
 	return 0;
@@ -1024,8 +1052,9 @@ static int parse_exporters(struct parser *p, yaml_node_t *seq,
 		if (parse_exporter(p, node, &cfg->exporters[cfg->nexporters++]))
 			return -1;
 		if (same_listen(cfg))
-			return fail(p, node, "exporters: a second prometheus "
-					     "exporter on %s",
+			return fail(p, node,
+				    "exporters: a second prometheus "
+				    "exporter on %s",
 				    cfg->exporters[cfg->nexporters - 1].listen);
 	}
 	return 0;
@@ -1049,8 +1078,9 @@ static int top_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return for_each_pair(p, v, "collectors", collectors_pair, cfg);
 	if (strcmp(key, "exporters") == 0)
 		return parse_exporters(p, v, cfg);
-	return fail(p, k, "unknown key '%s' (node, interval, services, "
-			  "collectors, exporters)",
+	return fail(p, k,
+		    "unknown key '%s' (node, interval, services, "
+		    "collectors, exporters)",
 		    key);
 }
 
@@ -1140,8 +1170,7 @@ int config__parse(struct config *cfg, const char *name, const char *text,
 	return ret;
 }
 
-int config__load(struct config *cfg, const char *path, char *err,
-		 size_t errlen)
+int config__load(struct config *cfg, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	char *text = NULL;

@@ -18,20 +18,20 @@
 #define CONFIG_PROMETHEUS_LISTEN "127.0.0.1:9464" /* loopback by default */
 #define CONFIG_MAX_SYSCALLS 512
 #define CONFIG_MAX_COUNTERS 64 /* tracepoints, and functions, each */
-#define CONFIG_EVENT_MAX 128   /* "category:name" or a function name */
+#define CONFIG_EVENT_MAX 128 /* "category:name" or a function name */
 #define CONFIG_DROP_SAMPLES 16
 #define CONFIG_OFFCPU_MIN_BLOCK_NS 1000000ULL
 
 #define CONFIG_PATH_MAX 256
 
 enum selector_type {
-	SELECTOR_COMM,      /* the process name, as the kernel keeps it */
-	SELECTOR_PID,       /* a process and its descendants */
-	SELECTOR_EXE,       /* executable path, or a glob of it */
-	SELECTOR_CGROUP,    /* cgroup path prefix, in any hierarchy */
+	SELECTOR_COMM, /* the process name, as the kernel keeps it */
+	SELECTOR_PID, /* a process and its descendants */
+	SELECTOR_EXE, /* executable path, or a glob of it */
+	SELECTOR_CGROUP, /* cgroup path prefix, in any hierarchy */
 	SELECTOR_CONTAINER, /* container id (or a prefix of 12+ chars) */
-	SELECTOR_PORT,      /* the process listening on a TCP port */
-	SELECTOR_K8S,       /* the containers of Kubernetes pods */
+	SELECTOR_PORT, /* the process listening on a TCP port */
+	SELECTOR_K8S, /* the containers of Kubernetes pods */
 };
 
 struct service_cfg {
@@ -89,7 +89,7 @@ struct counters_cfg {
 
 enum offcpu_state {
 	OFFCPU_SLEEP, /* blocked: TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE */
-	OFFCPU_ALL,   /* any switch-out, preemption included */
+	OFFCPU_ALL, /* any switch-out, preemption included */
 };
 
 struct offcpu_cfg {
@@ -102,25 +102,26 @@ struct offcpu_cfg {
 enum tcp_requests_cfg {
 	TCP_RECORDS_ALL,
 	TCP_RECORDS_NONE,
-	TCP_RECORDS_SLOW,   /* latency >= slow_ns */
+	TCP_RECORDS_SLOW, /* latency >= slow_ns */
 	TCP_RECORDS_SAMPLE, /* one in `sample` */
 };
 
 #define CONFIG_MAX_NODES 256
-#define CONFIG_MAX_OCC_TARGETS 64 /* TCP_MAX_TARGETS: a slot each in the kernel */
+#define CONFIG_MAX_OCC_TARGETS \
+	64 /* TCP_MAX_TARGETS: a slot each in the kernel */
 #define CONFIG_MAX_TIERS 4 /* OCC_MAX_TIERS */
 
 /* collectors.tcp.occupancy: a service (its server side), or an endpoint
  * monitored callers call (its client side), whose tiers are estimated
  * from its response times (occupancy records). */
 struct occupancy_target_cfg {
-	char service[CONFIG_NAME_MAX];	/* "" for an endpoint */
+	char service[CONFIG_NAME_MAX]; /* "" for an endpoint */
 	char endpoint[CONFIG_NAME_MAX]; /* as written, "" for a service */
-	uint8_t addr[16];		/* the endpoint: IPv4 in the first 4 */
-	uint16_t port, family;		/* AF_INET, AF_INET6; 0 for a service */
+	uint8_t addr[16]; /* the endpoint: IPv4 in the first 4 */
+	uint16_t port, family; /* AF_INET, AF_INET6; 0 for a service */
 	uint32_t tiers;
 	uint64_t window_ns; /* 0: per interval only */
-	size_t line, col;   /* where the file gives it (0-based) */
+	size_t line, col; /* where the file gives it (0-based) */
 };
 
 struct tcp_cfg {
@@ -133,8 +134,8 @@ struct tcp_cfg {
 	struct cidr nodes[CONFIG_MAX_NODES];
 	uint32_t nnodes;
 	bool no_client; /* client: false: client-side tracking off for all */
-	bool no_load;	/* load: false: no load records (nor occupancy) */
-	bool no_paths;	/* paths: false: no parent links (ids kept) */
+	bool no_load; /* load: false: no load records (nor occupancy) */
+	bool no_paths; /* paths: false: no parent links (ids kept) */
 	/* identify each connection's protocol (default on; read when the
 	 * collector starts) */
 	bool protocols;

@@ -43,10 +43,10 @@ struct config_watch *config_watch__new(const char *path)
 	char *copy = xstrdup(path);
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 
-	if (fd < 0 || inotify_add_watch(fd, dirname(copy),
-					IN_CLOSE_WRITE | IN_MOVED_TO |
-						IN_CREATE | IN_DELETE |
-						IN_ATTRIB) < 0) {
+	if (fd < 0 ||
+	    inotify_add_watch(fd, dirname(copy),
+			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE |
+				      IN_DELETE | IN_ATTRIB) < 0) {
 		log_warn("cannot watch %s for changes (SIGHUP reloads): %s",
 			 path, strerror(errno));
 		if (fd >= 0)
@@ -64,7 +64,8 @@ struct config_watch *config_watch__new(const char *path)
 
 bool config_watch__changed(struct config_watch *w)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char buf[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
 	bool any = false;
 	uint64_t h;
 

@@ -77,7 +77,8 @@ static const char *first_attach(const struct collector_ops *ops)
 		int chosen = probe__choose(&ops->hooks[i]);
 
 		if (chosen >= 0)
-			return attach_kind_name(ops->hooks[i].cands[chosen].kind);
+			return attach_kind_name(
+				ops->hooks[i].cands[chosen].kind);
 	}
 	return "unavailable";
 }
@@ -142,7 +143,8 @@ static int collectors_start(struct kmond *k)
 		struct running *r = &running[nrunning];
 
 		r->ops = collectors[nrunning];
-		if (collector__switch(r->ops, &k->cfg)->enabled && collector_start(k, r))
+		if (collector__switch(r->ops, &k->cfg)->enabled &&
+		    collector_start(k, r))
 			return -1;
 	}
 	return 0;
@@ -244,8 +246,9 @@ static int reload_apply(struct kmond *k)
 		} else if (r->state) {
 			err = r->ops->apply(r->state, &k->cfg);
 			if (err) {
-				log_error("reload: collector %s failed to apply it: %s",
-					  r->ops->name, strerror(-err));
+				log_error(
+					"reload: collector %s failed to apply it: %s",
+					r->ops->name, strerror(-err));
 				failed++;
 			}
 		}
@@ -303,8 +306,9 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 
 		if (deadline && deadline < until)
 			until = deadline;
-		err = rings__poll(k->rings, until > now ?
-					 (int)((until - now) / 1000000) + 1 : 0);
+		err = rings__poll(
+			k->rings,
+			until > now ? (int)((until - now) / 1000000) + 1 : 0);
 		if (err < 0 && err != -EINTR)
 			log_warn("ringbuf poll: %s", strerror(-err));
 		if (config_watch__changed(watch)) {
@@ -340,8 +344,7 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt,
 		      va_list ap)
 {
 	probe__libbpf_message(fmt, ap);
-	if (level == LIBBPF_DEBUG ||
-	    (level == LIBBPF_INFO && !log_verbose))
+	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && !log_verbose))
 		return 0;
 	if (!log_verbose && probe__hold_warning(fmt, ap))
 		return 0;
@@ -385,15 +388,16 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 	ksyms__preload();
 	err_drop = privilege__drop(k.cfg.tcp.sw.enabled && k.cfg.tcp.protocols);
 	if (err_drop) {
-		log_error("failed to drop capabilities: %s", strerror(-err_drop));
+		log_error("failed to drop capabilities: %s",
+			  strerror(-err_drop));
 		goto cleanup;
 	}
 	self_usage(&u);
 	/* ready: tests and probes wait for this line (its figures are
 	 * bench/startup.sh's) */
 	log_info("running on %s, interval %llu ms (ready %.2f s after exec, "
-		 "%.2f s of CPU)", k.cfg.file,
-		 (unsigned long long)(k.cfg.interval_ns / 1000000),
+		 "%.2f s of CPU)",
+		 k.cfg.file, (unsigned long long)(k.cfg.interval_ns / 1000000),
 		 self_age_s(), u.cpu_ns / 1e9);
 	run_loop(&k, duration_ns);
 	ret = 0;
@@ -419,7 +423,8 @@ int daemon__check(const struct config *cfg)
 	for (int h = 0; h < provider_nhooks; h++)
 		if (!provider_hooks[h].optional &&
 		    probe__choose(&provider_hooks[h]) < 0) {
-			fprintf(stderr, "provider: %s: no attach method works\n",
+			fprintf(stderr,
+				"provider: %s: no attach method works\n",
 				provider_hooks[h].name);
 			ret = 1;
 		}
@@ -445,7 +450,9 @@ int daemon__check(const struct config *cfg)
 			}
 			fprintf(stderr, "%s: %s: no attach method works%s\n",
 				ops->name, ops->hooks[h].name,
-				collector__switch(ops, cfg)->required ? " (required)" : "");
+				collector__switch(ops, cfg)->required ?
+					" (required)" :
+					"");
 			if (collector__switch(ops, cfg)->required)
 				ret = 1;
 		}

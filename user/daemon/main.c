@@ -23,7 +23,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: kmond [-c FILE] [--check] [--duration DURATION] [--probe] [--watch] [-v]\n"
-		"  -c, --config FILE   configuration (default " DEFAULT_CONFIG ")\n"
+		"  -c, --config FILE   configuration (default " DEFAULT_CONFIG
+		")\n"
 		"      --check         validate the configuration and probe attach, then exit\n"
 		"      --duration DURATION\n"
 		"                      run for DURATION (250ms, 5s, 1m; a bare number is\n"
@@ -75,10 +76,12 @@ int main(int argc, char **argv)
 			check = true;
 			break;
 		case 'd':
-			if (duration__parse(optarg, DURATION_ARG, &duration_ns) ||
+			if (duration__parse(optarg, DURATION_ARG,
+					    &duration_ns) ||
 			    !duration_ns) {
-				fprintf(stderr, "kmond: --duration: '%s' is not a "
-						"duration (like 500ms, 5s, 1m)\n",
+				fprintf(stderr,
+					"kmond: --duration: '%s' is not a "
+					"duration (like 500ms, 5s, 1m)\n",
 					optarg);
 				return 2;
 			}

@@ -128,8 +128,9 @@ int privilege__check_config(const char *path, char *err, size_t errlen)
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		snprintf(err, errlen,
-			 "%s:1:1: refused: writable by %s (chmod go-w %s)", path,
-			 (st.st_mode & S_IWOTH) ? "others" : "its group", path);
+			 "%s:1:1: refused: writable by %s (chmod go-w %s)",
+			 path, (st.st_mode & S_IWOTH) ? "others" : "its group",
+			 path);
 		return -1;
 	}
 	return 0;

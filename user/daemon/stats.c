@@ -22,8 +22,10 @@ double self_age_s(void)
 	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 	fclose(f);
 	/* after the comm: state is field 3, starttime field 22 */
-	if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-			 "%*s %*s %*s %*s %*s %*s %*s %*s %llu", &start) != 1)
+	if (!p || sscanf(p + 2,
+			 "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			 &start) != 1)
 		return 0;
 	clock_gettime(CLOCK_BOOTTIME, &now);
 	return now.tv_sec + now.tv_nsec / 1e9 -
@@ -61,8 +63,8 @@ static void features_array(struct record *r, const struct hook *hooks,
 }
 
 void stats__record(struct record *r, struct kmond *k,
-		   const struct reload_counts *reloads, uint64_t ts,
-		   double cpu, const struct self_usage *u,
+		   const struct reload_counts *reloads, uint64_t ts, double cpu,
+		   const struct self_usage *u,
 		   const struct collector_report *reports, int nreports)
 {
 	struct provider_stats ps = { 0 };

@@ -12,7 +12,7 @@ struct record;
 
 struct self_usage {
 	uint64_t cpu_ns; /* user + system CPU time so far */
-	uint64_t rss;    /* resident set, bytes */
+	uint64_t rss; /* resident set, bytes */
 	uint64_t rss_peak;
 };
 
@@ -35,15 +35,15 @@ struct collector_report {
 };
 
 struct reload_counts {
-	uint64_t reloads;  /* SIGHUPs whose config was taken */
+	uint64_t reloads; /* SIGHUPs whose config was taken */
 	uint64_t failures; /* refused, or taken but not applied everywhere */
 };
 
 /* Builds the stats record from everything kmond counts. cpu is the
  * share of one core used since the previous stats record. */
 void stats__record(struct record *r, struct kmond *k,
-		   const struct reload_counts *reloads, uint64_t ts,
-		   double cpu, const struct self_usage *u,
+		   const struct reload_counts *reloads, uint64_t ts, double cpu,
+		   const struct self_usage *u,
 		   const struct collector_report *reports, int nreports);
 
 #endif

@@ -7,7 +7,7 @@
 
 struct cidr {
 	uint8_t family; /* AF_INET or AF_INET6 */
-	uint8_t bits;	/* prefix length: 0..32 or 0..128 */
+	uint8_t bits; /* prefix length: 0..32 or 0..128 */
 	uint8_t addr[16]; /* IPv4 in the first 4 bytes; host bits zeroed */
 };
 

@@ -17,12 +17,12 @@
 struct delta_totals {
 	const struct delta_walk *w;
 	struct hashmap *index; /* key id -> entry + 1 */
-	unsigned char *keys;   /* n keys of w->key_size bytes */
+	unsigned char *keys; /* n keys of w->key_size bytes */
 	struct total {
 		uint64_t count;
 		bool in_map;
 		bool held; /* has counts in front of the map */
-	} *t;
+	} * t;
 	size_t n, cap;
 	bool hold_all;
 };

@@ -13,7 +13,7 @@ struct hashmap;
 struct delta_totals;
 
 struct delta_walk {
-	int map_fd;      /* BPF_MAP_TYPE_PERCPU_HASH of u64 counts */
+	int map_fd; /* BPF_MAP_TYPE_PERCPU_HASH of u64 counts */
 	size_t key_size; /* at most 64 bytes */
 	/* A unique number per key: where the reported count is kept. */
 	uint64_t (*key_id)(const void *key);

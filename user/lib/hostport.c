@@ -24,9 +24,8 @@ static int parse_port(const char *s, char *port, size_t portlen)
 	return 0;
 }
 
-int hostport__parse(const char *s, char *host, size_t hostlen,
-			     char *port, size_t portlen, char *why,
-			     size_t whylen)
+int hostport__parse(const char *s, char *host, size_t hostlen, char *port,
+		    size_t portlen, char *why, size_t whylen)
 {
 	const char *colon;
 	size_t n;
@@ -36,7 +35,8 @@ int hostport__parse(const char *s, char *host, size_t hostlen,
 		struct in6_addr a;
 
 		if (!close || close[1] != ':') {
-			snprintf(why, whylen, "'%s': expected [v6 address]:port", s);
+			snprintf(why, whylen,
+				 "'%s': expected [v6 address]:port", s);
 			return -1;
 		}
 		n = close - s - 1;
@@ -56,9 +56,10 @@ int hostport__parse(const char *s, char *host, size_t hostlen,
 		colon = strchr(s, ':');
 		n = colon ? (size_t)(colon - s) : 0;
 		if (!colon || n == 0 || strchr(colon + 1, ':')) {
-			snprintf(why, whylen,
-				 "'%s': expected host:port or [v6 address]:port",
-				 s);
+			snprintf(
+				why, whylen,
+				"'%s': expected host:port or [v6 address]:port",
+				s);
 			return -1;
 		}
 		if (n >= hostlen) {
@@ -69,7 +70,8 @@ int hostport__parse(const char *s, char *host, size_t hostlen,
 		host[n] = '\0';
 	}
 	if (parse_port(colon + 1, port, portlen)) {
-		snprintf(why, whylen, "'%s' is no port (1 to 65535)", colon + 1);
+		snprintf(why, whylen, "'%s' is no port (1 to 65535)",
+			 colon + 1);
 		return -1;
 	}
 	return 0;
@@ -83,5 +85,6 @@ void hostport__format(int family, const uint8_t *addr, unsigned int port,
 	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, host,
 		       sizeof(host)))
 		snprintf(host, sizeof(host), "?");
-	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
+	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", host,
+		 port);
 }

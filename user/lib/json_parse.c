@@ -22,11 +22,11 @@ struct parser {
 	bool failed;
 };
 
-static void fail_at(struct parser *ps, const unsigned char *at,
-		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail_at(struct parser *ps, const unsigned char *at, const char *fmt,
+		    ...) __attribute__((format(printf, 3, 4)));
 
-static void fail_at(struct parser *ps, const unsigned char *at,
-		    const char *fmt, ...)
+static void fail_at(struct parser *ps, const unsigned char *at, const char *fmt,
+		    ...)
 {
 	struct json_error *err = ps->err;
 	const unsigned char *q;
@@ -185,9 +185,8 @@ static bool parse_number(struct parser *ps, struct json_value *v)
 		}
 		if (mag <= (uint64_t)INT64_MAX + 1) {
 			v->type = JSON_INT;
-			v->i = mag == (uint64_t)INT64_MAX + 1 ?
-				       INT64_MIN :
-				       -(int64_t)mag;
+			v->i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN :
+								-(int64_t)mag;
 			return true;
 		}
 	}
@@ -446,8 +445,7 @@ static bool parse_array(struct parser *ps, struct json_value *v)
 	}
 }
 
-static bool has_key(const struct json_value *obj, const char *key,
-		    size_t len)
+static bool has_key(const struct json_value *obj, const char *key, size_t len)
 {
 	size_t i;
 
@@ -613,8 +611,7 @@ struct json_value *json__parse(const char *text, size_t len,
 	return NULL;
 }
 
-const struct json_value *json__get(const struct json_value *v,
-				   const char *key)
+const struct json_value *json__get(const struct json_value *v, const char *key)
 {
 	size_t i, len;
 

@@ -77,8 +77,7 @@ void json__free(struct json_value *v);
 
 /* The member named key of an object; NULL when v is not an object or has
  * no such member. */
-const struct json_value *json__get(const struct json_value *v,
-				   const char *key);
+const struct json_value *json__get(const struct json_value *v, const char *key);
 /* Typed reads: false when v is NULL or of another type or out of range.
  * json__u64 takes a non-negative JSON_INT or a JSON_UINT; json__i64 a
  * JSON_INT; json__double any number. */

@@ -13,10 +13,10 @@ void log_msg(const char *level, const char *fmt, ...)
 #define log_error(...) log_msg("error: ", __VA_ARGS__)
 #define log_warn(...) log_msg("warning: ", __VA_ARGS__)
 #define log_info(...) log_msg("", __VA_ARGS__)
-#define log_debug(...)                                                        \
-	do {                                                                  \
-		if (log_verbose)                                              \
-			log_msg("", __VA_ARGS__);                             \
+#define log_debug(...)                            \
+	do {                                      \
+		if (log_verbose)                  \
+			log_msg("", __VA_ARGS__); \
 	} while (0)
 
 #endif

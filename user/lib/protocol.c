@@ -36,13 +36,13 @@ struct stream {
 };
 
 static const char *const names[PROTO_NR] = {
-	[PROTO_UNKNOWN] = "unknown",	 [PROTO_HTTP] = "http",
-	[PROTO_HTTP2] = "http2",	 [PROTO_TLS] = "tls",
-	[PROTO_REDIS] = "redis",	 [PROTO_POSTGRESQL] = "postgresql",
-	[PROTO_MYSQL] = "mysql",	 [PROTO_MEMCACHED] = "memcached",
-	[PROTO_KAFKA] = "kafka",	 [PROTO_MQTT] = "mqtt",
-	[PROTO_AMQP] = "amqp",		 [PROTO_DNS] = "dns",
-	[PROTO_SSH] = "ssh",		 [PROTO_ZOOKEEPER] = "zookeeper",
+	[PROTO_UNKNOWN] = "unknown", [PROTO_HTTP] = "http",
+	[PROTO_HTTP2] = "http2",     [PROTO_TLS] = "tls",
+	[PROTO_REDIS] = "redis",     [PROTO_POSTGRESQL] = "postgresql",
+	[PROTO_MYSQL] = "mysql",     [PROTO_MEMCACHED] = "memcached",
+	[PROTO_KAFKA] = "kafka",     [PROTO_MQTT] = "mqtt",
+	[PROTO_AMQP] = "amqp",	     [PROTO_DNS] = "dns",
+	[PROTO_SSH] = "ssh",	     [PROTO_ZOOKEEPER] = "zookeeper",
 };
 
 const char *protocol__name(int proto)
@@ -143,9 +143,9 @@ static int crlf_line(const struct stream *s, size_t i)
 /* --- HTTP/1.x --- */
 
 static const char *const http_methods[] = {
-	"GET",	 "POST",   "PUT",      "DELETE",   "HEAD",	  "OPTIONS",
-	"PATCH", "CONNECT", "TRACE",   "PROPFIND", "PROPPATCH", "MKCOL",
-	"COPY",	 "MOVE",   "LOCK",     "UNLOCK",   "REPORT",  "SEARCH",
+	"GET",	 "POST",    "PUT",   "DELETE",	 "HEAD",      "OPTIONS",
+	"PATCH", "CONNECT", "TRACE", "PROPFIND", "PROPPATCH", "MKCOL",
+	"COPY",	 "MOVE",    "LOCK",  "UNLOCK",	 "REPORT",    "SEARCH",
 };
 
 /* METHOD SP target SP HTTP/1.x CRLF; a target longer than the capture
@@ -245,8 +245,8 @@ static int tls_handshake(const struct stream *s, uint8_t hs)
 		return short_of(s, NO);
 	reclen = be16(s->b + 3);
 	hslen = be24(s->b + 6);
-	if (s->b[0] != 0x16 || s->b[1] != 3 || s->b[2] > 4 ||
-	    reclen < 38 || reclen > 16384 + 2048 || s->b[5] != hs)
+	if (s->b[0] != 0x16 || s->b[1] != 3 || s->b[2] > 4 || reclen < 38 ||
+	    reclen > 16384 + 2048 || s->b[5] != hs)
 		return NO;
 	/* A hello longer than its record continues in the next one. */
 	if (hslen + 4 < reclen || hslen > 0xffff)
@@ -328,8 +328,8 @@ static int pg_client(const struct stream *s, const struct stream *srv)
 	code = be32(s->b + 4);
 	if (code == PG_SSL_REQUEST || code == PG_GSSENC_REQUEST)
 		return len == 8 ? YES : NO;
-	if (code >> 16 != 3 || (code & 0xffff) > 2 || len < 9 ||
-	    len > 10000 || len < s->first_len)
+	if (code >> 16 != 3 || (code & 0xffff) > 2 || len < 9 || len > 10000 ||
+	    len < s->first_len)
 		return NO;
 	/* the first parameter name: lower-case letters (user, database) */
 	for (i = 8; i < s->n && i < len && s->b[i]; i++)
@@ -358,10 +358,10 @@ static int pg_server(const struct stream *s, const struct stream *cli)
 	len = be32(s->b + 1);
 	if (s->b[0] == 'E') /* an error: its fields start with a type */
 		return len >= 5 && len < 10000 &&
-			       strchr("SVCMDHPpqWstcdnFLR", s->b[5]) &&
-			       s->b[5] ?
-		       YES :
-		       NO;
+				       strchr("SVCMDHPpqWstcdnFLR", s->b[5]) &&
+				       s->b[5] ?
+			       YES :
+			       NO;
 	if (s->b[0] != 'R' || len < 8 || len > 2048)
 		return NO;
 	if (s->n < 9)
@@ -437,8 +437,8 @@ static int ssh_server(const struct stream *s, const struct stream *cli)
 /* --- Redis (RESP2, RESP3, inline commands) --- */
 
 static const char *const redis_inline[] = {
-	"PING",	  "GET",  "SET",  "INFO",     "AUTH", "HELLO",	 "QUIT",
-	"SELECT", "KEYS", "DEL",  "INCR",     "MGET", "MSET",	 "EXISTS",
+	"PING",	  "GET",  "SET",  "INFO",     "AUTH",	"HELLO",   "QUIT",
+	"SELECT", "KEYS", "DEL",  "INCR",     "MGET",	"MSET",	   "EXISTS",
 	"CONFIG", "SCAN", "TYPE", "FLUSHALL", "DBSIZE", "COMMAND", "CLIENT",
 };
 
@@ -532,9 +532,9 @@ static int redis_server(const struct stream *s, const struct stream *cli)
 		if (s->n < 4)
 			return short_of(s, NO);
 		return (s->b[1] == 't' || s->b[1] == 'f') && s->b[2] == '\r' &&
-			       s->b[3] == '\n' ?
-		       YES :
-		       NO;
+				       s->b[3] == '\n' ?
+			       YES :
+			       NO;
 	case ',': /* double */
 		return crlf_line(s, 1);
 	}
@@ -544,19 +544,35 @@ static int redis_server(const struct stream *s, const struct stream *cli)
 /* --- memcached (text, meta and binary) --- */
 
 static const char *const mc_commands[] = {
-	"get",	   "gets",    "gat",  "gats",	  "set",     "add",
-	"replace", "append",  "prepend", "cas",	  "delete",  "incr",
-	"decr",	   "touch",   "stats", "version", "flush_all", "verbosity",
-	"mg",	   "ms",      "md",   "ma",	  "mn",	     "me",
+	"get",	   "gets",   "gat",	"gats",	   "set",	"add",
+	"replace", "append", "prepend", "cas",	   "delete",	"incr",
+	"decr",	   "touch",  "stats",	"version", "flush_all", "verbosity",
+	"mg",	   "ms",     "md",	"ma",	   "mn",	"me",
 };
 
 static const char *const mc_replies[] = {
-	"VALUE ",	"END\r\n",     "STORED\r\n",  "NOT_STORED\r\n",
-	"EXISTS\r\n",	"NOT_FOUND\r\n", "DELETED\r\n", "TOUCHED\r\n",
-	"OK\r\n",	"ERROR\r\n",   "CLIENT_ERROR ", "SERVER_ERROR ",
-	"STAT ",	"VERSION ",    "HD",	      "VA ",
-	"EN\r\n",	"NF",	       "NS",	      "EX",
-	"MN\r\n",	"ME ",
+	"VALUE ",
+	"END\r\n",
+	"STORED\r\n",
+	"NOT_STORED\r\n",
+	"EXISTS\r\n",
+	"NOT_FOUND\r\n",
+	"DELETED\r\n",
+	"TOUCHED\r\n",
+	"OK\r\n",
+	"ERROR\r\n",
+	"CLIENT_ERROR ",
+	"SERVER_ERROR ",
+	"STAT ",
+	"VERSION ",
+	"HD",
+	"VA ",
+	"EN\r\n",
+	"NF",
+	"NS",
+	"EX",
+	"MN\r\n",
+	"ME ",
 };
 
 #define MC_REQ_MAGIC 0x80
@@ -610,9 +626,9 @@ static int mc_server(const struct stream *s, const struct stream *cli)
 		if ((m = mc_binary(s, MC_RES_MAGIC)) != YES)
 			return m;
 		return s->b[1] == cli->b[1] &&
-			       !memcmp(s->b + 12, cli->b + 12, 4) ?
-		       YES :
-		       NO;
+				       !memcmp(s->b + 12, cli->b + 12, 4) ?
+			       YES :
+			       NO;
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(mc_replies); k++) {
 		if ((m = starts(s, mc_replies[k])) == YES)
@@ -710,13 +726,13 @@ static int mqtt_client(const struct stream *s, const struct stream *srv)
 		return len < 10 ? NO : short_of(s, NO);
 	if (!memcmp(s->b + i, "\0\4MQTT", 6))
 		return (s->b[i + 6] == 4 || s->b[i + 6] == 5) &&
-			       !(s->b[i + 7] & 1) ?
-		       YES :
-		       NO;
+				       !(s->b[i + 7] & 1) ?
+			       YES :
+			       NO;
 	if (s->n < i + 10)
 		return short_of(s, NO);
 	return !memcmp(s->b + i, "\0\6MQIsdp", 8) && s->b[i + 8] == 3 ? YES :
-									  NO;
+									NO;
 }
 
 /* CONNACK: flags 0 or 1, then a return code (3.1.1) or reason (5). */
@@ -736,8 +752,7 @@ static int amqp_client(const struct stream *s, const struct stream *srv)
 {
 	(void)srv;
 	return starts(s, "AMQP\0\0\x09\x01") == YES ? YES :
-						      starts(s, "AMQP") == NO ?
-						      NO :
+	       starts(s, "AMQP") == NO		    ? NO :
 						      short_of(s, NO);
 }
 

@@ -23,13 +23,13 @@
 /* One message (a send, or a received segment) of the connection. */
 struct proto_msg {
 	bool from_server;
-	uint32_t len;	     /* its full length */
-	uint32_t caplen;     /* bytes in data, <= len */
+	uint32_t len; /* its full length */
+	uint32_t caplen; /* bytes in data, <= len */
 	const uint8_t *data;
 };
 
 struct proto_result {
-	int proto;	/* PROTO_* */
+	int proto; /* PROTO_* */
 	/* Final: more messages would not change it. Otherwise proto is
 	 * PROTO_UNKNOWN and the classifier wants more messages. */
 	bool decided;

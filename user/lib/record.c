@@ -65,7 +65,7 @@ void record__i64(struct record *r, const char *name, int64_t val)
 	if (val < 0)
 		*p++ = '-';
 	/* -(val + 1) + 1: INT64_MIN has no positive int64_t */
-	p = strbuf__put_u64(p, val < 0 ? (uint64_t)-(val + 1) + 1 :
+	p = strbuf__put_u64(p, val < 0 ? (uint64_t) - (val + 1) + 1 :
 					 (uint64_t)val);
 	strbuf__done(&r->json, p);
 }

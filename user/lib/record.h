@@ -119,12 +119,11 @@ static inline void record__encoded(struct record *r,
 	r->need_comma = true;
 }
 
-static inline void record__u64(struct record *r, const char *name,
-			       uint64_t val)
+static inline void record__u64(struct record *r, const char *name, uint64_t val)
 {
-	strbuf__done(&r->json, strbuf__put_u64(record__key(r, name,
-							  STRBUF_U64_MAX),
-					       val));
+	strbuf__done(&r->json,
+		     strbuf__put_u64(record__key(r, name, STRBUF_U64_MAX),
+				     val));
 }
 
 void record__i64(struct record *r, const char *name, int64_t val);

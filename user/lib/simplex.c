@@ -56,7 +56,8 @@ double simplex2_minimise(simplex2_cost cost, const void *ctx, double *x,
 		}
 		/* contract, toward the better of worst and its reflection */
 		for (j = 0; j < 2; j++)
-			q[j] = (c[j] + (fr < f[worst] ? r[j] : p[worst][j])) / 2;
+			q[j] = (c[j] + (fr < f[worst] ? r[j] : p[worst][j])) /
+			       2;
 		fq = cost(ctx, q);
 		if (fq < fmin(fr, f[worst])) {
 			memcpy(p[worst], q, sizeof(q));

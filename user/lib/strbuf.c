@@ -92,9 +92,10 @@ static inline void put_u32_before(char *end, uint32_t v)
 
 static inline char *put_u32(char *p, uint32_t v)
 {
-	static const uint32_t pow10[10] = { 1,	    10,	     100,     1000,
-					    10000,  100000,  1000000, 10000000,
-					    100000000, 1000000000 };
+	static const uint32_t pow10[10] = { 1,	       10,	 100,
+					    1000,      10000,	 100000,
+					    1000000,   10000000, 100000000,
+					    1000000000 };
 	int t;
 
 	if (v < 10) {
@@ -208,8 +209,7 @@ static const char *json_short_escape(unsigned char c)
 
 /* A byte that is not plain, or the UTF-8 sequence it starts; returns
  * how many bytes of p it took. */
-static size_t json_escape_one(char **outp, const unsigned char *p,
-			      size_t left)
+static size_t json_escape_one(char **outp, const unsigned char *p, size_t left)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char c = p[0];

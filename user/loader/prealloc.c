@@ -34,7 +34,6 @@ int prealloc__map(struct bpf_map *map, uint64_t budget)
 		entries = fit ? fit : 1;
 		err = bpf_map__set_max_entries(map, entries);
 	}
-	log_debug("%s: preallocated, %u entries", bpf_map__name(map),
-		  entries);
+	log_debug("%s: preallocated, %u entries", bpf_map__name(map), entries);
 	return err;
 }

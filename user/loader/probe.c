@@ -135,8 +135,8 @@ static bool load_refused(const struct attach_candidate *c, char *why,
 {
 	for (int i = 0; i < nrefused; i++)
 		if (refused[i].cand == c) {
-			snprintf(why, whylen, "%s failed to load: %s",
-				 c->prog, refused[i].why);
+			snprintf(why, whylen, "%s failed to load: %s", c->prog,
+				 refused[i].why);
 			return true;
 		}
 	return false;
@@ -154,8 +154,8 @@ void probe__libbpf_message(const char *fmt, va_list ap)
 	/* libbpf names the program only in its warning:
 	 * "libbpf: prog 'NAME': failed to load: -22" (1.1; "-EINVAL" later). */
 	at = strstr(msg, "prog '");
-	if (at && sscanf(at, "prog '%63[^']': failed to load: %95[^\n]",
-			 name, why) == 2) {
+	if (at && sscanf(at, "prog '%63[^']': failed to load: %95[^\n]", name,
+			 why) == 2) {
 		int err;
 
 		snprintf(failed_prog, sizeof(failed_prog), "%s", name);
@@ -329,10 +329,11 @@ bool probe__available(const struct attach_candidate *c, char *why,
 	case ATTACH_CGROUP:
 		return true; /* the load decides */
 	case ATTACH_KPROBE:
-		if (access("/sys/bus/event_source/devices/kprobe/type",
-			   F_OK) != 0) {
-			snprintf(why, whylen,
-				 "kprobes are not available (CONFIG_KPROBES off)");
+		if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) !=
+		    0) {
+			snprintf(
+				why, whylen,
+				"kprobes are not available (CONFIG_KPROBES off)");
 			return false;
 		}
 		if (btf_has("", c->target, BTF_KIND_FUNC))
@@ -532,7 +533,8 @@ void probe__describe(const char *collector, const struct hook *hooks,
 			       attach_kind_name(hook->cands[chosen].kind),
 			       hook->cands[chosen].target, why_not);
 		else if (chosen >= 0)
-			printf("%s %s", attach_kind_name(hook->cands[chosen].kind),
+			printf("%s %s",
+			       attach_kind_name(hook->cands[chosen].kind),
 			       hook->cands[chosen].target);
 		else if (hook->optional)
 			printf("off (%s)",
@@ -549,9 +551,11 @@ void probe__describe(const char *collector, const struct hook *hooks,
 				       attach_kind_name(hook->cands[i].kind));
 				continue;
 			}
-			if (!probe__available(&hook->cands[i], why, sizeof(why)))
+			if (!probe__available(&hook->cands[i], why,
+					      sizeof(why)))
 				printf("; %s: %s",
-				       attach_kind_name(hook->cands[i].kind), why);
+				       attach_kind_name(hook->cands[i].kind),
+				       why);
 		}
 		if (hook->optional && chosen >= 0 && !why_not)
 			printf("; on");

@@ -20,15 +20,15 @@ enum attach_kind {
 	ATTACH_FENTRY,
 	ATTACH_KPROBE,
 	/* Programs that add a feature rather than hook an event: */
-	ATTACH_ITER,   /* a BPF iterator; target: its kind ("task_file") */
-	ATTACH_RUN,    /* run by user space (BPF_PROG_TEST_RUN); target:
+	ATTACH_ITER, /* a BPF iterator; target: its kind ("task_file") */
+	ATTACH_RUN, /* run by user space (BPF_PROG_TEST_RUN); target:
 			* what it runs over */
 	ATTACH_CGROUP, /* attached to cgroups; target: the attach point */
 };
 
 struct attach_candidate {
 	enum attach_kind kind;
-	const char *prog;   /* program name in the BPF object */
+	const char *prog; /* program name in the BPF object */
 	/* tp_btf / raw_tp: event name ("sched_switch"); tracepoint:
 	 * "category/event"; fentry / kprobe: kernel function; iter: the
 	 * iterator's target ("bpf_sk_storage_map"). */

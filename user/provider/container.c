@@ -47,7 +47,7 @@ static const struct {
 
 struct entry {
 	struct container c; /* first: handed out as the container */
-	int misses;	    /* lookups that found no bundle */
+	int misses; /* lookups that found no bundle */
 };
 
 struct containers {
@@ -271,7 +271,8 @@ static bool read_bundle_under(const char *root, struct container *c,
 			if (text && container__parse_oci(text, len, c) == 0)
 				found = 1;
 			else if (text)
-				log_debug("%s: not a JSON object", g.gl_pathv[j]);
+				log_debug("%s: not a JSON object",
+					  g.gl_pathv[j]);
 			free(text);
 		}
 		globfree(&g);
@@ -281,12 +282,13 @@ static bool read_bundle_under(const char *root, struct container *c,
 
 			memcpy(pod.id, c->sandbox, sizeof(pod.id));
 			read_bundle_under(root, &pod, false);
-			c->labels = pod.labels; /* the sandbox's own: the pod's */
+			c->labels =
+				pod.labels; /* the sandbox's own: the pod's */
 		}
 		if (found) {
 			log_debug("container %.12s: pod %s/%s (%s%s)", c->id,
-				  c->ns[0] ? c->ns : "-", c->pod[0] ? c->pod : "-",
-				  root, abs);
+				  c->ns[0] ? c->ns : "-",
+				  c->pod[0] ? c->pod : "-", root, abs);
 			return true;
 		}
 	}
@@ -299,8 +301,8 @@ static bool read_bundle_under(const char *root, struct container *c,
  * closed to kmond, the process itself or one of its ancestors (the
  * runtime's shim: conmon, containerd-shim; a process just placed in its
  * cgroup may not have left the host's mount namespace yet). */
-static bool containers__read_bundle(struct containers *cs,
-				    struct container *c, uint32_t pid)
+static bool containers__read_bundle(struct containers *cs, struct container *c,
+				    uint32_t pid)
 {
 	char root[64], ns[64], last[64] = "";
 	ssize_t n;
@@ -310,7 +312,8 @@ static bool containers__read_bundle(struct containers *cs,
 	if (read_bundle_under("", c, true) ||
 	    read_bundle_under("/proc/1/root", c, true))
 		return true;
-	for (int depth = 0; pid > 1 && depth < 8; depth++, pid = parent_of(pid)) {
+	for (int depth = 0; pid > 1 && depth < 8;
+	     depth++, pid = parent_of(pid)) {
 		snprintf(root, sizeof(root), "/proc/%u/ns/mnt", pid);
 		n = readlink(root, ns, sizeof(ns) - 1);
 		if (n <= 0)
@@ -326,9 +329,8 @@ static bool containers__read_bundle(struct containers *cs,
 	return false;
 }
 
-static const struct container *containers__find(struct containers *cs,
-						const char *cgroups,
-						uint32_t pid)
+static const struct container *
+containers__find(struct containers *cs, const char *cgroups, uint32_t pid)
 {
 	struct container parsed;
 	struct entry *e = NULL;
@@ -363,8 +365,8 @@ static const struct container *containers__find(struct containers *cs,
 	return &e->c;
 }
 
-const struct container *containers__of_pid(struct containers *cs,
-					   uint32_t pid, bool *readable)
+const struct container *containers__of_pid(struct containers *cs, uint32_t pid,
+					   bool *readable)
 {
 	char text[4096];
 
@@ -400,8 +402,9 @@ void containers__sweep(struct containers *cs, const struct hashmap *keep)
 		if (!hashmap__find(keep, value))
 			gone[n++] = key;
 	for (size_t i = 0; i < n; i++) {
-		struct container *c = (struct container *)(uintptr_t)
-			*hashmap__find(cs->byid, gone[i]);
+		struct container *c =
+			(struct container *)(uintptr_t)*hashmap__find(cs->byid,
+								      gone[i]);
 
 		hashmap__delete(cs->byid, gone[i]);
 		container_free(c);

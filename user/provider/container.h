@@ -13,10 +13,10 @@
 
 struct hashmap;
 
-#define CONTAINER_ID_MAX 65   /* 64 hex digits */
+#define CONTAINER_ID_MAX 65 /* 64 hex digits */
 #define CONTAINER_POD_MAX 254 /* a DNS subdomain: 253 bytes */
-#define CONTAINER_NS_MAX 64   /* a DNS label: 63 bytes */
-#define CONTAINER_UID_MAX 37  /* a UUID */
+#define CONTAINER_NS_MAX 64 /* a DNS label: 63 bytes */
+#define CONTAINER_UID_MAX 37 /* a UUID */
 
 struct container {
 	char id[CONTAINER_ID_MAX];
@@ -64,8 +64,8 @@ struct containers *containers__new(const char *host_root);
 const struct container *containers__get(struct containers *cs,
 					const char *cgroups);
 /* Of pid, from /proc/PID/cgroup; NULL when in none or unreadable. */
-const struct container *containers__of_pid(struct containers *cs,
-					   uint32_t pid, bool *readable);
+const struct container *containers__of_pid(struct containers *cs, uint32_t pid,
+					   bool *readable);
 /* How many containers are known. */
 size_t containers__count(const struct containers *cs);
 /* Forgets every container not in keep (a set of container pointers as

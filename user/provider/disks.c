@@ -26,7 +26,7 @@ struct disks {
 	struct disk *v;
 	size_t n, cap;
 	uint64_t loaded_ns; /* monotonic time of the last read, 0: never */
-	char unknown[24];   /* "major:minor" of the last unknown device */
+	char unknown[24]; /* "major:minor" of the last unknown device */
 };
 
 struct disks *disks__new(const char *root)
@@ -74,7 +74,8 @@ static void parse_line(struct disks *d, const char *line, size_t len)
 	memcpy(buf, line, len);
 	buf[len] = '\0';
 	if (sscanf(buf, "%u %u %llu %32s %n", &major, &minor, &blocks, name,
-		   &end) != 4 || buf[end] != '\0')
+		   &end) != 4 ||
+	    buf[end] != '\0')
 		return;
 	if (major >= (1U << (32 - MINOR_BITS)) || minor > MINOR_MASK)
 		return;

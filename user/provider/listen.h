@@ -48,10 +48,10 @@ struct listen_cache {
 	int n;
 	uint64_t version; /* bumped at each read */
 	const volatile uint64_t *changes; /* NULL: nothing counts */
-	uint64_t seen;		      /* *changes at the last read */
-	bool valid;		      /* ls holds a read */
-	bool settle;		      /* read once more after settle_ns */
-	uint64_t settle_ns;	      /* CLOCK_MONOTONIC */
+	uint64_t seen; /* *changes at the last read */
+	bool valid; /* ls holds a read */
+	bool settle; /* read once more after settle_ns */
+	uint64_t settle_ns; /* CLOCK_MONOTONIC */
 };
 
 #define LISTEN_SETTLE_NS (100ULL * 1000000)

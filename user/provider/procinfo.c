@@ -58,9 +58,8 @@ int procinfo__parse_ppid(const char *stat_line, uint32_t *ppid)
 		return -1;
 	errno = 0;
 	v = strtoul(close + 4, &end, 10);
-	if (errno || end == close + 4 || (*end != ' ' && *end != '\0' &&
-					  *end != '\n') ||
-	    v > UINT32_MAX)
+	if (errno || end == close + 4 ||
+	    (*end != ' ' && *end != '\0' && *end != '\n') || v > UINT32_MAX)
 		return -1;
 	*ppid = (uint32_t)v;
 	return 0;
@@ -163,7 +162,8 @@ static bool component_id(const char *c, size_t len, char *id, size_t idlen)
 			continue;
 		/* systemd scopes end in .scope; cgroupfs managers (podman's
 		 * /libpod_parent/libpod-ID, CRI-O's crio-ID) use the bare name */
-		if (restlen >= 6 && memcmp(rest + restlen - 6, ".scope", 6) == 0)
+		if (restlen >= 6 &&
+		    memcmp(rest + restlen - 6, ".scope", 6) == 0)
 			restlen -= 6;
 		if (restlen != CONTAINER_ID_LEN ||
 		    hex_run(rest, restlen) != CONTAINER_ID_LEN)

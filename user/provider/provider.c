@@ -82,19 +82,29 @@ struct provider {
 	uint64_t features_off; /* probe__features_off of provider_hooks */
 };
 
+/* clang-format off: one hook a paragraph, candidates a line */
 const struct hook provider_hooks[] = {
-	{ "fork", { { ATTACH_TP_BTF, "fork_btf", "sched_process_fork" },
-		    { ATTACH_RAW_TP, "fork_raw", "sched_process_fork" } }, 2 },
-	{ "exec", { { ATTACH_TP_BTF, "exec_btf", "sched_process_exec" },
-		    { ATTACH_RAW_TP, "exec_raw", "sched_process_exec" } }, 2 },
-	{ "exit", { { ATTACH_TP_BTF, "exit_btf", "sched_process_exit" },
-		    { ATTACH_RAW_TP, "exit_raw", "sched_process_exit" } }, 2 },
-	{ "cgroup", { { ATTACH_TP_BTF, "cgroup_btf", "cgroup_attach_task" },
-		      { ATTACH_RAW_TP, "cgroup_raw", "cgroup_attach_task" } }, 2,
+	{ "fork",
+	  { { ATTACH_TP_BTF, "fork_btf", "sched_process_fork" },
+	    { ATTACH_RAW_TP, "fork_raw", "sched_process_fork" } },
+	  2 },
+	{ "exec",
+	  { { ATTACH_TP_BTF, "exec_btf", "sched_process_exec" },
+	    { ATTACH_RAW_TP, "exec_raw", "sched_process_exec" } },
+	  2 },
+	{ "exit",
+	  { { ATTACH_TP_BTF, "exit_btf", "sched_process_exit" },
+	    { ATTACH_RAW_TP, "exit_raw", "sched_process_exit" } },
+	  2 },
+	{ "cgroup",
+	  { { ATTACH_TP_BTF, "cgroup_btf", "cgroup_attach_task" },
+	    { ATTACH_RAW_TP, "cgroup_raw", "cgroup_attach_task" } },
+	  2,
 	  .optional = true,
 	  .feature = "a process moved into a selected cgroup is not seen "
 		     "moving" },
 };
+/* clang-format on */
 const int provider_nhooks = ARRAY_SIZE(provider_hooks);
 
 static struct proc *provider__proc(struct provider *p, uint32_t pid)
@@ -225,8 +235,7 @@ static bool is_ancestor_or_self(struct provider *p, uint32_t pid,
  * a connection older than kmond: it closed the postmaster's listener)
  * is selected the same way here, and stays selected when the listen list
  * changes. */
-static bool listens_or_descends(struct provider *p, uint32_t pid,
-				uint16_t port)
+static bool listens_or_descends(struct provider *p, uint32_t pid, uint16_t port)
 {
 	for (int depth = 0; pid && depth < MAX_ANCESTRY; depth++) {
 		struct proc *proc;
@@ -264,9 +273,9 @@ static const char *facts__cgroups(struct facts *f)
 	return f->cgroups_err ? NULL : f->cgroups;
 }
 
-static bool selector_matches(struct provider *p,
-			     const struct service_cfg *s, uint32_t pid,
-			     const struct proc *proc, struct facts *f)
+static bool selector_matches(struct provider *p, const struct service_cfg *s,
+			     uint32_t pid, const struct proc *proc,
+			     struct facts *f)
 {
 	const char *text;
 
@@ -339,7 +348,8 @@ static void publish(struct provider *p, uint32_t pid, struct proc *proc,
 	struct kmon_svc now;
 	bool present = bpf_map_lookup_elem(fd, &pid, &now) == 0;
 
-	if (svc.id && (!present || now.id != svc.id || now.flags != svc.flags)) {
+	if (svc.id &&
+	    (!present || now.id != svc.id || now.flags != svc.flags)) {
 		bpf_map_update_elem(fd, &pid, &svc, BPF_ANY);
 		pid_service_changed(p);
 	} else if (!svc.id && present) {
@@ -362,7 +372,8 @@ static void provider__set_names(struct provider *p, const struct config *cfg)
 	for (int i = 0; i < cfg->nservices; i++) {
 		if (name_id(p, cfg->services[i].name))
 			continue;
-		p->names = xrealloc(p->names, (p->nnames + 1) * sizeof(*p->names));
+		p->names =
+			xrealloc(p->names, (p->nnames + 1) * sizeof(*p->names));
 		memcpy(p->names[p->nnames++], cfg->services[i].name,
 		       CONFIG_NAME_MAX);
 	}
@@ -383,7 +394,8 @@ static void provider__write_comms(struct provider *p, const struct config *cfg)
 		more = bpf_map_get_next_key(fd, key, next) == 0;
 		for (int i = 0; i < cfg->nservices; i++)
 			if (cfg->services[i].type == SELECTOR_COMM &&
-			    strncmp(cfg->services[i].comm, key, sizeof(key)) == 0)
+			    strncmp(cfg->services[i].comm, key, sizeof(key)) ==
+				    0)
 				keep = true;
 		if (!keep)
 			bpf_map_delete_elem(fd, key);
@@ -394,7 +406,8 @@ static void provider__write_comms(struct provider *p, const struct config *cfg)
 		if (cfg->services[i].type != SELECTOR_COMM)
 			continue;
 		memset(key, 0, sizeof(key));
-		memcpy(key, cfg->services[i].comm, strlen(cfg->services[i].comm));
+		memcpy(key, cfg->services[i].comm,
+		       strlen(cfg->services[i].comm));
 		/* Reverse order: the first entry naming a comm wins. */
 		bpf_map_update_elem(fd, key, &id, BPF_ANY);
 	}
@@ -548,8 +561,8 @@ static void provider__read_container(struct provider *p, uint32_t pid,
 				     struct proc *proc)
 {
 	bool readable;
-	const struct container *c = containers__of_pid(p->containers, pid,
-						       &readable);
+	const struct container *c =
+		containers__of_pid(p->containers, pid, &readable);
 
 	if (readable)
 		proc->ctr = c;
@@ -557,8 +570,7 @@ static void provider__read_container(struct provider *p, uint32_t pid,
 
 /* --- /proc at start-up --- */
 
-static int read_proc_line(uint32_t pid, const char *file, char *buf,
-			  size_t len)
+static int read_proc_line(uint32_t pid, const char *file, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
@@ -746,9 +758,9 @@ int provider__new(struct rings *rs, const struct config *cfg,
 	err = provider_load(p);
 	if (err)
 		goto cleanup;
-	p->pid_service_gen = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE,
-				  MAP_SHARED,
-				  bpf_map__fd(p->skel->maps.pid_service_gen), 0);
+	p->pid_service_gen =
+		mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED,
+		     bpf_map__fd(p->skel->maps.pid_service_gen), 0);
 	if (p->pid_service_gen == MAP_FAILED) {
 		err = -errno;
 		p->pid_service_gen = NULL;
@@ -762,7 +774,7 @@ int provider__new(struct rings *rs, const struct config *cfg,
 		goto cleanup;
 	}
 	err = rings__add(rs, bpf_map__fd(p->skel->maps.proc_events),
-			provider__on_event, p);
+			 provider__on_event, p);
 	if (err)
 		goto cleanup;
 	provider__scan(p);
@@ -908,8 +920,7 @@ int provider__listeners(struct provider *p, const struct listener **out,
 }
 
 void provider__for_each_selected(struct provider *p,
-				 void (*fn)(void *ctx, uint32_t pid),
-				 void *ctx)
+				 void (*fn)(void *ctx, uint32_t pid), void *ctx)
 {
 	uint64_t pid, value;
 	size_t pos = 0;

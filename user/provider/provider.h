@@ -22,14 +22,14 @@ extern const struct hook provider_hooks[];
 extern const int provider_nhooks;
 
 struct provider_stats {
-	uint64_t lost;        /* lifecycle events the ringbuf dropped */
-	uint64_t pids_full;   /* pids that found pid_service full */
-	uint64_t processes;   /* processes known now */
-	uint64_t selected;    /* of those, in some service */
+	uint64_t lost; /* lifecycle events the ringbuf dropped */
+	uint64_t pids_full; /* pids that found pid_service full */
+	uint64_t processes; /* processes known now */
+	uint64_t selected; /* of those, in some service */
 	uint64_t pid_changes; /* pid -> service changes published */
-	uint64_t listen_reads;	 /* of the listen list, since start */
+	uint64_t listen_reads; /* of the listen list, since start */
 	uint64_t listen_changes; /* listen()s and listener closes counted */
-	uint64_t features_off;	 /* its optional hooks off, bit h for hook h */
+	uint64_t features_off; /* its optional hooks off, bit h for hook h */
 };
 
 /* Starts tracking processes; its ringbuf joins rs. */
@@ -43,9 +43,9 @@ int provider__share_maps(struct provider *p, struct bpf_object *obj);
  * service svc (0: none). When the pid was reused within the interval, the
  * exited process is the one named if it was in svc. */
 struct proc_name {
-	const char *comm;    /* "" when unknown */
+	const char *comm; /* "" when unknown */
 	const char *service; /* NULL: no service */
-	bool gone;           /* exited: its kernel state can be dropped */
+	bool gone; /* exited: its kernel state can be dropped */
 	const struct container *container; /* NULL: none */
 };
 

@@ -9,8 +9,9 @@
 static bool tracing_frame(const struct ksyms *ks, uint64_t ip)
 {
 	static const char *const glue[] = {
-		"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "trace_call_bpf",
-		"perf_trace_", "__traceiter_", "bpf_dispatcher_",
+		"bpf_prog_",	   "bpf_trace_run", "__bpf_trace_",
+		"trace_call_bpf",  "perf_trace_",   "__traceiter_",
+		"bpf_dispatcher_",
 	};
 	const struct ksym *sym = ksyms__find(ks, ip);
 
@@ -24,8 +25,7 @@ static bool tracing_frame(const struct ksyms *ks, uint64_t ip)
 	return false;
 }
 
-size_t drop_frames_skip(const struct ksyms *ks, const uint64_t *ips,
-			size_t n)
+size_t drop_frames_skip(const struct ksyms *ks, const uint64_t *ips, size_t n)
 {
 	size_t top = 0;
 

@@ -11,7 +11,6 @@ struct ksyms;
 
 /* How many of the innermost frames of ips[0..n) are BPF programs or
  * tracing glue (bpf_trace_run*, perf_trace_*, ...), to be skipped. */
-size_t drop_frames_skip(const struct ksyms *ks, const uint64_t *ips,
-			size_t n);
+size_t drop_frames_skip(const struct ksyms *ks, const uint64_t *ips, size_t n);
 
 #endif

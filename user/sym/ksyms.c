@@ -327,8 +327,7 @@ const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr)
 	return &ks->ents[lo].sym;
 }
 
-int ksyms__format(const struct ksyms *ks, uint64_t addr, char *buf,
-		  size_t len)
+int ksyms__format(const struct ksyms *ks, uint64_t addr, char *buf, size_t len)
 {
 	const struct ksym *sym = ksyms__find(ks, addr);
 
@@ -353,7 +352,7 @@ struct sc_slot {
 struct stack_cache {
 	struct sc_slot *slots;
 	size_t mask;
-	size_t used;  /* live slots */
+	size_t used; /* live slots */
 	size_t limit; /* clear beyond this, keeping probe chains short */
 	uint32_t gen;
 };
@@ -526,7 +525,8 @@ const struct ksyms *ksyms__need(const struct ksyms **ks, bool *tried,
 	*ks = ksyms__get();
 	if (!*ks || !ksyms__count(*ks))
 		log_warn("%s: no kernel symbols (/proc/kallsyms): stacks will "
-			 "hold bare addresses", who);
+			 "hold bare addresses",
+			 who);
 	return *ks;
 }
 

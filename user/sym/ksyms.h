@@ -17,7 +17,7 @@ struct ksym {
 	uint64_t addr;
 	const char *name;
 	const char *module; /* without brackets; NULL for vmlinux symbols */
-	char type;	    /* kallsyms type letter: 'T', 't', 'D', ... */
+	char type; /* kallsyms type letter: 'T', 't', 'D', ... */
 };
 
 struct ksyms;
@@ -60,8 +60,7 @@ const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr);
 /* Writes "symbol+0xoff" (lowercase hex, "+0x0" at the start) or
  * "[unknown] 0x<addr>" into buf. Returns what snprintf returns: the full
  * length, which is >= len when the output was truncated. */
-int ksyms__format(const struct ksyms *ks, uint64_t addr, char *buf,
-		  size_t len);
+int ksyms__format(const struct ksyms *ks, uint64_t addr, char *buf, size_t len);
 
 /* Maps a BPF stack id to its formatted frames. BPF stack ids are reused
  * once the stack map frees them, so the owner calls stack_cache__clear()

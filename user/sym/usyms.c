@@ -70,8 +70,8 @@ static int read_segments(struct elf_syms *es, Elf *elf)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		es->segs[es->nsegs++] = (struct seg){ ph.p_offset, ph.p_vaddr,
-						      ph.p_filesz };
+		es->segs[es->nsegs++] =
+			(struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 	}
 	return 0;
 }
@@ -248,14 +248,14 @@ struct binary {
 	ino_t ino;
 	struct timespec mtime;
 	struct elf_syms *es; /* NULL: not an ELF file */
-	int refs;	     /* mappings of known processes using it */
+	int refs; /* mappings of known processes using it */
 	struct binary *next;
 };
 
 struct mapping {
 	uint64_t start, end, pgoff;
 	struct binary *bin; /* NULL: no file (vdso, anonymous JIT code) */
-	char *name;	    /* basename, or "[vdso]"... */
+	char *name; /* basename, or "[vdso]"... */
 };
 
 struct proc {

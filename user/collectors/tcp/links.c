@@ -97,7 +97,7 @@ void tcp_links__fields(struct record *r, uint64_t id, uint64_t parent,
 
 struct tcp_links_report {
 	int ncpus;
-	struct tcp_links *vals;		    /* one per CPU */
+	struct tcp_links *vals; /* one per CPU */
 	struct tcp_links was[TCP_MAX_LINK_SVCS]; /* reported so far */
 };
 

@@ -140,7 +140,8 @@ static void retire_slot(struct tcp_loads *l, const struct tcp_load_maps *m,
 
 	bpf_map_delete_elem(m->slots, key);
 	bpf_map_update_elem(m->loads, &slot, &zero, BPF_ANY);
-	l->retired = realloc(l->retired, (l->nretired + 1) * sizeof(*l->retired));
+	l->retired =
+		realloc(l->retired, (l->nretired + 1) * sizeof(*l->retired));
 	if (!l->retired)
 		abort();
 	l->retired[l->nretired++] = slot;
@@ -309,8 +310,9 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		if (n > max)
 			max = n;
 		/* an interval of extended answers alone moves area and busy */
-		idle = v.arrivals == w->arrivals && v.completions == w->completions &&
-		       !n && !w->in_progress && area == w->area && busy == w->busy;
+		idle = v.arrivals == w->arrivals &&
+		       v.completions == w->completions && !n &&
+		       !w->in_progress && area == w->area && busy == w->busy;
 		/* below zero: a start was lost (a reload, a slot retired under a
 		 * call), its end counted: the sums are not whole */
 		broken = (int64_t)n < 0;

@@ -60,14 +60,14 @@ struct target {
 	uint32_t tiers;
 	uint64_t window_ns;
 	struct tcp_target_key key;
-	int slot;	/* in the kernel's arrays, -1: none */
+	int slot; /* in the kernel's arrays, -1: none */
 	uint64_t since; /* monotonic ns its kernel entry was made */
 	struct tcp_target_data was; /* the kernel's sums at the last read */
 	uint64_t interval[HIST_BUCKETS], window[HIST_BUCKETS];
 	struct occ_given_n interval_n, window_n;
 	struct steps isteps, wsteps;
 	uint64_t seq_last; /* the last step's number received, unwrapped */
-	bool seq_any;	   /* since the entry was made */
+	bool seq_any; /* since the entry was made */
 	uint64_t seq_next; /* past the highest of the intervals before */
 	uint64_t window_start; /* monotonic ns */
 };
@@ -76,8 +76,8 @@ struct occupancy {
 	struct target *targets;
 	int n;
 	int by_slot[TCP_MAX_TARGETS]; /* target index, -1: free */
-	int next_slot;		      /* where the search for a free one starts */
-	uint64_t last;		      /* monotonic ns of the last report */
+	int next_slot; /* where the search for a free one starts */
+	uint64_t last; /* monotonic ns of the last report */
 };
 
 struct occupancy *occupancy__new(void)
@@ -193,8 +193,8 @@ static bool same_target(const struct target *t,
 int occupancy__configure(struct occupancy *o, const struct tcp_cfg *tc,
 			 struct provider *p, const struct occupancy_maps *m)
 {
-	struct target *t = xcalloc(tc->noccupancy ? tc->noccupancy : 1,
-				   sizeof(*t));
+	struct target *t =
+		xcalloc(tc->noccupancy ? tc->noccupancy : 1, sizeof(*t));
 	bool *kept = xcalloc(o->n ? o->n : 1, sizeof(*kept));
 	struct tcp_target_key key;
 
@@ -273,8 +273,9 @@ int occupancy__step(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	/* the number modulo 2^32, unwrapped next to the last one */
-	seq = t->seq_any ? t->seq_last + (int32_t)(s->seq - (uint32_t)t->seq_last) :
-			   s->seq;
+	seq = t->seq_any ?
+		      t->seq_last + (int32_t)(s->seq - (uint32_t)t->seq_last) :
+		      s->seq;
 	if (!t->seq_any) {
 		t->seq_any = true;
 		t->seq_next = seq;
@@ -284,7 +285,8 @@ int occupancy__step(void *ctx, void *data, size_t size)
 		t->isteps.seq_min = seq;
 	if (!t->isteps.n || seq > t->isteps.seq_max)
 		t->isteps.seq_max = seq;
-	step = (struct occ_step){ .t_ns = s->t_ns, .n = s->n,
+	step = (struct occ_step){ .t_ns = s->t_ns,
+				  .n = s->n,
 				  .delta = s->delta };
 	steps_add(&t->isteps, &step, 1);
 	return 0;
@@ -310,14 +312,15 @@ static void check_lost(struct target *t)
 static void add_data(struct target *t, const struct tcp_target_data *now)
 {
 	/* (ns >> shift)^2 in s^2 */
-	const double sq = ldexp(1e-9, TCP_LOAD_SQ_SHIFT) *
-			  ldexp(1e-9, TCP_LOAD_SQ_SHIFT);
+	const double sq =
+		ldexp(1e-9, TCP_LOAD_SQ_SHIFT) * ldexp(1e-9, TCP_LOAD_SQ_SHIFT);
 	struct occ_given_n *g = &t->interval_n;
 
 	for (int n = 0; n < TCP_LOAD_GIVEN_N && n < OCC_GIVEN_N; n++) {
 		g->count[n] += (double)(now->count[n] - t->was.count[n]);
 		g->sum[n] += (double)(now->sum_ns[n] - t->was.sum_ns[n]) / 1e9;
-		g->sum_sq[n] += (double)(now->sum_sq[n] - t->was.sum_sq[n]) * sq;
+		g->sum_sq[n] +=
+			(double)(now->sum_sq[n] - t->was.sum_sq[n]) * sq;
 	}
 	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
 		g->empty[b] += now->empty[b] - t->was.empty[b];
@@ -426,15 +429,13 @@ static void read_target(struct target *t, const struct occupancy_maps *m)
 	bpf_map_update_elem(m->steps_left, &slot, &full, BPF_ANY);
 }
 
-static void close_window(struct target *t, struct kmond *k,
-			 struct record *rec, uint64_t ts, uint64_t now,
-			 uint64_t span)
+static void close_window(struct target *t, struct kmond *k, struct record *rec,
+			 uint64_t ts, uint64_t now, uint64_t span)
 {
 	for (uint32_t b = 0; b < HIST_BUCKETS; b++)
 		t->window[b] += t->interval[b];
 	merge_given_n(&t->window_n, &t->interval_n);
-	if (!t->isteps.whole ||
-	    t->wsteps.n + t->isteps.n > STEPS_PER_WINDOW)
+	if (!t->isteps.whole || t->wsteps.n + t->isteps.n > STEPS_PER_WINDOW)
 		t->wsteps.whole = false;
 	if (t->wsteps.whole)
 		steps_add(&t->wsteps, t->isteps.v, t->isteps.n);

@@ -195,7 +195,8 @@ static double minimise(struct data *d, double *x, int n, double step)
 
 			for (i = 0; i <= n; i++)
 				for (j = 0; j < n; j++)
-					size = fmax(size, fabs(p[i][j] - p[best][j]));
+					size = fmax(size,
+						    fabs(p[i][j] - p[best][j]));
 			if (size < 1e-7)
 				break;
 		}
@@ -228,8 +229,9 @@ static double minimise(struct data *d, double *x, int n, double step)
 		}
 		/* contract, toward the better of worst and its reflection */
 		for (j = 0; j < n; j++)
-			q[j] = fr < f[worst] ? c[j] + 0.5 * (r[j] - c[j]) :
-					       c[j] + 0.5 * (p[worst][j] - c[j]);
+			q[j] = fr < f[worst] ?
+				       c[j] + 0.5 * (r[j] - c[j]) :
+				       c[j] + 0.5 * (p[worst][j] - c[j]);
 		fq = cost(d, q);
 		if (fq < fmin(fr, f[worst])) {
 			memcpy(p[worst], q, sizeof(double) * n);
@@ -241,7 +243,8 @@ static double minimise(struct data *d, double *x, int n, double step)
 			if (i == best)
 				continue;
 			for (j = 0; j < n; j++)
-				p[i][j] = p[best][j] + 0.5 * (p[i][j] - p[best][j]);
+				p[i][j] = p[best][j] +
+					  0.5 * (p[i][j] - p[best][j]);
 			f[i] = cost(d, p[i]);
 		}
 	}
@@ -344,7 +347,8 @@ int occ__fit(const uint64_t *buckets, double lambda, int tiers,
 	cut = censor_from(buckets, n);
 	/* winsorized: the censored samples count at the cut */
 	for (b = 0; b < HIST_BUCKETS; b++)
-		sum += (double)buckets[b] * (b < cut ? mid(b) : (double)hist__bucket_low(cut));
+		sum += (double)buckets[b] *
+		       (b < cut ? mid(b) : (double)hist__bucket_low(cut));
 	out->mean_ns = sum / n;
 	if (!(out->mean_ns > 0))
 		return refuse(out, "zero latency");
@@ -368,7 +372,8 @@ int occ__fit(const uint64_t *buckets, double lambda, int tiers,
 		d.nbins++;
 	}
 	if (cut < HIST_BUCKETS) { /* the censored: slower than the cut */
-		d.bins[d.nbins].lo = (double)hist__bucket_low(cut) / out->mean_ns;
+		d.bins[d.nbins].lo =
+			(double)hist__bucket_low(cut) / out->mean_ns;
 		d.bins[d.nbins].hi = HUGE_VAL;
 		d.bins[d.nbins].n = 0;
 		for (b = cut; b < HIST_BUCKETS; b++)

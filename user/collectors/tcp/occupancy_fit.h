@@ -30,17 +30,17 @@ struct occ_fit {
 	int ok; /* rho holds; else why says what failed */
 	const char *why;
 	int tiers;
-	double rho[OCC_MAX_TIERS];  /* sorted, highest first */
+	double rho[OCC_MAX_TIERS]; /* sorted, highest first */
 	double rate[OCC_MAX_TIERS]; /* mu_i - lambda, per second, same order */
 	uint64_t samples;
 	double lambda; /* per second, as given */
 	double mean_ns;
-	double cv;  /* coefficient of variation of the data, the slowest 2%
+	double cv; /* coefficient of variation of the data, the slowest 2%
 		     * counted at the 98th percentile */
-	double ks;  /* goodness of fit: the largest distance between the
+	double ks; /* goodness of fit: the largest distance between the
 		     * fitted and the observed CDF at a bucket bound */
 	double ks_limit; /* the largest ks that is accepted for these samples */
-	int evals;	 /* likelihood evaluations the fit took */
+	int evals; /* likelihood evaluations the fit took */
 	uint64_t delay_ns; /* the fixed delay outside the tiers the
 			    * sequence's fit found (occupancy_sequence.h),
 			    * else 0 */

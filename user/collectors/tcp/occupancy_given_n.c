@@ -31,7 +31,8 @@ static void moments(struct moments *t, double mu1, double mu2, int top)
 		for (b = 0; a + b <= top; b++) {
 			/* the first step takes an exponential time of rate q */
 			double q = mu1 + (b ? mu2 : 0), p = mu1 / q;
-			double m = p * t->m[a - 1][b + 1], s = p * t->s[a - 1][b + 1];
+			double m = p * t->m[a - 1][b + 1],
+			       s = p * t->s[a - 1][b + 1];
 
 			if (b) {
 				m += (1 - p) * t->m[a][b - 1];
@@ -89,7 +90,8 @@ static double cost(struct data *d, const double *x)
 	 * larger rho^n, are powers of a ratio at most 1 */
 	ratio = mu[1] / mu[0];
 	for (n = 1; n < N; n++) {
-		double w = 1, sw = 0, m = 0, s = 0, v, r = ratio > 1 ? 1 / ratio : ratio;
+		double w = 1, sw = 0, m = 0, s = 0, v,
+		       r = ratio > 1 ? 1 / ratio : ratio;
 
 		if (!g->count[n])
 			continue;
@@ -105,9 +107,10 @@ static double cost(struct data *d, const double *x)
 		v = s - m * m;
 		if (!(v > 0))
 			return HUGE_VAL;
-		f += 0.5 * (g->count[n] * log(v) +
-			    (g->sum_sq[n] - 2 * m * g->sum[n] +
-			     g->count[n] * m * m) / v);
+		f += 0.5 *
+		     (g->count[n] * log(v) +
+		      (g->sum_sq[n] - 2 * m * g->sum[n] + g->count[n] * m * m) /
+			      v);
 	}
 	return f;
 }

@@ -34,7 +34,7 @@
 struct occ_given_n {
 	uint64_t empty[HIST_BUCKETS]; /* response times (ns) with n = 0 */
 	double count[OCC_GIVEN_N];
-	double sum[OCC_GIVEN_N];    /* s */
+	double sum[OCC_GIVEN_N]; /* s */
 	double sum_sq[OCC_GIVEN_N]; /* s^2 */
 };
 

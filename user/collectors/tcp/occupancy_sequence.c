@@ -27,7 +27,7 @@
 struct chain {
 	double a[MAXN + 2], next[MAXN + 2];
 	double pois[MAXN + 2], tail[MAXN + 2]; /* P(= d), P(>= d) */
-	double in[MAXN + 2];		       /* integral_0^1 v^j e^-x v dv */
+	double in[MAXN + 2]; /* integral_0^1 v^j e^-x v dv */
 	int n;
 };
 
@@ -171,8 +171,8 @@ static double depart(struct chain *c, double mu2)
 	return log(s * mu2);
 }
 
-double occ__sequence_nll(const struct occ_step *steps, size_t count,
-			 double mu1, double mu2)
+double occ__sequence_nll(const struct occ_step *steps, size_t count, double mu1,
+			 double mu2)
 {
 	static struct chain c; /* 10 KiB: not on the stack */
 	double ll = 0, f;
@@ -190,8 +190,10 @@ double occ__sequence_nll(const struct occ_step *steps, size_t count,
 			continue;
 		}
 		if (on && before == c.n && i > 0) {
-			f = evolve(&c, mu1, mu2,
-				   (double)(int64_t)(s->t_ns - steps[i - 1].t_ns) / 1e9);
+			f = evolve(
+				&c, mu1, mu2,
+				(double)(int64_t)(s->t_ns - steps[i - 1].t_ns) /
+					1e9);
 			/* nothing of the chain is left: a request held far
 			 * beyond the model (not a tier's), skipped */
 			if (f == -HUGE_VAL)
@@ -247,14 +249,16 @@ static double data_cost(const void *p, const double *x)
  * point) the step goes away from the fold, not onto it. */
 static void newton_step(const double *g, double hs[2][2], double *p)
 {
-	double tr = hs[0][0] + hs[1][1], det = hs[0][0] * hs[1][1] - hs[0][1] * hs[0][1];
+	double tr = hs[0][0] + hs[1][1],
+	       det = hs[0][0] * hs[1][1] - hs[0][1] * hs[0][1];
 	double disc = sqrt(fmax(0, tr * tr / 4 - det)), ev, v[2], gv, len;
 
 	p[0] = p[1] = 0;
 	for (int i = 0; i < 2; i++) {
 		ev = tr / 2 + (i ? -disc : disc);
 		/* the eigenvector of ev */
-		if (fabs(hs[0][1]) > 1e-12 * (fabs(hs[0][0]) + fabs(hs[1][1]))) {
+		if (fabs(hs[0][1]) >
+		    1e-12 * (fabs(hs[0][0]) + fabs(hs[1][1]))) {
 			v[0] = ev - hs[1][1];
 			v[1] = hs[0][1];
 		} else {
@@ -407,8 +411,7 @@ static bool risen(const struct data *d, const struct ridge *r, double f0,
  * doubled until the cost has risen (or the edge rho < 1 is passed, or
  * the gap reaches 10, a factor e^20 between the rates), then halved
  * thrice between the last two. */
-static double ridge_end(const struct data *d, const struct ridge *r,
-			double f0)
+static double ridge_end(const struct data *d, const struct ridge *r, double f0)
 {
 	double lo = 0, hi = 0.02, mid;
 
@@ -433,8 +436,8 @@ static double ridge_end(const struct data *d, const struct ridge *r,
  * tilts it: its integral is e^(-2m + 2 / curve), and the mean of e^-u
  * under it e^-(m - 2.5 / curve), so *u is m - 2.5 / curve. 0 where the
  * cost is not finite. */
-static double weight_at(const struct data *d, const struct ridge *r,
-			double huu, double f0, double v, double *u)
+static double weight_at(const struct data *d, const struct ridge *r, double huu,
+			double f0, double v, double *u)
 {
 	double h = 1 / sqrt(huu), curve = huu, slope, du, c, cp, cm, m;
 

@@ -39,9 +39,9 @@
 
 /* One change of the number of the target's requests in progress. */
 struct occ_step {
-	uint64_t t_ns;	/* monotonic */
-	uint32_t n;	/* in progress after it */
-	int32_t delta;	/* +1: an arrival, -1: a departure */
+	uint64_t t_ns; /* monotonic */
+	uint32_t n; /* in progress after it */
+	int32_t delta; /* +1: an arrival, -1: a departure */
 };
 
 /* Refines f, a holding two-tier fit of the same requests at throughput
@@ -56,7 +56,7 @@ int occ__refine_sequence(const struct occ_step *steps, size_t count,
 
 /* Minus the log-likelihood of steps at service rates mu1, mu2 (per
  * second). Exposed for the unit test. */
-double occ__sequence_nll(const struct occ_step *steps, size_t count,
-			 double mu1, double mu2);
+double occ__sequence_nll(const struct occ_step *steps, size_t count, double mu1,
+			 double mu2);
 
 #endif

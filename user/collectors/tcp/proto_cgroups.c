@@ -24,7 +24,7 @@ struct attached {
 
 struct proto_cgroups {
 	struct bpf_program *ingress, *egress; /* egress: NULL when not used */
-	char mount[PATH_MAX];		      /* of the v2 hierarchy */
+	char mount[PATH_MAX]; /* of the v2 hierarchy */
 	struct attached *set;
 	size_t n, cap;
 	struct hashmap *paths; /* pid -> its cgroup path (char *), as read */
@@ -220,9 +220,8 @@ static bool under_another(const struct gather *g, size_t i)
 
 /* Whether attached cgroup path is still needed: it is one of the cover,
  * or a cgroup of the cover under it did not get its own programs. */
-static bool still_needed(const struct proto_cgroups *pc,
-			 const struct gather *g, const bool *cover,
-			 const char *path)
+static bool still_needed(const struct proto_cgroups *pc, const struct gather *g,
+			 const bool *cover, const char *path)
 {
 	for (size_t i = 0; i < g->n; i++) {
 		if (!cover[i] || !cgroup_path_under(g->wanted[i], path))

@@ -51,16 +51,16 @@ struct conn {
 	uint64_t cookie, last_ns;
 	struct tcp_tuple t;
 	uint32_t pid, svc;
-	bool client;	 /* the monitored end is the client */
-	bool decided;	 /* proto final */
-	bool told;	 /* the kernel has the verdict */
+	bool client; /* the monitored end is the client */
+	bool decided; /* proto final */
+	bool told; /* the kernel has the verdict */
 	bool closed;
-	bool counted;	 /* voted for its endpoint */
-	bool idle;	 /* quiet too long: decided on what it sent */
-	uint8_t sweeps;	 /* sweeps since it was closed or told */
+	bool counted; /* voted for its endpoint */
+	bool idle; /* quiet too long: decided on what it sent */
+	uint8_t sweeps; /* sweeps since it was closed or told */
 	int proto;
 	int nmsgs, ndir[2];
-	char *sni;	/* a TLS server name, when one was seen */
+	char *sni; /* a TLS server name, when one was seen */
 	uint8_t *hello; /* a TLS ClientHello's longer capture */
 	/* last: only the first nmsgs are ever read, and a new connection
 	 * clears the fields above alone */
@@ -72,9 +72,9 @@ struct endpoint {
 	struct tcp_tuple t; /* laddr, lport, family: the rest zero */
 	uint64_t votes[PROTO_NR];
 	uint64_t connections;
-	uint64_t new_votes;   /* since the last report */
+	uint64_t new_votes; /* since the last report */
 	uint64_t last_report; /* realtime ns */
-	int reported;	      /* the protocol last reported, -1: none */
+	int reported; /* the protocol last reported, -1: none */
 	char sni[PROTOCOL_SNI_MAX];
 };
 
@@ -99,7 +99,7 @@ struct proto_track {
 	struct svc_votes {
 		uint32_t svc;
 		uint64_t votes[PROTO_NR];
-	} *svcs;
+	} * svcs;
 	size_t nsvcs;
 	uint64_t decided, dropped;
 	/* Connections forgotten lately, by cookie: a request answered after
@@ -170,8 +170,7 @@ uint64_t proto_track__dropped(const struct proto_track *t)
 
 /* --- endpoints --- */
 
-static struct endpoint *endpoint_of(struct proto_track *t,
-				    const struct conn *c)
+static struct endpoint *endpoint_of(struct proto_track *t, const struct conn *c)
 {
 	struct endpoint *e;
 
@@ -216,8 +215,8 @@ static void report_endpoint(struct proto_track *t, struct endpoint *e,
 	int proto = endpoint_proto(e);
 
 	provider__name(t->k->provider, e->pid, e->svc, &who);
-	if (!inet_ntop(e->t.family == AF_INET6 ? AF_INET6 : AF_INET,
-		       e->t.laddr, addr, sizeof(addr)))
+	if (!inet_ntop(e->t.family == AF_INET6 ? AF_INET6 : AF_INET, e->t.laddr,
+		       addr, sizeof(addr)))
 		snprintf(addr, sizeof(addr), "?");
 	record__begin(&t->rec, "endpoint", ts, t->k->cfg.node);
 	record__process(&t->rec, e->pid, who.comm, who.service);
@@ -356,9 +355,9 @@ static void classify(struct proto_track *t, struct conn *c)
 {
 	struct proto_msg m[2 * PROTO_MAX_SEGS];
 	struct proto_result r;
-	bool done = c->closed || c->idle ||
-		    (c->ndir[0] >= PROTO_MAX_SEGS &&
-		     c->ndir[1] >= PROTO_MAX_SEGS);
+	bool done =
+		c->closed || c->idle ||
+		(c->ndir[0] >= PROTO_MAX_SEGS && c->ndir[1] >= PROTO_MAX_SEGS);
 
 	if (c->decided)
 		return;
@@ -447,9 +446,8 @@ static void add_msg(struct conn *c, const struct proto_sample *s)
 		m->hello = true;
 		m->caplen = s->caplen;
 	}
-	memcpy(m->data, s->data, m->caplen < PROTO_SAMPLE_BYTES ?
-					 m->caplen :
-					 PROTO_SAMPLE_BYTES);
+	memcpy(m->data, s->data,
+	       m->caplen < PROTO_SAMPLE_BYTES ? m->caplen : PROTO_SAMPLE_BYTES);
 	c->nmsgs++;
 	c->ndir[s->dir]++;
 }
@@ -522,7 +520,8 @@ int proto_track__conn(struct proto_track *t, uint64_t cookie)
 	uint64_t *v = cookie ? hashmap__find(t->conns, cookie) : NULL;
 	struct conn *c = v ? (struct conn *)(uintptr_t)*v : NULL;
 
-	if (!c && cookie && t->closed[cookie % RECENTLY_CLOSED].cookie == cookie)
+	if (!c && cookie &&
+	    t->closed[cookie % RECENTLY_CLOSED].cookie == cookie)
 		return t->closed[cookie % RECENTLY_CLOSED].proto;
 	return c && c->decided ? c->proto : PROTO_UNKNOWN;
 }

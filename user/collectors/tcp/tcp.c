@@ -52,17 +52,19 @@
 
 /* One ring carries them all, told apart by their sizes (request events
  * come in batches: a multiple of one's size). */
-_Static_assert(sizeof(struct proto_sample) % sizeof(struct tcp_event) != 0 &&
-		       sizeof(struct proto_close) % sizeof(struct tcp_event) != 0 &&
-		       sizeof(struct proto_close) != sizeof(struct proto_sample) &&
-		       sizeof(struct proto_hello) % sizeof(struct tcp_event) != 0 &&
-		       sizeof(struct proto_hello) != sizeof(struct proto_close),
-	       "protocol samples, closes and request events need different sizes");
-_Static_assert(sizeof(struct tcp_edge_miss) % sizeof(struct tcp_event) != 0 &&
-		       sizeof(struct tcp_edge_miss) != sizeof(struct proto_sample) &&
-		       sizeof(struct tcp_edge_miss) != sizeof(struct proto_hello) &&
-		       sizeof(struct tcp_edge_miss) != sizeof(struct proto_close),
-	       "requests the kernel could not put on an edge need their own size");
+_Static_assert(
+	sizeof(struct proto_sample) % sizeof(struct tcp_event) != 0 &&
+		sizeof(struct proto_close) % sizeof(struct tcp_event) != 0 &&
+		sizeof(struct proto_close) != sizeof(struct proto_sample) &&
+		sizeof(struct proto_hello) % sizeof(struct tcp_event) != 0 &&
+		sizeof(struct proto_hello) != sizeof(struct proto_close),
+	"protocol samples, closes and request events need different sizes");
+_Static_assert(
+	sizeof(struct tcp_edge_miss) % sizeof(struct tcp_event) != 0 &&
+		sizeof(struct tcp_edge_miss) != sizeof(struct proto_sample) &&
+		sizeof(struct tcp_edge_miss) != sizeof(struct proto_hello) &&
+		sizeof(struct tcp_edge_miss) != sizeof(struct proto_close),
+	"requests the kernel could not put on an edge need their own size");
 
 enum {
 	HOOK_RECV,
@@ -84,7 +86,7 @@ struct tcp_collector {
 	int ncpus;
 	uint32_t netns; /* kmond's: the one /proc/net/tcp describes */
 	uint64_t listen_version; /* of the listen list listen_ports has */
-	bool counts_listens;	 /* the provider reads listen_changes */
+	bool counts_listens; /* the provider reads listen_changes */
 	uint64_t realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
 	struct tcp_loads *loads;
 	struct tcp_links_report *links;
@@ -95,24 +97,28 @@ struct tcp_collector {
 	struct proto_cgroups *cgroups; /* where the capture programs run */
 };
 
+/* clang-format off: one hook a paragraph, candidates a line */
 static const struct hook tcp_hooks[] = {
 	[HOOK_RECV] = { "sock_recv",
-	  { { ATTACH_TP_BTF, "tcp_recv_btf", "sock_recv_length" },
-	    { ATTACH_TRACEPOINT, "tcp_recv_tp", "sock/sock_recv_length" },
-	    /* before 6.3: read, readv, recvfrom, recvmsg on a socket */
-	    { ATTACH_RAW_TP, "tcp_recv_sys", "sys_exit" } },
-	  3 },
+			{ { ATTACH_TP_BTF, "tcp_recv_btf", "sock_recv_length" },
+			  { ATTACH_TRACEPOINT, "tcp_recv_tp",
+			    "sock/sock_recv_length" },
+			  /* before 6.3: read, readv, recvfrom, recvmsg on a socket */
+			  { ATTACH_RAW_TP, "tcp_recv_sys", "sys_exit" } },
+			3 },
 	[HOOK_SEND] = { "sock_send",
-	  { { ATTACH_TP_BTF, "tcp_send_btf", "sock_send_length" },
-	    { ATTACH_TRACEPOINT, "tcp_send_tp", "sock/sock_send_length" },
-	    /* write, writev, sendto, sendmsg, sendfile */
-	    { ATTACH_RAW_TP, "tcp_send_sys", "sys_exit" } },
-	  3 },
+			{ { ATTACH_TP_BTF, "tcp_send_btf", "sock_send_length" },
+			  { ATTACH_TRACEPOINT, "tcp_send_tp",
+			    "sock/sock_send_length" },
+			  /* write, writev, sendto, sendmsg, sendfile */
+			  { ATTACH_RAW_TP, "tcp_send_sys", "sys_exit" } },
+			3 },
 	[HOOK_STATE] = { "sock_state",
-	  { { ATTACH_TP_BTF, "tcp_state_btf", "inet_sock_set_state" },
-	    { ATTACH_TRACEPOINT, "tcp_state_tp",
-	      "sock/inet_sock_set_state" } },
-	  2 },
+			 { { ATTACH_TP_BTF, "tcp_state_btf",
+			     "inet_sock_set_state" },
+			   { ATTACH_TRACEPOINT, "tcp_state_tp",
+			     "sock/inet_sock_set_state" } },
+			 2 },
 	/* A client's call starts when it enters the send, and a server's
 	 * response has left by the entry of its last send: the tracepoint
 	 * (either state), else (before 6.3) the send syscall's entry with
@@ -120,35 +126,51 @@ static const struct hook tcp_hooks[] = {
 	 * tracepoint's program also reads protocol identification's sends
 	 * (without it, the monitored cgroups' egress: bpf/tcp/proto.bpf.h). */
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
-	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" },
-	    { ATTACH_RAW_TP, "tcp_send_entry_sys", "sys_enter" } },
-	  2, .optional = true,
-	  .feature = "calls and responses are timed when their send "
-		     "returns" },
+			      { { ATTACH_TP_BTF, "tcp_send_entry_btf",
+				  "tcp_sendmsg_locked" },
+				{ ATTACH_RAW_TP, "tcp_send_entry_sys",
+				  "sys_enter" } },
+			      2,
+			      .optional = true,
+			      .feature =
+				      "calls and responses are timed when their send "
+				      "returns" },
 	/* request paths: threads created to serve a request (spawn links);
 	 * without it, only the thread that read a request links calls */
 	[HOOK_FORK] = { "sched_fork",
-	  { { ATTACH_TP_BTF, "tcp_fork_btf", "sched_process_fork" },
-	    { ATTACH_TRACEPOINT, "tcp_fork_tp", "sched/sched_process_fork" } },
-	  2, .optional = true,
-	  .feature = "calls of threads made to serve a request are not "
-		     "linked to it" },
+			{ { ATTACH_TP_BTF, "tcp_fork_btf",
+			    "sched_process_fork" },
+			  { ATTACH_TRACEPOINT, "tcp_fork_tp",
+			    "sched/sched_process_fork" } },
+			2,
+			.optional = true,
+			.feature =
+				"calls of threads made to serve a request are not "
+				"linked to it" },
 	[HOOK_FLUSH] = TCP_FLUSH_HOOK,
 	[HOOK_BATCHES] = { "batches",
-	  { { ATTACH_RUN, "tcp_send_batches", "syscall" } },
-	  1, .optional = true,
-	  .feature = "request events go to the ring one by one" },
+			   { { ATTACH_RUN, "tcp_send_batches", "syscall" } },
+			   1,
+			   .optional = true,
+			   .feature =
+				   "request events go to the ring one by one" },
 	/* protocol identification: what sockets receive, and what they
 	 * send where tcp_sendmsg_locked is missing (bpf/tcp/proto.bpf.h) */
 	[HOOK_PROTO_IN] = { "proto_in",
-	  { { ATTACH_CGROUP, "proto_ingress", "cgroup_skb/ingress" } },
-	  1, .optional = true,
-	  .feature = "protocols are not identified" },
+			    { { ATTACH_CGROUP, "proto_ingress",
+				"cgroup_skb/ingress" } },
+			    1,
+			    .optional = true,
+			    .feature = "protocols are not identified" },
 	[HOOK_PROTO_OUT] = { "proto_out",
-	  { { ATTACH_CGROUP, "proto_egress", "cgroup_skb/egress" } },
-	  1, .optional = true,
-	  .feature = "protocols are not identified without tcp_sendmsg" },
+			     { { ATTACH_CGROUP, "proto_egress",
+				 "cgroup_skb/egress" } },
+			     1,
+			     .optional = true,
+			     .feature =
+				     "protocols are not identified without tcp_sendmsg" },
 };
+/* clang-format on */
 
 /* The known nodes (collectors.tcp.nodes), rewritten whole: connections
  * already open keep the edge they were given. */
@@ -174,8 +196,7 @@ static void write_nodes(struct tcp_collector *c, const struct tcp_cfg *tc)
 
 /* Fills client_off with the services whose client side is off (any of
  * their entries says client: false); returns whether there are any. */
-static __u32 apply_client_off(struct tcp_collector *c,
-			      const struct config *cfg)
+static __u32 apply_client_off(struct tcp_collector *c, const struct config *cfg)
 {
 	int fd = bpf_map__fd(c->skel->maps.client_off);
 	__u32 key, next, one = 1, any = 0;
@@ -274,8 +295,8 @@ static void add_side(struct tcp_collector *c, const struct tcp_event *e)
 		tcp_names__addr_field(&c->rec, "dst", e->t.family, e->t.raddr);
 		return;
 	}
-	tcp_names__node(c->k->provider, e->dst.pid, e->dst.svc, dst, sizeof(dst),
-			&gone);
+	tcp_names__node(c->k->provider, e->dst.pid, e->dst.svc, dst,
+			sizeof(dst), &gone);
 	record__str(&c->rec, "dst", dst);
 }
 
@@ -432,7 +453,8 @@ static void refresh_listeners(struct tcp_collector *c)
 	hashmap__set(netns, c->netns, 1);
 	for (int i = 0; i < n; i++) {
 		key = (struct tcp_listen_key){ ls[i].netns, ls[i].port, 0 };
-		hashmap__set(ports, (uint64_t)ls[i].netns << 16 | ls[i].port, 1);
+		hashmap__set(ports, (uint64_t)ls[i].netns << 16 | ls[i].port,
+			     1);
 		hashmap__set(netns, ls[i].netns, 1);
 		/* one the kernel knows keeps what it knows of its owner */
 		bpf_map_update_elem(fd, &key, &on, BPF_NOEXIST);
@@ -467,8 +489,7 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	if (c->proto)
 		proto_track__collect(c->proto, ts);
 	if (c->cgroups)
-		proto_cgroups__sync(c->cgroups, k->provider,
-				    !k->cfg.nservices);
+		proto_cgroups__sync(c->cgroups, k->provider, !k->cfg.nservices);
 	refresh_listeners(c);
 }
 
@@ -505,7 +526,8 @@ static void tcp_stats_record(void *state, struct record *r)
 
 	tcp_links__stats(c->links, bpf_map__fd(c->skel->maps.links),
 			 c->k->provider, r);
-	record__u64(r, "accepted_unmonitored", map_percpu_sum(fd, &unmonitored));
+	record__u64(r, "accepted_unmonitored",
+		    map_percpu_sum(fd, &unmonitored));
 	/* of lost: the occupancy targets' steps (their fits then go without
 	 * the sequence) */
 	record__u64(r, "steps_lost", map_percpu_sum(fd, &steps));
@@ -547,8 +569,8 @@ static void tcp_stop(void *state)
 
 /* It reads the connection state in the sockets: only with every hook on
  * tp_btf (see tcp.bpf.c). */
-static void proto_open(struct tcp_collector *c, const int *chosen,
-		       bool all_btf, bool send_hook)
+static void proto_open(struct tcp_collector *c, const int *chosen, bool all_btf,
+		       bool send_hook)
 {
 	bool on = all_btf && c->k->cfg.tcp.protocols &&
 		  chosen[HOOK_PROTO_IN] >= 0;
@@ -561,8 +583,7 @@ static void proto_open(struct tcp_collector *c, const int *chosen,
 	c->skel->rodata->proto_capture = on;
 	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
 	c->skel->rodata->capture_sends = at_send;
-	bpf_program__set_autoload(c->skel->progs.proto_egress,
-				  on && !at_send);
+	bpf_program__set_autoload(c->skel->progs.proto_egress, on && !at_send);
 	if (!c->k->cfg.tcp.protocols)
 		why = "collectors.tcp.protocols is false";
 	else if (!all_btf)
@@ -571,8 +592,10 @@ static void proto_open(struct tcp_collector *c, const int *chosen,
 		log_info("tcp: protocol identification off (%s)", why);
 	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_IN], why);
 	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_OUT],
-			    why ?: at_send ? "tcp_sendmsg_locked reads the "
-					     "sends" : NULL);
+			    why		    ?:
+				    at_send ? "tcp_sendmsg_locked reads the "
+					      "sends" :
+					      NULL);
 }
 
 /* The capture programs in the cgroups of the monitored processes
@@ -585,18 +608,18 @@ static void proto_attach(struct tcp_collector *c)
 	if (!c->skel->rodata->proto_capture)
 		return;
 	/* sends at the tracepoint came with tcp_bpf__attach */
-	c->cgroups = proto_cgroups__new(c->skel->progs.proto_ingress,
-					c->skel->rodata->capture_sends ? NULL :
-									 egress);
+	c->cgroups = proto_cgroups__new(
+		c->skel->progs.proto_ingress,
+		c->skel->rodata->capture_sends ? NULL : egress);
 	if (!c->cgroups) {
 		log_warn("tcp: protocol identification off: no cgroup v2 "
 			 "hierarchy");
 		live_store(c->skel->bss->sends_uncaptured, true);
 		return;
 	}
-	c->proto = proto_track__new(
-		c->k, bpf_map__fd(c->skel->maps.proto_verdicts),
-		&c->skel->bss->proto_verdict_gen);
+	c->proto = proto_track__new(c->k,
+				    bpf_map__fd(c->skel->maps.proto_verdicts),
+				    &c->skel->bss->proto_verdict_gen);
 	if (!c->proto) {
 		log_warn("tcp: protocol identification off: out of memory");
 		proto_cgroups__free(c->cgroups);
@@ -634,14 +657,15 @@ static void send_entry_select(struct tcp_collector *c, struct kmond *k,
 		c->skel->rodata->conn_in_socket;
 	if (why)
 		log_debug("tcp: sends not stamped at their entry (%s): "
-			  "stamped when they return", why);
+			  "stamped when they return",
+			  why);
 	if (c->skel->rodata->capture_sends)
 		why = NULL;
 	if (why)
-		bpf_program__set_autoload(
-			bpf_object__find_program_by_name(
-				c->skel->obj, hook->cands[chosen].prog),
-			false);
+		bpf_program__set_autoload(bpf_object__find_program_by_name(
+						  c->skel->obj,
+						  hook->cands[chosen].prog),
+					  false);
 	probe__set_unloaded(hook, why);
 }
 
@@ -650,7 +674,8 @@ static void send_entry_select(struct tcp_collector *c, struct kmond *k,
 static void batches_open(struct tcp_collector *c, int chosen)
 {
 	bool can = chosen >= 0 &&
-		   libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) > 0 &&
+		   libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) >
+			   0 &&
 		   libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL,
 					   BPF_FUNC_map_lookup_percpu_elem,
 					   NULL) > 0 &&
@@ -694,9 +719,10 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 	/* the program puts bpf_get_smp_processor_id() in these bits: CPU
 	 * numbers, which may have gaps, not the count of CPUs */
 	c->skel->rodata->id_cpu_bits = tcp_links__cpu_bits(map_cpu_id_bound());
-	send_btf = chosen[HOOK_SEND_ENTRY] >= 0 &&
-		   tcp_hooks[HOOK_SEND_ENTRY].cands[chosen[HOOK_SEND_ENTRY]].kind ==
-			   ATTACH_TP_BTF;
+	send_btf =
+		chosen[HOOK_SEND_ENTRY] >= 0 &&
+		tcp_hooks[HOOK_SEND_ENTRY].cands[chosen[HOOK_SEND_ENTRY]].kind ==
+			ATTACH_TP_BTF;
 	log_debug("tcp: connection state in %s",
 		  c->skel->rodata->conn_in_socket ? "the sockets" : "a hash");
 	/* Some hook is not tp_btf: its programs need preallocated maps. */
@@ -729,8 +755,8 @@ static int tcp_start(struct kmond *k, void **state)
 		log_debug("failed to load tcp: %s", strerror(-err));
 		goto cleanup;
 	}
-	c->topo = tcp_topology__new(k, &c->rec, bpf_map__fd(c->skel->maps.edges),
-				    c->ncpus);
+	c->topo = tcp_topology__new(k, &c->rec,
+				    bpf_map__fd(c->skel->maps.edges), c->ncpus);
 	load_maps(c, &m);
 	err = tcp_loads__init(&m);
 	if (err) {
@@ -739,10 +765,14 @@ static int tcp_start(struct kmond *k, void **state)
 		goto cleanup;
 	}
 	err = tcp_apply(c, &k->cfg);
-	err = err ?: rings__add(k->rings, bpf_map__fd(c->skel->maps.tcp_events),
-					on_event, c);
-	err = err ?: rings__add(k->rings, bpf_map__fd(c->skel->maps.load_steps),
-					occupancy__step, c->occ);
+	err = err   ?:
+		      rings__add(k->rings,
+				 bpf_map__fd(c->skel->maps.tcp_events),
+				 on_event, c);
+	err = err   ?:
+		      rings__add(k->rings,
+				 bpf_map__fd(c->skel->maps.load_steps),
+				 occupancy__step, c->occ);
 	if (err)
 		goto cleanup;
 	/* Listeners first, so no connection older than kmond is taken for

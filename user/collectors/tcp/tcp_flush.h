@@ -15,6 +15,7 @@ struct tcp_bpf;
 struct bpf_link;
 
 /* The hook of the flush, optional: its candidates in order. */
+/* clang-format off */
 #define TCP_FLUSH_HOOK                                                      \
 	{ "flush",                                                          \
 	  { { ATTACH_ITER, "tcp_flush_sockets", "bpf_sk_storage_map" },     \
@@ -22,6 +23,7 @@ struct bpf_link;
 	  2, .optional = true,                                              \
 	  .feature = "the last request of a connection kept open waits "    \
 		     "for its next request or its close" }
+/* clang-format on */
 
 /* Before load, after probe__select chose *chosen for hook: the iterator
  * walks only states in sockets, which need every hook on tp_btf

@@ -55,9 +55,9 @@ void tcp_names__addr(int family, const __u8 *addr, char *buf, size_t len)
 void tcp_names__addr_field(struct record *r, const char *name, int family,
 			   const __u8 *addr)
 {
-	record__plain_end(r, put_addr(record__plain_begin(r, name,
-							  INET6_ADDRSTRLEN),
-				      family, addr));
+	record__plain_end(
+		r, put_addr(record__plain_begin(r, name, INET6_ADDRSTRLEN),
+			    family, addr));
 }
 
 bool tcp_names__is_loopback(int family, const __u8 *addr)
@@ -69,8 +69,8 @@ bool tcp_names__is_loopback(int family, const __u8 *addr)
 	return addr[0] == 127;
 }
 
-void tcp_names__node(struct provider *p, uint32_t pid, uint32_t svc,
-		     char *buf, size_t len, bool *gone)
+void tcp_names__node(struct provider *p, uint32_t pid, uint32_t svc, char *buf,
+		     size_t len, bool *gone)
 {
 	struct proc_name who;
 

@@ -21,7 +21,7 @@ void tcp_names__addr_field(struct record *r, const char *name, int family,
 bool tcp_names__is_loopback(int family, const __u8 *addr);
 /* A topology node: the service, else the process name (every process
  * is monitored), else the pid. *gone: a process it names exited. */
-void tcp_names__node(struct provider *p, uint32_t pid, uint32_t svc,
-		     char *buf, size_t len, bool *gone);
+void tcp_names__node(struct provider *p, uint32_t pid, uint32_t svc, char *buf,
+		     size_t len, bool *gone);
 
 #endif

@@ -47,11 +47,11 @@ struct edge_missed {
 struct tcp_topology {
 	struct kmond *k;
 	struct record *rec;
-	int fd;		/* the kernel's edges */
+	int fd; /* the kernel's edges */
 	int ncpus;
 	struct tcp_edge_val *vals; /* one per possible CPU */
 	struct hashmap *edges; /* hash of a tcp_edge -> struct edge_state * */
-	uint64_t reports;      /* so far, for edge_state.seen */
+	uint64_t reports; /* so far, for edge_state.seen */
 	struct proto_track *proto; /* the collector's, for this report */
 	struct tcp_edge move_edge; /* the edge of the last move */
 	struct edge_state *move_state; /* its state; NULL once freed */
@@ -102,8 +102,7 @@ void tcp_topology__move(struct tcp_topology *t, const struct tcp_edge *e,
 
 /* The kernel tries again at the edge's next request (its pool refills
  * within milliseconds); user space only counts. */
-void tcp_topology__missed(struct tcp_topology *t,
-			  const struct tcp_edge_miss *m)
+void tcp_topology__missed(struct tcp_topology *t, const struct tcp_edge_miss *m)
 {
 	struct edge_state *s = edge_state(t, &m->e);
 	struct edge_missed *d;
@@ -174,8 +173,8 @@ static void edge_delta(struct edge_state *was, const struct tcp_edge_val *now,
 
 /* The same requests' latencies, bucket by bucket (bio_hist's form): the
  * prometheus sink's histogram counts every request from these. */
-static void emit_edge_hist(struct tcp_topology *t, uint64_t ts,
-			   const char *src, const char *dst, const char *side,
+static void emit_edge_hist(struct tcp_topology *t, uint64_t ts, const char *src,
+			   const char *dst, const char *side,
 			   const struct hist *h)
 {
 	record__begin(t->rec, "tcp_hist", ts, t->k->cfg.node);
@@ -334,8 +333,8 @@ static bool report_edge(struct tcp_topology *t, uint64_t ts, int fd,
 	was->req_bytes = now.req_bytes;
 	was->resp_bytes = now.resp_bytes;
 	for (int p = 0; p < TCP_PROTO_SLOTS; p++) {
-		d.proto_requests[p] = now.proto_requests[p] -
-				      was->proto_requests[p];
+		d.proto_requests[p] =
+			now.proto_requests[p] - was->proto_requests[p];
 		was->proto_requests[p] = now.proto_requests[p];
 	}
 	edge_delta(was, &now, &h);
@@ -376,7 +375,8 @@ static void report_missed_alone(struct tcp_topology *t, uint64_t ts)
 	size_t pos = 0;
 
 	while (hashmap__next(t->edges, &pos, &key, &v)) {
-		struct edge_state *s = (struct edge_state *)(uintptr_t)v, d = {};
+		struct edge_state *s = (struct edge_state *)(uintptr_t)v,
+				  d = {};
 		struct tcp_edge_miss m;
 		bool gone;
 
