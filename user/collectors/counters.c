@@ -135,7 +135,7 @@ static int load_fentry(struct counters_collector *c, int id)
 	struct counter_event *ev = &c->events[id];
 	struct counters_bpf *skel = counters_bpf__open();
 	struct bpf_object_skeleton *s;
-	int err;
+	int err, counts_fd, stats_fd;
 
 	if (!skel)
 		return -errno;
@@ -147,14 +147,10 @@ static int load_fentry(struct counters_collector *c, int id)
 						  skel->progs.counters_fentry);
 	err = bpf_program__set_attach_target(skel->progs.counters_fentry, 0,
 					     ev->name);
-	err = err   ?:
-		      bpf_map__reuse_fd(
-			      skel->maps.counter_counts,
-			      bpf_map__fd(c->skel->maps.counter_counts));
-	err = err   ?:
-		      bpf_map__reuse_fd(
-			      skel->maps.counter_stats,
-			      bpf_map__fd(c->skel->maps.counter_stats));
+	counts_fd = bpf_map__fd(c->skel->maps.counter_counts);
+	stats_fd = bpf_map__fd(c->skel->maps.counter_stats);
+	err = err ?: bpf_map__reuse_fd(skel->maps.counter_counts, counts_fd);
+	err = err ?: bpf_map__reuse_fd(skel->maps.counter_stats, stats_fd);
 	err = err ?: provider__share_maps(c->k->provider, skel->obj);
 	return err ?: counters_bpf__load(skel);
 }

@@ -591,11 +591,9 @@ static void proto_open(struct tcp_collector *c, const int *chosen, bool all_btf,
 	if (why)
 		log_info("tcp: protocol identification off (%s)", why);
 	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_IN], why);
-	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_OUT],
-			    why		    ?:
-				    at_send ? "tcp_sendmsg_locked reads the "
-					      "sends" :
-					      NULL);
+	if (!why && at_send)
+		why = "tcp_sendmsg_locked reads the sends";
+	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_OUT], why);
 }
 
 /* The capture programs in the cgroups of the monitored processes
@@ -765,12 +763,12 @@ static int tcp_start(struct kmond *k, void **state)
 		goto cleanup;
 	}
 	err = tcp_apply(c, &k->cfg);
-	err = err   ?:
-		      rings__add(k->rings,
+	if (!err)
+		err = rings__add(k->rings,
 				 bpf_map__fd(c->skel->maps.tcp_events),
 				 on_event, c);
-	err = err   ?:
-		      rings__add(k->rings,
+	if (!err)
+		err = rings__add(k->rings,
 				 bpf_map__fd(c->skel->maps.load_steps),
 				 occupancy__step, c->occ);
 	if (err)
