@@ -123,7 +123,7 @@ static bool denied(const struct attach_candidate *c)
 
 static struct {
 	const struct attach_candidate *cand;
-	char why[96];
+	char why[160]; /* whole: "PROG failed to load: ..." */
 } refused[MAX_REFUSED];
 static int nrefused;
 
@@ -135,11 +135,22 @@ static bool load_refused(const struct attach_candidate *c, char *why,
 {
 	for (int i = 0; i < nrefused; i++)
 		if (refused[i].cand == c) {
-			snprintf(why, whylen, "%s failed to load: %s", c->prog,
-				 refused[i].why);
+			snprintf(why, whylen, "%s", refused[i].why);
 			return true;
 		}
 	return false;
+}
+
+void probe__refuse(const struct attach_candidate *c, const char *why)
+{
+	char had[8];
+
+	if (nrefused == MAX_REFUSED || load_refused(c, had, sizeof(had)))
+		return;
+	refused[nrefused].cand = c;
+	snprintf(refused[nrefused].why, sizeof(refused[nrefused].why), "%s",
+		 why);
+	nrefused++;
 }
 
 void probe__libbpf_message(const char *fmt, va_list ap)
@@ -183,8 +194,8 @@ bool probe__refuse_failed(const char *collector, const struct hook *hooks,
 				continue;
 			refused[nrefused].cand = c;
 			snprintf(refused[nrefused].why,
-				 sizeof(refused[nrefused].why), "%s",
-				 failed_why);
+				 sizeof(refused[nrefused].why),
+				 "%s failed to load: %s", c->prog, failed_why);
 			nrefused++;
 			failed_prog[0] = '\0';
 			/* an optional hook says once whether it ends off */

@@ -69,6 +69,9 @@ int probe__select(const char *collector, struct bpf_object *obj,
 struct bpf_program;
 void probe__fail_load_if_asked(struct bpf_program *prog,
 			       const struct attach_candidate *c);
+/* c is not to be used for the rest of the run, for why (a collector's
+ * own reason: it cannot serve how the collector runs here). */
+void probe__refuse(const struct attach_candidate *c, const char *why);
 /* The optional hooks of hooks[0..nhooks) that are off on this kernel, a
  * bit each (bit h: hooks[h]; nhooks at most 64). Probes: call it after a
  * start, not every interval. */

@@ -22,13 +22,10 @@ bool tcp_flush__select(struct tcp_bpf *skel, const struct hook *hook,
 	 * where the iterator on sockets finds none */
 	if (*chosen >= 0 && hook->cands[*chosen].kind == ATTACH_ITER &&
 	    !all_btf) {
-		char why[256];
-		int next = *chosen + 1;
-
-		while (next < hook->ncands &&
-		       !probe__available(&hook->cands[next], why, sizeof(why)))
-			next++;
-		*chosen = next < hook->ncands ? next : -1;
+		probe__refuse(&hook->cands[*chosen],
+			      "the state is in the hash (not every tcp hook "
+			      "is on tp_btf)");
+		*chosen = probe__choose(hook);
 		bpf_program__set_autoload(sockets, false);
 		bpf_program__set_autoload(conns, *chosen >= 0);
 		if (*chosen >= 0)
