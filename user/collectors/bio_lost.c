@@ -40,8 +40,8 @@ struct bio_lost *bio_lost__new(const struct hook *hook, int inflight_fd)
 	err = err ?: bio_lost_bpf__load(l->skel);
 	/* Refused at load: off for the rest of the run, said once (as
 	 * probe__select said it when the program was never chosen). */
-	if (err && err != -ENOTSUP && probe__refuse_failed("bio", hook, 1))
-		probe__warn_off("bio", hook);
+	if (err && err != -ENOTSUP)
+		probe__refuse_failed("bio", hook, 1);
 	if (err) {
 		bio_lost__free(l);
 		return NULL;

@@ -105,11 +105,10 @@ void drop_owners__seed(const struct hook *hook, int sock_owner_fd,
 
 	if (!err)
 		return;
-	/* Refused: off for the rest of the run, said once (as
-	 * probe__select said it when it was never chosen). */
-	if (err != -ENOTSUP && probe__refuse_failed("drop", hook, 1))
-		probe__warn_off("drop", hook);
-	else if (err != -ENOTSUP)
+	/* Refused: off for the rest of the run, said once by
+	 * probe__refuse_failed (by probe__select when never chosen); any
+	 * other failure is said here. */
+	if (err != -ENOTSUP && !probe__refuse_failed("drop", hook, 1))
 		log_warn("drop: cannot list the sockets that predate kmond "
 			 "(%s): only listeners' owners are known",
 			 strerror(-err));

@@ -95,25 +95,36 @@ static uint64_t features_off(const struct collector_ops *ops,
 	return off;
 }
 
+struct starting {
+	struct kmond *k;
+	struct running *r;
+};
+
+static int start_once(void *ctx)
+{
+	struct starting *s = ctx;
+
+	return s->r->ops->start(s->k, &s->r->state);
+}
+
+/* A start that failed may have added rings: they go before the next. */
+static void start_undo(void *ctx)
+{
+	struct starting *s = ctx;
+
+	rings__forget(s->k->rings, s->r);
+}
+
 static int collector_start(struct kmond *k, struct running *r)
 {
-	/* Before the start, whose probe__select frees the kernel BTF this
-	 * parses: after it, each start would parse it once more. */
-	const char *attach = first_attach(r->ops);
+	struct starting s = { k, r };
 	int err;
 
 	rings__set_owner(k->rings, r);
-	probe__forget_load_failure();
-	probe__hold_warnings();
 	/* A chosen method that fails to load gives way to the next one. */
-	while ((err = r->ops->start(k, &r->state)) &&
-	       probe__refuse_failed(r->ops->name, r->ops->hooks,
-				    r->ops->nhooks)) {
-		rings__forget(k->rings, r);
-		attach = first_attach(r->ops);
-	}
+	err = probe__start(r->ops->name, r->ops->hooks, r->ops->nhooks,
+			   start_once, start_undo, &s);
 	rings__set_owner(k->rings, NULL);
-	probe__end_hold(err != 0);
 	if (err) {
 		rings__forget(k->rings, r);
 		r->state = NULL;
@@ -121,7 +132,8 @@ static int collector_start(struct kmond *k, struct running *r)
 			  strerror(-err));
 		return collector__switch(r->ops, &k->cfg)->required ? err : 0;
 	}
-	r->attach = attach;
+	/* both from one parse of the kernel's BTF (features_off frees it) */
+	r->attach = first_attach(r->ops);
 	r->features_off = features_off(r->ops, &k->cfg);
 	log_info("collector %s: running (%s)", r->ops->name, r->attach);
 	return 0;

@@ -141,16 +141,19 @@ static bool load_refused(const struct attach_candidate *c, char *why,
 	return false;
 }
 
-void probe__refuse(const struct attach_candidate *c, const char *why)
+bool probe__refuse(const struct attach_candidate *c, const char *why)
 {
 	char had[8];
 
-	if (nrefused == MAX_REFUSED || load_refused(c, had, sizeof(had)))
-		return;
+	if (load_refused(c, had, sizeof(had)))
+		return true;
+	if (nrefused == MAX_REFUSED)
+		return false;
 	refused[nrefused].cand = c;
 	snprintf(refused[nrefused].why, sizeof(refused[nrefused].why), "%s",
 		 why);
 	nrefused++;
+	return true;
 }
 
 void probe__libbpf_message(const char *fmt, va_list ap)
@@ -177,40 +180,39 @@ void probe__libbpf_message(const char *fmt, va_list ap)
 	}
 }
 
-void probe__forget_load_failure(void)
-{
-	failed_prog[0] = '\0';
-}
+static void warn_off(const char *collector, const struct hook *hook);
 
 bool probe__refuse_failed(const char *collector, const struct hook *hooks,
 			  int nhooks)
 {
+	char why[sizeof(refused[0].why)];
+
 	for (int h = 0; h < nhooks && failed_prog[0]; h++)
 		for (int i = 0; i < hooks[h].ncands; i++) {
 			const struct attach_candidate *c = &hooks[h].cands[i];
 
-			if (!c->prog || strcmp(c->prog, failed_prog) ||
-			    nrefused == MAX_REFUSED)
+			if (!c->prog || strcmp(c->prog, failed_prog))
 				continue;
-			refused[nrefused].cand = c;
-			snprintf(refused[nrefused].why,
-				 sizeof(refused[nrefused].why),
-				 "%s failed to load: %s", c->prog, failed_why);
-			nrefused++;
+			snprintf(why, sizeof(why), "%s failed to load: %s",
+				 c->prog, failed_why);
+			if (!probe__refuse(c, why))
+				break; /* no room to remember it */
 			failed_prog[0] = '\0';
-			/* an optional hook says once whether it ends off */
-			if (hooks[h].optional)
-				log_debug("%s: %s: %s %s failed (%s); trying "
-					  "the next method",
-					  collector, hooks[h].name,
-					  attach_kind_name(c->kind), c->target,
-					  failed_why);
-			else
+			if (!hooks[h].optional) {
 				log_warn("%s: %s: %s %s failed to load (%s); "
 					 "trying the next method",
 					 collector, hooks[h].name,
 					 attach_kind_name(c->kind), c->target,
 					 failed_why);
+				return true;
+			}
+			log_debug("%s: %s: %s %s failed (%s); trying the next "
+				  "method",
+				  collector, hooks[h].name,
+				  attach_kind_name(c->kind), c->target,
+				  failed_why);
+			if (probe__choose(&hooks[h]) < 0)
+				warn_off(collector, &hooks[h]);
 			return true;
 		}
 	failed_prog[0] = '\0';
@@ -386,7 +388,7 @@ static void why_off(const struct hook *hook, char *why, size_t whylen)
 #define MAX_OFF 16
 static const struct hook *said_off[MAX_OFF];
 
-void probe__warn_off(const char *collector, const struct hook *hook)
+static void warn_off(const char *collector, const struct hook *hook)
 {
 	char why[512];
 	int i = 0;
@@ -410,7 +412,7 @@ int probe__select(const char *collector, struct bpf_object *obj,
 	for (int h = 0; h < nhooks; h++) {
 		chosen[h] = probe__choose(&hooks[h]);
 		if (chosen[h] < 0 && hooks[h].optional) {
-			probe__warn_off(collector, &hooks[h]);
+			warn_off(collector, &hooks[h]);
 		} else if (chosen[h] < 0) {
 			log_warn(
 				"%s: %s: no attach method works on this kernel",
@@ -468,11 +470,6 @@ static char *held[MAX_HELD];
 static int nheld;
 static bool holding;
 
-void probe__hold_warnings(void)
-{
-	holding = true;
-}
-
 bool probe__hold_warning(const char *fmt, va_list ap)
 {
 	char line[512];
@@ -490,7 +487,7 @@ bool probe__hold_warning(const char *fmt, va_list ap)
 	return true;
 }
 
-void probe__end_hold(bool show)
+static void end_hold(bool show)
 {
 	for (int i = 0; i < nheld; i++) {
 		if (show) /* most say "libbpf: " themselves */
@@ -502,6 +499,19 @@ void probe__end_hold(bool show)
 	}
 	nheld = 0;
 	holding = false;
+}
+
+int probe__start(const char *who, const struct hook *hooks, int nhooks,
+		 int (*start)(void *ctx), void (*undo)(void *ctx), void *ctx)
+{
+	int err;
+
+	failed_prog[0] = '\0';
+	holding = true;
+	while ((err = start(ctx)) && probe__refuse_failed(who, hooks, nhooks))
+		undo(ctx);
+	end_hold(err != 0);
+	return err;
 }
 
 /* The hooks whose choice a collector left unloaded, and why: a few

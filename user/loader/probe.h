@@ -70,14 +70,13 @@ struct bpf_program;
 void probe__fail_load_if_asked(struct bpf_program *prog,
 			       const struct attach_candidate *c);
 /* c is not to be used for the rest of the run, for why (a collector's
- * own reason: it cannot serve how the collector runs here). */
-void probe__refuse(const struct attach_candidate *c, const char *why);
+ * own reason: it cannot serve how the collector runs here). False when
+ * there is no room left to remember it. */
+bool probe__refuse(const struct attach_candidate *c, const char *why);
 /* The optional hooks of hooks[0..nhooks) that are off on this kernel, a
  * bit each (bit h: hooks[h]; nhooks at most 64). Probes: call it after a
  * start, not every interval. */
 uint64_t probe__features_off(const struct hook *hooks, int nhooks);
-/* Says once a run that an optional hook is off, and why. */
-void probe__warn_off(const char *collector, const struct hook *hook);
 /* A candidate's program that loaded but failed later (an iterator that
  * cannot be attached): noted as a load failure, so that the start that
  * fails after it refuses the candidate and starts again. */
@@ -98,23 +97,26 @@ void probe__release(void);
  * probe__select() shares that copy rather than parsing a second one. */
 const struct btf *probe__kernel_btf(void);
 /* Load failures: libbpf's messages go through probe__libbpf_message, which
- * notes the program it failed to load. After a collector's start failed,
+ * notes the program it failed to load. After a start failed,
  * probe__refuse_failed marks the hook candidate of that program (if it is
- * one of hooks) unavailable for the rest of the run, logs it and returns
- * true: starting again picks the next candidate. */
+ * one of hooks) unavailable for the rest of the run, logs it (an optional
+ * hook left with none: one warning, once a run) and returns true:
+ * starting again picks the next candidate. */
 void probe__libbpf_message(const char *fmt, va_list ap)
 	__attribute__((format(printf, 1, 0)));
-void probe__forget_load_failure(void);
-/* libbpf's warnings while a collector starts are held (with -v they are
- * printed at once): a refusal kmond handles shows only kmond's own line.
- * probe__hold_warning holds one and returns true while holding is on;
- * the end prints what was held when the start failed (show). */
-void probe__hold_warnings(void);
-bool probe__hold_warning(const char *fmt, va_list ap)
-	__attribute__((format(printf, 1, 0)));
-void probe__end_hold(bool show);
 bool probe__refuse_failed(const char *collector, const struct hook *hooks,
 			  int nhooks);
+/* Runs start(ctx) until it succeeds or fails other than by a candidate
+ * of hooks the kernel refused (each refused one given up, undo(ctx)
+ * cleaning the failed start up before the next). libbpf's warnings are
+ * held meanwhile and printed only if it fails for good: a refusal kmond
+ * handles shows only kmond's own line. Returns start's last result. */
+int probe__start(const char *who, const struct hook *hooks, int nhooks,
+		 int (*start)(void *ctx), void (*undo)(void *ctx), void *ctx);
+/* For libbpf's print callback: holds a warning during probe__start and
+ * returns true, else false (with -v the caller prints them at once). */
+bool probe__hold_warning(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
 /* libbpf finds tracepoint ids in tracefs; mount it if nobody has. */
 void probe__mount_tracefs(void);
 

@@ -723,19 +723,24 @@ static int provider_load_once(struct provider *p)
 /* A chosen method the kernel refuses at load gives way to the next one,
  * as in the collectors (daemon.c); libbpf's lines are shown only when
  * nothing loads. */
+static int load_once(void *p)
+{
+	return provider_load_once(p);
+}
+
+static void load_undo(void *ctx)
+{
+	struct provider *p = ctx;
+
+	provider_bpf__destroy(p->skel);
+	p->skel = NULL;
+}
+
 static int provider_load(struct provider *p)
 {
-	int err;
+	int err = probe__start("provider", provider_hooks, provider_nhooks,
+			       load_once, load_undo, p);
 
-	probe__forget_load_failure();
-	probe__hold_warnings();
-	while ((err = provider_load_once(p)) &&
-	       probe__refuse_failed("provider", provider_hooks,
-				    provider_nhooks)) {
-		provider_bpf__destroy(p->skel);
-		p->skel = NULL;
-	}
-	probe__end_hold(err != 0);
 	if (err)
 		log_error("failed to load the provider: %s", strerror(-err));
 	else
