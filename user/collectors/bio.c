@@ -63,7 +63,9 @@ enum {
 	  { ATTACH_TRACEPOINT, prog "_tp", "block/" event } }, \
 		3
 
-/* clang-format off: one hook a paragraph, candidates a line */
+/* one hook a paragraph, a candidate a line (clang-format 14 would
+ * fold them) */
+/* clang-format off */
 static const struct hook bio_hooks[] = {
 	/* 6.5+: the submitter's context. Without it the owner is the task
 	 * at insert (else issue), usually the submitter too. */

@@ -57,20 +57,18 @@ struct counters_collector {
 
 /* `--probe` shows what this kernel allows: any tracepoint (probed with a
  * common one), and functions through fentry or kprobes. */
-/* clang-format off: one hook a paragraph, candidates a line */
+/* one hook a paragraph, a candidate a line (clang-format 14 would
+ * fold them) */
+/* clang-format off */
 static const struct hook counters_hooks[] = {
 	[HOOK_TRACEPOINTS] = { "tracepoints",
-			       { { ATTACH_TRACEPOINT, "counters_tp",
-				   "sched/sched_process_fork" } },
-			       1 },
+	  { { ATTACH_TRACEPOINT, "counters_tp", "sched/sched_process_fork" } },
+	  1 },
 	[HOOK_FUNCTIONS] = { "functions",
-			     { { ATTACH_FENTRY, "counters_fentry",
-				 "tcp_connect" },
-			       { ATTACH_KPROBE, "counters_kprobe",
-				 "tcp_connect" } },
-			     2,
-			     .optional = true,
-			     .feature = "kernel functions are not counted" },
+	  { { ATTACH_FENTRY, "counters_fentry", "tcp_connect" },
+	    { ATTACH_KPROBE, "counters_kprobe", "tcp_connect" } },
+	  2, .optional = true,
+	  .feature = "kernel functions are not counted" },
 };
 /* clang-format on */
 

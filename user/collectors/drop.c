@@ -62,22 +62,20 @@ struct drop_collector {
 	bool stack_warned;
 };
 
-/* clang-format off: one hook a paragraph, candidates a line */
+/* one hook a paragraph, a candidate a line (clang-format 14 would
+ * fold them) */
+/* clang-format off */
 static const struct hook drop_hooks[] = {
 	[HOOK_KFREE_SKB] = { "kfree_skb",
-			     { { ATTACH_TP_BTF, "drop_kfree_btf", "kfree_skb" },
-			       { ATTACH_TRACEPOINT, "drop_kfree_tp",
-				 "skb/kfree_skb" } },
-			     2 },
+	  { { ATTACH_TP_BTF, "drop_kfree_btf", "kfree_skb" },
+	    { ATTACH_TRACEPOINT, "drop_kfree_tp", "skb/kfree_skb" } },
+	  2 },
 	[HOOK_SOCK_STATE] = { "sock_owner",
-			      { { ATTACH_TP_BTF, "drop_state_btf",
-				  "inet_sock_set_state" },
-				{ ATTACH_TRACEPOINT, "drop_state_tp",
-				  "sock/inet_sock_set_state" } },
-			      2,
-			      .optional = true,
-			      .feature =
-				      "drops are reported without their socket's owner" },
+	  { { ATTACH_TP_BTF, "drop_state_btf", "inet_sock_set_state" },
+	    { ATTACH_TRACEPOINT, "drop_state_tp",
+	      "sock/inet_sock_set_state" } },
+	  2, .optional = true,
+	  .feature = "drops are reported without their socket's owner" },
 	/* its own object (drop_owners.h), run once at start */
 	[HOOK_SEED] = DROP_SEED_HOOK,
 };

@@ -62,7 +62,9 @@ struct offcpu_collector {
 	struct record rec;
 };
 
-/* clang-format off: one hook a paragraph, candidates a line */
+/* one hook a paragraph, a candidate a line (clang-format 14 would
+ * fold them) */
+/* clang-format off */
 static const struct hook offcpu_hooks[] = {
 	{ "sched_switch",
 	  { { ATTACH_TP_BTF, "offcpu_switch_btf", "sched_switch" },

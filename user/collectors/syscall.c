@@ -43,7 +43,9 @@ struct syscall_collector {
 	struct record rec;
 };
 
-/* clang-format off: one hook a paragraph, candidates a line */
+/* one hook a paragraph, a candidate a line (clang-format 14 would
+ * fold them) */
+/* clang-format off */
 static const struct hook syscall_hooks[] = {
 	{ "sys_enter",
 	  { { ATTACH_TP_BTF, "sys_enter_btf", "sys_enter" },

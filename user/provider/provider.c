@@ -82,7 +82,9 @@ struct provider {
 	uint64_t features_off; /* probe__features_off of provider_hooks */
 };
 
-/* clang-format off: one hook a paragraph, candidates a line */
+/* one hook a paragraph, a candidate a line (clang-format 14 would
+ * fold them) */
+/* clang-format off */
 const struct hook provider_hooks[] = {
 	{ "fork",
 	  { { ATTACH_TP_BTF, "fork_btf", "sched_process_fork" },

@@ -97,28 +97,27 @@ struct tcp_collector {
 	struct proto_cgroups *cgroups; /* where the capture programs run */
 };
 
-/* clang-format off: one hook a paragraph, candidates a line */
+/* one hook a paragraph, a candidate a line (clang-format 14 would
+ * fold them) */
+/* clang-format off */
 static const struct hook tcp_hooks[] = {
 	[HOOK_RECV] = { "sock_recv",
-			{ { ATTACH_TP_BTF, "tcp_recv_btf", "sock_recv_length" },
-			  { ATTACH_TRACEPOINT, "tcp_recv_tp",
-			    "sock/sock_recv_length" },
-			  /* before 6.3: read, readv, recvfrom, recvmsg on a socket */
-			  { ATTACH_RAW_TP, "tcp_recv_sys", "sys_exit" } },
-			3 },
+	  { { ATTACH_TP_BTF, "tcp_recv_btf", "sock_recv_length" },
+	    { ATTACH_TRACEPOINT, "tcp_recv_tp", "sock/sock_recv_length" },
+	    /* before 6.3: read, readv, recvfrom, recvmsg on a socket */
+	    { ATTACH_RAW_TP, "tcp_recv_sys", "sys_exit" } },
+	  3 },
 	[HOOK_SEND] = { "sock_send",
-			{ { ATTACH_TP_BTF, "tcp_send_btf", "sock_send_length" },
-			  { ATTACH_TRACEPOINT, "tcp_send_tp",
-			    "sock/sock_send_length" },
-			  /* write, writev, sendto, sendmsg, sendfile */
-			  { ATTACH_RAW_TP, "tcp_send_sys", "sys_exit" } },
-			3 },
+	  { { ATTACH_TP_BTF, "tcp_send_btf", "sock_send_length" },
+	    { ATTACH_TRACEPOINT, "tcp_send_tp", "sock/sock_send_length" },
+	    /* write, writev, sendto, sendmsg, sendfile */
+	    { ATTACH_RAW_TP, "tcp_send_sys", "sys_exit" } },
+	  3 },
 	[HOOK_STATE] = { "sock_state",
-			 { { ATTACH_TP_BTF, "tcp_state_btf",
-			     "inet_sock_set_state" },
-			   { ATTACH_TRACEPOINT, "tcp_state_tp",
-			     "sock/inet_sock_set_state" } },
-			 2 },
+	  { { ATTACH_TP_BTF, "tcp_state_btf", "inet_sock_set_state" },
+	    { ATTACH_TRACEPOINT, "tcp_state_tp",
+	      "sock/inet_sock_set_state" } },
+	  2 },
 	/* A client's call starts when it enters the send, and a server's
 	 * response has left by the entry of its last send: the tracepoint
 	 * (either state), else (before 6.3) the send syscall's entry with
@@ -126,49 +125,34 @@ static const struct hook tcp_hooks[] = {
 	 * tracepoint's program also reads protocol identification's sends
 	 * (without it, the monitored cgroups' egress: bpf/tcp/proto.bpf.h). */
 	[HOOK_SEND_ENTRY] = { "tcp_sendmsg",
-			      { { ATTACH_TP_BTF, "tcp_send_entry_btf",
-				  "tcp_sendmsg_locked" },
-				{ ATTACH_RAW_TP, "tcp_send_entry_sys",
-				  "sys_enter" } },
-			      2,
-			      .optional = true,
-			      .feature =
-				      "calls and responses are timed when their send "
-				      "returns" },
+	  { { ATTACH_TP_BTF, "tcp_send_entry_btf", "tcp_sendmsg_locked" },
+	    { ATTACH_RAW_TP, "tcp_send_entry_sys", "sys_enter" } },
+	  2, .optional = true,
+	  .feature = "calls and responses are timed when their send "
+		     "returns" },
 	/* request paths: threads created to serve a request (spawn links);
 	 * without it, only the thread that read a request links calls */
 	[HOOK_FORK] = { "sched_fork",
-			{ { ATTACH_TP_BTF, "tcp_fork_btf",
-			    "sched_process_fork" },
-			  { ATTACH_TRACEPOINT, "tcp_fork_tp",
-			    "sched/sched_process_fork" } },
-			2,
-			.optional = true,
-			.feature =
-				"calls of threads made to serve a request are not "
-				"linked to it" },
+	  { { ATTACH_TP_BTF, "tcp_fork_btf", "sched_process_fork" },
+	    { ATTACH_TRACEPOINT, "tcp_fork_tp", "sched/sched_process_fork" } },
+	  2, .optional = true,
+	  .feature = "calls of threads made to serve a request are not "
+		     "linked to it" },
 	[HOOK_FLUSH] = TCP_FLUSH_HOOK,
 	[HOOK_BATCHES] = { "batches",
-			   { { ATTACH_RUN, "tcp_send_batches", "syscall" } },
-			   1,
-			   .optional = true,
-			   .feature =
-				   "request events go to the ring one by one" },
+	  { { ATTACH_RUN, "tcp_send_batches", "syscall" } },
+	  1, .optional = true,
+	  .feature = "request events go to the ring one by one" },
 	/* protocol identification: what sockets receive, and what they
 	 * send where tcp_sendmsg_locked is missing (bpf/tcp/proto.bpf.h) */
 	[HOOK_PROTO_IN] = { "proto_in",
-			    { { ATTACH_CGROUP, "proto_ingress",
-				"cgroup_skb/ingress" } },
-			    1,
-			    .optional = true,
-			    .feature = "protocols are not identified" },
+	  { { ATTACH_CGROUP, "proto_ingress", "cgroup_skb/ingress" } },
+	  1, .optional = true,
+	  .feature = "protocols are not identified" },
 	[HOOK_PROTO_OUT] = { "proto_out",
-			     { { ATTACH_CGROUP, "proto_egress",
-				 "cgroup_skb/egress" } },
-			     1,
-			     .optional = true,
-			     .feature =
-				     "protocols are not identified without tcp_sendmsg" },
+	  { { ATTACH_CGROUP, "proto_egress", "cgroup_skb/egress" } },
+	  1, .optional = true,
+	  .feature = "protocols are not identified without tcp_sendmsg" },
 };
 /* clang-format on */
 
