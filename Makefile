@@ -147,7 +147,7 @@ $(LIB): $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 	$(Q)$(AR) rcs $@ $^
 
 # kmond with no -c runs on the installed config.
-$(OUT)/user/daemon/main.o: CFLAGS += \
+$(OUT)/user/daemon/main.o: KMON_CFLAGS += \
 	-DKMOND_DEFAULT_CONFIG='"$(SYSCONFDIR)/kmond/kmond.yaml"'
 
 $(OUT)/kmond: $(OUT)/user/daemon/main.o $(LIB)
