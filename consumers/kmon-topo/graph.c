@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumers/common/percent.h"
 #include "graph.h"
 #include "lib/hash.h"
 #include "lib/hashmap.h"
@@ -695,18 +696,6 @@ static void dot_duration(struct strbuf *out, uint64_t ns)
 		strbuf__addf(out, "%.2f s", ns / 1e9);
 }
 
-/* A fraction as a percentage: 12.5%, 0.4%, and a rate too small for one
- * decimal in two significant digits (0.013%), never a 0.0% for errors. */
-static void dot_percent(struct strbuf *out, double fraction)
-{
-	double pct = fraction * 100;
-
-	if (pct == 0 || pct >= 0.1)
-		strbuf__addf(out, "%.1f%%", pct);
-	else
-		strbuf__addf(out, "%.2g%%", pct);
-}
-
 void topo__dot(struct topo_graph *g, struct strbuf *out)
 {
 	const struct topo_edge *edges;
@@ -767,10 +756,12 @@ void topo__dot(struct topo_graph *g, struct strbuf *out)
 			dot_duration(out, e->p95);
 		}
 		if (e->outcomes) {
-			strbuf__adds(out, "\\n");
-			dot_percent(out,
-				    (double)e->errors / (double)e->outcomes);
-			strbuf__adds(out, " errors");
+			char pct[32];
+
+			percent__format(pct, sizeof(pct),
+					(double)e->errors /
+						(double)e->outcomes);
+			strbuf__addf(out, "\\n%s errors", pct);
 		}
 		strbuf__adds(out, "\"");
 		if (e->errors)

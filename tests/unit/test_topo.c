@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumers/common/percent.h"
 #include "consumers/kmon-topo/graph.h"
 #include "lib/histogram.h"
 #include "lib/json_parse.h"
@@ -416,6 +417,25 @@ static void test_outcomes(void)
 	topo__free(g);
 }
 
+/* A few errors never read as 0.0%. */
+static void test_percent(void)
+{
+	char buf[32];
+
+	percent__format(buf, sizeof(buf), 0.2);
+	CHECK_STR(buf, "20.0%");
+	percent__format(buf, sizeof(buf), 1);
+	CHECK_STR(buf, "100.0%");
+	percent__format(buf, sizeof(buf), 0);
+	CHECK_STR(buf, "0.0%");
+	percent__format(buf, sizeof(buf), 0.001);
+	CHECK_STR(buf, "0.1%");
+	percent__format(buf, sizeof(buf), 0.00013);
+	CHECK_STR(buf, "0.013%");
+	percent__format(buf, sizeof(buf), 1e-7);
+	CHECK_STR(buf, "<0.001%");
+}
+
 /* The snapshot record reads back with the parser; the DOT is exact. */
 static void test_outputs(void)
 {
@@ -496,5 +516,6 @@ int main(void)
 	test_rejects();
 	test_outputs();
 	test_outcomes();
+	test_percent();
 	return unit_done("topo");
 }
