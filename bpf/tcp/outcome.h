@@ -163,15 +163,53 @@ OUTCOME_INLINE __u32 outcome_hpack_status(__u32 index)
 	return 0;
 }
 
+/* Three Huffman-coded digits in the n (2 or 3) bytes at off, or 0. In
+ * HPACK's code (RFC 7541, appendix B) '0'..'2' are 00000..00010 and
+ * '3'..'9' 011001..011111; what follows the third digit is padding, at
+ * most 7 bits, all ones. Encoders pick Huffman when it is shorter: Go's
+ * and nghttp2's send 201, 302, 401 and 502 this way (RFC 7541, C.6:
+ * 302 is 64 02). */
+OUTCOME_INLINE __u32 outcome_huffman_digits3(const __u8 *b, __u32 len,
+					     __u32 off, __u32 n)
+{
+	__u32 bits = outcome_at(b, len, off) << 24 |
+		     outcome_at(b, len, off + 1) << 16 |
+		     (n == 3 ? outcome_at(b, len, off + 2) << 8 : 0);
+	__u32 status = 0, used = 0, rest;
+
+	if (off + n > len)
+		return 0;
+	for (int i = 0; i < 3; i++) {
+		__u32 five = (bits << used) >> 27, six = (bits << used) >> 26;
+
+		if (five <= 2) {
+			status = status * 10 + five;
+			used += 5;
+		} else if (six >= 25 && six <= 31) {
+			status = status * 10 + six - 22;
+			used += 6;
+		} else {
+			return 0;
+		}
+	}
+	if (used > n * 8)
+		return 0;
+	rest = n * 8 - used;
+	if (rest >= 8 ||
+	    (rest && (bits << used) >> (32 - rest) != (1u << rest) - 1))
+		return 0;
+	return status;
+}
+
 /* The first field of a response's header block is :status (pseudo-
  * headers come first, and a response has only this one): an indexed
  * field 8..14, or a literal whose name is one of those and whose value
- * is three digits not Huffman-coded. A dynamic-table index, a Huffman
- * value or a dynamic table size update first: unknown. */
+ * is three digits, plain or Huffman-coded. A dynamic-table index or a
+ * dynamic table size update first: unknown. */
 OUTCOME_INLINE void outcome_h2_block(struct outcome *o, __u32 side,
 				     const __u8 *b, __u32 len, __u32 p)
 {
-	__u32 first = outcome_at(b, len, p), index;
+	__u32 first = outcome_at(b, len, p), index, value;
 
 	if (p >= len)
 		return;
@@ -186,9 +224,15 @@ OUTCOME_INLINE void outcome_h2_block(struct outcome *o, __u32 side,
 		index = first & 0x0f;
 	else
 		return;
-	if (!outcome_hpack_status(index) || outcome_at(b, len, p + 1) != 3)
-		return; /* another name, or Huffman (H bit), or not 3 long */
-	outcome_http_status(o, side, outcome_digits3(b, len, p + 2));
+	if (!outcome_hpack_status(index))
+		return; /* another name */
+	value = outcome_at(b, len, p + 1); /* H bit, length */
+	if (value == 3)
+		outcome_http_status(o, side, outcome_digits3(b, len, p + 2));
+	else if (value == 0x82 || value == 0x83)
+		outcome_http_status(o, side,
+				    outcome_huffman_digits3(b, len, p + 2,
+							    value & 0x7f));
 }
 
 /* Frames to the first HEADERS: the server's SETTINGS, WINDOW_UPDATEs,

@@ -50,6 +50,7 @@ static const struct {
 	{ "\x00\x00\x05\x01\x04\x00\x00\x00\x01\x48\x03"
 	  "503",
 	  14 },
+	{ "\x00\x00\x04\x01\x04\x00\x00\x00\x01\x08\x82\x6c\x02", 13 },
 	{ "-WRONGTYPE Operation against a key\r\n", 36 },
 	{ "E\x00\x00\x00\x2aSERROR\0C42601\0Msyntax error\0\0", 43 },
 	{ "\x17\x00\x00\x01\xff\x28\x04#42000You have an", 23 },
