@@ -41,6 +41,8 @@
 #include "collectors/tcp/tcp_names.h"
 #include "collectors/tcp/tcp_topology.h"
 #include "bpf/tcp/outcome.h"
+#include "collectors/tcp/request_outcome.h"
+#include "collectors/tcp/routes.h"
 #include "lib/log.h"
 #include "lib/maps.h"
 #include "provider/provider.h"
@@ -104,6 +106,8 @@ struct tcp_collector {
 	struct proto_track *proto; /* NULL: protocols not identified */
 	struct bpf_link *flush; /* finishes quiet connections' requests */
 	struct proto_cgroups *cgroups; /* where the capture programs run */
+	struct routes *routes; /* HTTP routes per service (outcomes) */
+	uint32_t routes_max; /* collectors.tcp.routes it was made with */
 };
 
 /* one hook a paragraph, a candidate a line (clang-format 14 would
@@ -222,6 +226,12 @@ static struct occupancy_maps occupancy_maps(const struct tcp_collector *c)
  * programs see them, and need its verdicts: on with it. */
 static void outcomes_apply(struct tcp_collector *c, const struct tcp_cfg *cfg)
 {
+	/* a new bound starts the routes again */
+	if (!c->routes || c->routes_max != cfg->routes) {
+		routes__free(c->routes);
+		c->routes = routes__new(cfg->routes);
+		c->routes_max = cfg->routes;
+	}
 	live_store(c->skel->bss->outcomes_on,
 		   !cfg->no_outcomes && c->proto != NULL);
 }
@@ -330,6 +340,41 @@ static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
 			  PROTO_UNKNOWN;
 }
 
+static size_t head_len(const struct tcp_head *h)
+{
+	return h->len < TCP_HEAD_BYTES ? h->len : TCP_HEAD_BYTES;
+}
+
+/* status, error, method, route: what the request's heads say, by the
+ * connection's protocol (docs/design/outcomes.md). */
+static void add_outcome(struct tcp_collector *c, const struct tcp_event *e,
+			int proto)
+{
+	struct request_outcome o;
+	char route[REQUEST_PATH_MAX];
+
+	if (!e->resp_head.len && !e->req_head.len)
+		return;
+	request_outcome__decode(&o, proto, e->side, e->req_head.data,
+				head_len(&e->req_head), e->req_bytes,
+				e->resp_head.data, head_len(&e->resp_head),
+				e->resp_bytes);
+	if (o.has_status && o.status_is_str)
+		record__str(&c->rec, "status", o.status_str);
+	else if (o.has_status)
+		record__i64(&c->rec, "status", o.status_num);
+	if (o.known)
+		record__bool(&c->rec, "error", o.error);
+	if (o.has_grpc)
+		record__i64(&c->rec, "grpc_status", o.grpc_status);
+	if (o.has_method)
+		record__str(&c->rec, "method", o.method);
+	if (o.has_path && c->routes) {
+		routes__fold(c->routes, e->svc, o.path, route, sizeof(route));
+		record__str(&c->rec, "route", route);
+	}
+}
+
 static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 {
 	struct proc_name who;
@@ -352,6 +397,7 @@ static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 	record__str(&c->rec, "protocol", protocol__name(proto));
 	if (proto == PROTO_TLS && (sni = proto_track__sni(c->proto, e->cookie)))
 		record__str(&c->rec, "tls_sni", sni);
+	add_outcome(c, e, proto);
 	record__end(&c->rec);
 	exporter__send(c->k->exporter, &c->rec);
 }
@@ -587,6 +633,7 @@ static void tcp_stop(void *state)
 	tcp_topology__free(c->topo);
 	tcp_loads__free(c->loads);
 	tcp_links__free(c->links);
+	routes__free(c->routes);
 	occupancy__free(c->occ);
 	record__free(&c->rec);
 	free(c);
