@@ -21,6 +21,8 @@
 
 #include "proto.h"
 #include "tcp_state.bpf.h"
+#include "send_buffer.bpf.h"
+#include "outcome.bpf.h"
 
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
@@ -156,12 +158,13 @@ static __always_inline void proto_closed(struct tcp_conn *c)
 	bpf_ringbuf_submit(s, wakeup_flags());
 }
 
-/* Where the TCP payload of skb starts (from the network header) and its
- * sequence number; 0 when it has none (a handshake, an ack) or it is not
+/* Where the TCP payload of skb starts (from the network header), its
+ * sequence number and acknowledgement; 0 when it has none (a handshake, an ack) or it is not
  * TCP. Plain loads, no helper: the stack pulled the headers into the
  * linear part before either hook, and most segments (acks) end here,
  * before their socket is looked at. */
-static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq)
+static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq,
+					    __u32 *ack)
 {
 	__u8 *data = (__u8 *)(long)skb->data;
 	__u8 *end = (__u8 *)(long)skb->data_end;
@@ -189,6 +192,8 @@ static __always_inline __u32 payload_offset(struct __sk_buff *skb, __u32 *seq)
 		return 0;
 	*seq = (__u32)th[4] << 24 | (__u32)th[5] << 16 | (__u32)th[6] << 8 |
 	       th[7];
+	*ack = (__u32)th[8] << 24 | (__u32)th[9] << 16 | (__u32)th[10] << 8 |
+	       th[11];
 	return off;
 }
 
@@ -330,13 +335,15 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	struct bpf_sock *sk;
 	struct proto_sample *s;
 	struct tcp_conn *c;
-	__u32 off, len, cap, seq = 0;
+	__u32 off, len, cap, seq = 0, ack = 0;
+	bool heads = KMON_READ_ONCE(outcomes_on);
 	__u8 seg;
 
-	/* the one test a segment pays while no connection captures */
-	if (!KMON_READ_ONCE(capturing))
+	/* the one test a segment pays while no connection captures and
+	 * outcomes are off */
+	if (!KMON_READ_ONCE(capturing) && !heads)
 		return;
-	off = payload_offset(skb, &seq);
+	off = payload_offset(skb, &seq, &ack);
 	if (!off)
 		return;
 	sk = skb->sk;
@@ -346,9 +353,13 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	if (!sk)
 		return;
 	c = conn_of_skb_sock(sk);
+	if (!c)
+		return;
+	if (heads)
+		head_from_skb(skb, c, dir, off, seq, ack);
 	/* the one test every segment with bytes of a decided connection
 	 * pays */
-	if (!c || c->proto_state != PROTO_CAPTURING)
+	if (c->proto_state != PROTO_CAPTURING)
 		return;
 	seg = c->proto_segs[dir & 1];
 	if (seg >= PROTO_MAX_SEGS)
@@ -472,13 +483,13 @@ static __always_inline void capture_send(const struct sock *sk,
 					 struct tcp_conn *c)
 {
 	const struct iov_iter *it = &msg->msg_iter;
-	const struct iovec *iov = NULL;
+	const struct iovec *iov;
 	struct proto_sample *s;
-	const void *base = NULL;
+	const void *base;
 	__u32 zero = 0;
 	__u8 *buf;
-	__u32 len, cap, avail = 0;
-	__u8 seg, type;
+	__u32 len, cap, avail;
+	__u8 seg;
 
 	if (c->proto_state != PROTO_CAPTURING)
 		return;
@@ -492,17 +503,7 @@ static __always_inline void capture_send(const struct sock *sk,
 	len = it->count;
 	if (!len || !take_segment(c, (void *)sk, PROTO_DIR_OUT, seg))
 		return;
-	type = it->iter_type;
-	if (type == bpf_core_enum_value(enum iter_type, ITER_UBUF)) {
-		base = it->ubuf;
-		avail = len;
-	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
-		iov = it->__iov;
-		base = iov->iov_base;
-		avail = iov->iov_len;
-	}
-	if (avail > len)
-		avail = len;
+	base = send_base(it, len, &avail, &iov);
 	s = reserve_sample(false);
 	if (!s)
 		return;

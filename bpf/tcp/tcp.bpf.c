@@ -23,6 +23,7 @@
 #include "tcp_seq.bpf.h"
 #include "proto.bpf.h"
 #include "tcp_load.bpf.h"
+#include "outcome.bpf.h"
 #include "tcp_link.bpf.h"
 #include "tcp_batch.bpf.h"
 
@@ -191,23 +192,38 @@ static __always_inline bool listener_unmonitored(const struct sock *sk,
 	       *v == (TCP_LISTEN_UNMONITORED | config_gen());
 }
 
-/* A socket's state, made unless it has one (which then wins). */
+/* A new state's bytes before its fields are set: too large for the
+ * stack. Never written. */
+struct tcp_conn conn_zero;
+
+static __always_inline void conn_init(struct tcp_conn *c, __u8 role, __u32 tgid,
+				      __u32 svc)
+{
+	c->role = role;
+	c->pid = tgid;
+	c->svc = svc;
+	c->gen = config_gen();
+	c->proto_state = proto_capture ? PROTO_CAPTURING : PROTO_OFF;
+}
+
+/* A socket's state, made unless it has one (which then wins: only the
+ * one that made it sets its fields). */
 static __always_inline struct tcp_conn *
 new_conn(const struct sock *sk, bool trusted, __u8 role, __u32 tgid, __u32 svc)
 {
-	struct tcp_conn c = { .role = role,
-			      .pid = tgid,
-			      .svc = svc,
-			      .gen = config_gen(),
-			      .proto_state = proto_capture ? PROTO_CAPTURING :
-							     PROTO_OFF },
-			*cp;
+	struct tcp_conn *cp;
 	__u64 skp = (__u64)sk;
 	long err;
 
 	if (in_socket(trusted)) {
-		cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, &c,
-					BPF_SK_STORAGE_GET_F_CREATE);
+		cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
+		if (!cp) {
+			cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk,
+						&conn_zero,
+						BPF_SK_STORAGE_GET_F_CREATE);
+			if (cp)
+				conn_init(cp, role, tgid, svc);
+		}
 		/* NULL too when another CPU made it first: use theirs. */
 		if (!cp)
 			cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk,
@@ -220,12 +236,14 @@ new_conn(const struct sock *sk, bool trusted, __u8 role, __u32 tgid, __u32 svc)
 		count_once(&cp->followed_counted, &followed);
 		return cp;
 	}
-	err = bpf_map_update_elem(&conns, &skp, &c, BPF_NOEXIST);
+	err = bpf_map_update_elem(&conns, &skp, &conn_zero, BPF_NOEXIST);
 	if (err && err != -EEXIST) /* full */
 		stat_inc(&tcp_stats, TCP_CONNS_FULL);
 	cp = bpf_map_lookup_elem(&conns, &skp);
 	if (!cp)
 		return NULL;
+	if (!err)
+		conn_init(cp, role, tgid, svc);
 	proto_count(cp);
 	count_once(&cp->followed_counted, &followed);
 	return cp;
@@ -414,7 +432,8 @@ static __always_inline void edge_addresses(const struct tcp_conn *c,
  * wakeup: it is needed by the next report, which drains the ring
  * first. */
 static __always_inline void edge_missed(const struct tcp_conn *c,
-					const struct tcp_edge *e, __u64 latency)
+					const struct tcp_edge *e, __u64 latency,
+					const struct outcome *o)
 {
 	struct tcp_edge_miss *m;
 
@@ -431,15 +450,18 @@ static __always_inline void edge_missed(const struct tcp_conn *c,
 	edge_addresses(c, m->dst_addr, &m->dst_family, m->src_addr,
 		       &m->src_family);
 	m->proto_slot = proto_slot(c) & (TCP_PROTO_SLOTS - 1);
+	m->outcome_known = o->known;
+	m->outcome_error = o->error;
+	m->status_class = o->status_class;
 	bpf_ringbuf_submit(m, BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline void account_edge(const struct tcp_conn *c,
-					 __u64 latency)
+					 __u64 latency, const struct outcome *o)
 {
 	struct tcp_edge e;
 	struct tcp_edge_val *v;
-	__u32 b = hist_bucket(latency);
+	__u32 b = hist_bucket(latency), class;
 	long err;
 
 	edge_of(c, &e);
@@ -449,7 +471,7 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 		return;
 	}
 	if (!v) {
-		edge_missed(c, &e, latency);
+		edge_missed(c, &e, latency, o);
 		return;
 	}
 	/* Per CPU, yet atomic: a request finished in softirq (a close) can
@@ -466,6 +488,15 @@ static __always_inline void account_edge(const struct tcp_conn *c,
 		__sync_fetch_and_add(&v->buckets[b], 1);
 	__sync_fetch_and_add(
 		&v->proto_requests[proto_slot(c) & (TCP_PROTO_SLOTS - 1)], 1);
+	if (!o->known)
+		return;
+	count_outcome(&v->outcomes, &v->errors, o);
+	class = o->status_class - 1;
+	/* checked on the register it indexes with (the compiler would check
+	 * a copy) */
+	asm volatile("%[c] &= 7" : [c] "+r"(class));
+	if (class < 5)
+		__sync_fetch_and_add(&v->status_class[class], 1);
 }
 
 /* A verdict came after some of the connection's requests were counted
@@ -537,6 +568,8 @@ static __always_inline void fill_event(struct tcp_event *ev,
 	ev->parent = c->parent;
 	ev->link = c->link;
 	ev->link_pad = 0;
+	ev->req_head = c->req_head;
+	ev->resp_head = c->resp_head;
 	ev->size_pad = 0;
 }
 
@@ -571,10 +604,33 @@ static __always_inline void find_dst(struct tcp_conn *c)
 	c->dst_known = 1;
 }
 
+/* What a finished request counts on its edge and its load: its outcome
+ * when its protocol is decided; else, when it has a response head, user
+ * space decides it once it has the verdict. */
+static __always_inline void finish_outcome(const struct tcp_conn *c,
+					   struct outcome *o)
+{
+	__u32 proto = proto_slot(c);
+	struct tcp_edge e;
+
+	__builtin_memset(o, 0, sizeof(*o));
+	if (!c->resp_head.len || !KMON_READ_ONCE(outcomes_on))
+		return;
+	if (proto < PROTO_NR) {
+		outcome_of(c, proto, o);
+		if (o->known)
+			outcome_load(c, o);
+		return;
+	}
+	edge_of(c, &e);
+	outcome_late(c, &e, !c->dst_known);
+}
+
 static __always_inline void finish(struct tcp_conn *c)
 {
 	__u64 latency = c->last_send_ns - c->start_ns;
 	__u32 side = TCP_SIDE_SERVER;
+	struct outcome o;
 
 	proto_resolve(c); /* before this request counts */
 	c->phase = TCP_IDLE;
@@ -587,8 +643,9 @@ static __always_inline void finish(struct tcp_conn *c)
 	}
 	/* A call between two monitored processes of this host is one edge,
 	 * counted by its server end. */
+	finish_outcome(c, &o);
 	if (!c->dst_known)
-		account_edge(c, latency);
+		account_edge(c, latency, &o);
 	if (wanted(latency, side))
 		send_event(c, latency);
 }
@@ -707,6 +764,7 @@ static __always_inline void on_request_bytes(struct tcp_conn *c,
 		account_start(c, false);
 		c->req_off = c->rx_off;
 		c->req_seq = received_seq(sk, len, trusted);
+		head_request(c, PROTO_DIR_IN, c->req_seq);
 		if (!c->src_checked)
 			find_src(c);
 	}
@@ -733,6 +791,7 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 		}
 		c->resp_off = c->tx_off;
 		c->resp_seq = sent_seq(sk, len, trusted);
+		head_take(c, &c->resp_head, PROTO_DIR_OUT, c->resp_seq);
 		link_answered(c);
 	}
 	if (c->phase == TCP_RESPONSE) {
@@ -788,6 +847,7 @@ on_call_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 		account_start(c, true);
 		c->req_off = c->tx_off;
 		c->req_seq = sent_seq(sk, len, trusted);
+		head_request(c, PROTO_DIR_OUT, c->req_seq);
 	}
 	c->req_bytes += len;
 out:
@@ -865,17 +925,22 @@ static __always_inline int handle_send_entry(struct sock *sk,
 {
 	struct tcp_conn *c;
 
+	bool heads = capture_sends && KMON_READ_ONCE(outcomes_on);
+
 	/* no send to stamp, none to capture: no socket to look up */
 	if (!(stamp_sends && KMON_READ_ONCE(followed)) &&
-	    !(capture_sends && KMON_READ_ONCE(capturing)))
+	    !(capture_sends && KMON_READ_ONCE(capturing)) && !heads)
 		return 0;
 	c = conn_find(sk, true);
 	if (!c)
 		return 0;
 	if (stamp_sends)
 		stamp_send(c);
-	if (capture_sends && c->proto_state == PROTO_CAPTURING &&
-	    !sends_uncaptured)
+	if (sends_uncaptured)
+		return 0;
+	if (heads)
+		send_head(sk, msg, c);
+	if (capture_sends && c->proto_state == PROTO_CAPTURING)
 		capture_send(sk, msg, c);
 	return 0;
 }
@@ -890,6 +955,7 @@ on_reply_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 		c->phase = TCP_RESPONSE;
 		c->resp_off = c->rx_off;
 		c->resp_seq = received_seq(sk, len, trusted);
+		head_take(c, &c->resp_head, PROTO_DIR_IN, c->resp_seq);
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;

@@ -125,6 +125,17 @@ struct tcp_peer {
 	__u32 svc; /* 0: none */
 };
 
+/* The first bytes of a message (request outcomes, bpf/tcp/outcome.bpf.h):
+ * the status of a response, the method and path of an HTTP request. */
+#define TCP_HEAD_BYTES 64
+
+struct tcp_head {
+	__u32 seq; /* TCP sequence number of data[0] */
+	__u16 len; /* bytes in data; 0: none captured */
+	__u16 pad;
+	__u8 data[TCP_HEAD_BYTES];
+};
+
 struct tcp_conn {
 	struct tcp_tuple t;
 	__u64 start_ns; /* first request byte (monotonic) */
@@ -198,6 +209,18 @@ struct tcp_conn {
 	/* Server side: 1 while counted in its reader's serving, taken back
 	 * atomically (the reader and the close may both release it). */
 	__u64 holds_thread;
+	/* Request outcomes (bpf/tcp/outcome.bpf.h): the first bytes of the
+	 * last message begun each way (PROTO_DIR_IN, _OUT) as it went by,
+	 * with the acknowledgement it carried (a message begins where that
+	 * moves: the sender has heard from the other end since), and those
+	 * of the request in progress and of its response, taken from them
+	 * when the request model sees that message begin at the same byte. */
+	__u32 head_ack[2];
+	__u8 head_acked[2]; /* head_ack holds one */
+	__u8 head_pad[2];
+	struct tcp_head next_head[2];
+	struct tcp_head req_head;
+	struct tcp_head resp_head;
 };
 
 /* One finished request (only when the requests policy wants it). A
@@ -228,6 +251,8 @@ struct tcp_event {
 	__u64 parent; /* 0: none */
 	__u32 link; /* enum tcp_link */
 	__u32 link_pad;
+	struct tcp_head req_head; /* len 0: not captured */
+	struct tcp_head resp_head;
 	/* One ring carries these and protocol samples, told apart by size
 	 * (user/collectors/tcp/tcp.c asserts they differ): keeps them apart. */
 	__u64 size_pad;
@@ -279,6 +304,10 @@ struct tcp_edge_miss {
 	__u16 dst_family;
 	__u16 src_family;
 	__u32 proto_slot; /* its index in proto_requests */
+	__u8 outcome_known; /* its outcome, as tcp_edge_val counts it */
+	__u8 outcome_error;
+	__u8 status_class; /* 1..5, 0: none */
+	__u8 pad2[5];
 };
 
 /* The edge a server's connection counts on (edge_of in tcp.bpf.c; user
@@ -312,6 +341,11 @@ struct tcp_edge_val {
 	__u64 requests;
 	__u64 req_bytes;
 	__u64 resp_bytes;
+	/* requests whose outcome the kernel read (bpf/tcp/outcome.h), the
+	 * failed ones, and HTTP's by status class (1xx at 0) */
+	__u64 outcomes;
+	__u64 errors;
+	__u64 status_class[5];
 	__u8 dst_addr[16]; /* the server's address, last seen */
 	__u16 dst_family;
 	__u16 pad[3];
@@ -322,6 +356,21 @@ struct tcp_edge_val {
 	 * at TCP_PROTO_UNDECIDED those finished before their verdict */
 	__u64 proto_requests[TCP_PROTO_SLOTS];
 	__u64 buckets[HIST_BUCKETS]; /* latency, histogram.h layout */
+};
+
+/* A request whose outcome the kernel could not count where it ended:
+ * its connection's protocol was not decided yet. User space decides it
+ * (by the verdict it makes, outcome.h) and counts it on the edge and the
+ * load it names. */
+struct tcp_outcome_late {
+	struct tcp_edge e;
+	__u64 cookie; /* the connection's, for its verdict */
+	__u32 load_slot; /* its load's slot + 1 (tcp_load.h), 0: none */
+	__u8 on_edge; /* 0: counted by its server's end (on this host) */
+	__u8 side; /* enum tcp_side */
+	__u8 pad[2];
+	struct tcp_head resp_head;
+	__u64 size_pad[3]; /* a size no other ring record has */
 };
 
 /* A listening port, from listen() seen in the kernel and from the listen

@@ -68,6 +68,10 @@ struct tcp_load {
 	 * low 32 bits << 32 | the largest, so a value an earlier interval
 	 * left says nothing of this one and needs no reset. */
 	__u64 max[2];
+	/* Requests whose outcome the kernel read (bpf/tcp/outcome.h) as they
+	 * finished, and the failed ones: counts apart from the sums above. */
+	__u64 outcomes;
+	__u64 errors;
 };
 
 #define TCP_LOAD_BEGIN (1ULL << 32) /* begun + 1 */

@@ -790,6 +790,9 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return get_off(p, v, "collectors.tcp.load", &tc->no_load);
 	if (strcmp(key, "paths") == 0)
 		return get_off(p, v, "collectors.tcp.paths", &tc->no_paths);
+	if (strcmp(key, "outcomes") == 0)
+		return get_off(p, v, "collectors.tcp.outcomes",
+			       &tc->no_outcomes);
 	if (strcmp(key, "protocols") == 0)
 		return get_bool(p, v, "protocols", &tc->protocols);
 	if (strcmp(key, "occupancy") == 0)

@@ -136,6 +136,9 @@ struct tcp_cfg {
 	bool no_client; /* client: false: client-side tracking off for all */
 	bool no_load; /* load: false: no load records (nor occupancy) */
 	bool no_paths; /* paths: false: no parent links (ids kept) */
+	/* outcomes: false: no status, error, method, route (nor the
+	 * kernel's capture of each message's first bytes) */
+	bool no_outcomes;
 	/* identify each connection's protocol (default on; read when the
 	 * collector starts) */
 	bool protocols;

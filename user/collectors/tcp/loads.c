@@ -35,6 +35,7 @@ struct load_was {
 	uint64_t arrivals, completions, latency_sum;
 	uint64_t area, busy; /* at t */
 	uint64_t in_progress;
+	uint64_t outcomes, errors;
 	uint32_t idle; /* intervals in a row with nothing (client side) */
 };
 
@@ -54,7 +55,20 @@ struct tcp_loads {
 	uint64_t epoch;
 	uint64_t last; /* monotonic ns: when the last report began */
 	uint64_t broken; /* slots found below zero in progress, unreported */
+	/* per slot, outcomes user space decided since the last report
+	 * (tcp_loads__outcome) */
+	struct {
+		uint64_t outcomes, errors;
+	} late[TCP_MAX_LOADS];
 };
+
+void tcp_loads__outcome(struct tcp_loads *l, uint32_t slot, bool error)
+{
+	if (slot >= TCP_MAX_LOADS)
+		return;
+	l->late[slot].outcomes++;
+	l->late[slot].errors += error;
+}
 
 uint64_t tcp_loads__broken(const struct tcp_loads *l)
 {
@@ -140,6 +154,8 @@ static void retire_slot(struct tcp_loads *l, const struct tcp_load_maps *m,
 
 	bpf_map_delete_elem(m->slots, key);
 	bpf_map_update_elem(m->loads, &slot, &zero, BPF_ANY);
+	l->late[slot % TCP_MAX_LOADS].outcomes = 0;
+	l->late[slot % TCP_MAX_LOADS].errors = 0;
 	l->retired =
 		realloc(l->retired, (l->nretired + 1) * sizeof(*l->retired));
 	if (!l->retired)
@@ -216,10 +232,10 @@ static void emit_who(struct kmond *k, struct record *rec,
 	record__str(rec, "side", "server");
 }
 
-static void emit(struct kmond *k, struct record *rec, uint64_t ts,
-		 const struct tcp_load_key *key, const struct load_was *w,
-		 const struct tcp_load *v, uint64_t t, uint64_t area,
-		 uint64_t busy, uint64_t max)
+static void emit(struct tcp_loads *l, struct kmond *k, struct record *rec,
+		 uint64_t ts, const struct tcp_load_key *key, __u32 slot,
+		 const struct load_was *w, const struct tcp_load *v, uint64_t t,
+		 uint64_t area, uint64_t busy, uint64_t max)
 {
 	double dt = (double)(t - w->t);
 	uint64_t done = v->completions - w->completions;
@@ -244,6 +260,12 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 			    (v->latency_sum - w->latency_sum) / done);
 	else
 		record__null(rec, "latency_mean_ns");
+	record__u64(rec, "outcomes",
+		    v->outcomes - w->outcomes + l->late[slot].outcomes);
+	record__u64(rec, "errors",
+		    v->errors - w->errors + l->late[slot].errors);
+	l->late[slot].outcomes = 0;
+	l->late[slot].errors = 0;
 	record__end(rec);
 	exporter__send(k->exporter, rec);
 }
@@ -310,7 +332,7 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		if (n > max)
 			max = n;
 		/* an interval of extended answers alone moves area and busy */
-		idle = v.arrivals == w->arrivals &&
+		idle = v.arrivals == w->arrivals && !l->late[slot].outcomes &&
 		       v.completions == w->completions && !n &&
 		       !w->in_progress && area == w->area && busy == w->busy;
 		/* below zero: a start was lost (a reload, a slot retired under a
@@ -318,12 +340,14 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		broken = (int64_t)n < 0;
 		l->broken += broken;
 		if (!idle && !broken)
-			emit(k, rec, t + realtime_offset, &key, w, &v, t, area,
-			     busy, max);
+			emit(l, k, rec, t + realtime_offset, &key, slot, w, &v,
+			     t, area, busy, max);
 		w->t = t;
 		w->arrivals = v.arrivals;
 		w->completions = v.completions;
 		w->latency_sum = v.latency_sum;
+		w->outcomes = v.outcomes;
+		w->errors = v.errors;
 		w->area = area;
 		w->busy = busy;
 		w->in_progress = n;

@@ -5,6 +5,7 @@
 #ifndef KMON_LOADS_H
 #define KMON_LOADS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct kmond;
@@ -25,6 +26,9 @@ int tcp_loads__init(const struct tcp_load_maps *m);
  * whole: a start lost, or an end counted twice), not reported but
  * forgotten; since start. */
 uint64_t tcp_loads__broken(const struct tcp_loads *l);
+/* A request of the load in slot (tcp_load.h) whose outcome user space
+ * decided (struct tcp_outcome_late): added at the next report. */
+void tcp_loads__outcome(struct tcp_loads *l, uint32_t slot, bool error);
 /* Emits one record per server, and per endpoint called, with requests in
  * progress or moving this interval. A record's ts is the end of its
  * interval, the moment its accumulators were read (monotonic ns plus

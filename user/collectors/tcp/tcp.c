@@ -40,6 +40,7 @@
 #include "collectors/tcp/tcp_flush.h"
 #include "collectors/tcp/tcp_names.h"
 #include "collectors/tcp/tcp_topology.h"
+#include "bpf/tcp/outcome.h"
 #include "lib/log.h"
 #include "lib/maps.h"
 #include "provider/provider.h"
@@ -65,6 +66,14 @@ _Static_assert(
 		sizeof(struct tcp_edge_miss) != sizeof(struct proto_hello) &&
 		sizeof(struct tcp_edge_miss) != sizeof(struct proto_close),
 	"requests the kernel could not put on an edge need their own size");
+_Static_assert(
+	sizeof(struct tcp_outcome_late) % sizeof(struct tcp_event) != 0 &&
+		sizeof(struct tcp_outcome_late) !=
+			sizeof(struct proto_sample) &&
+		sizeof(struct tcp_outcome_late) != sizeof(struct proto_hello) &&
+		sizeof(struct tcp_outcome_late) != sizeof(struct proto_close) &&
+		sizeof(struct tcp_outcome_late) != sizeof(struct tcp_edge_miss),
+	"outcomes decided in user space need their own size");
 
 enum {
 	HOOK_RECV,
@@ -209,6 +218,14 @@ static struct occupancy_maps occupancy_maps(const struct tcp_collector *c)
 	};
 }
 
+/* Outcomes read the first bytes where protocol identification's
+ * programs see them, and need its verdicts: on with it. */
+static void outcomes_apply(struct tcp_collector *c, const struct tcp_cfg *cfg)
+{
+	live_store(c->skel->bss->outcomes_on,
+		   !cfg->no_outcomes && c->proto != NULL);
+}
+
 static int tcp_apply(void *state, const struct config *cfg)
 {
 	static const uint32_t policy[] = {
@@ -234,6 +251,7 @@ static int tcp_apply(void *state, const struct config *cfg)
 
 	if (occupancy__configure(c->occ, &cfg->tcp, c->k->provider, &occ))
 		return -ENOMEM;
+	outcomes_apply(c, &cfg->tcp);
 	/* a request looks up its target only while there are targets */
 	live_store(c->skel->bss->targets_on, cfg->tcp.noccupancy > 0);
 	for (__u32 side = TCP_SIDE_SERVER; side <= TCP_SIDE_CLIENT; side++)
@@ -338,6 +356,27 @@ static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 	exporter__send(c->k->exporter, &c->rec);
 }
 
+/* A request the kernel finished undecided, with its response's first
+ * bytes: its outcome by the verdict, as its record has it (both are
+ * looked up at the same place in the ring). */
+static void on_outcome_late(struct tcp_collector *c,
+			    const struct tcp_outcome_late *l)
+{
+	int proto = c->proto ? proto_track__conn(c->proto, l->cookie) :
+			       PROTO_UNKNOWN;
+	__u32 len = l->resp_head.len;
+	struct outcome o;
+
+	outcome_classify(&o, proto, l->side, l->resp_head.data,
+			 len < OUTCOME_RESP_HEAD ? len : OUTCOME_RESP_HEAD);
+	if (!o.known)
+		return;
+	if (l->on_edge)
+		tcp_topology__outcome(c->topo, &l->e, &o);
+	if (l->load_slot)
+		tcp_loads__outcome(c->loads, l->load_slot - 1, o.error);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct tcp_collector *c = ctx;
@@ -357,6 +396,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	}
 	if (len == sizeof(struct tcp_edge_miss)) {
 		tcp_topology__missed(c->topo, data);
+		return 0;
+	}
+	if (len == sizeof(struct tcp_outcome_late)) {
+		on_outcome_late(c, data);
 		return 0;
 	}
 	/* one request, or a batch of them (bpf/tcp/tcp_batch.bpf.h) */
@@ -773,6 +816,7 @@ static int tcp_start(struct kmond *k, void **state)
 		(const volatile uint64_t *)&c->skel->bss->listen_changes);
 	c->counts_listens = true;
 	proto_attach(c);
+	outcomes_apply(c, &k->cfg.tcp);
 	err = tcp_flush__attach(c->skel, &c->flush);
 	if (err)
 		goto cleanup;

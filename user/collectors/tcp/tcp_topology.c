@@ -10,6 +10,7 @@
 
 #include "bpf/tcp/tcp.h"
 #include "collectors/collector.h"
+#include "collectors/tcp/outcome_counts.h"
 #include "collectors/tcp/proto_track.h"
 #include "collectors/tcp/tcp_names.h"
 #include "collectors/tcp/tcp_topology.h"
@@ -30,6 +31,9 @@ struct edge_state {
 	/* requests of connections decided after they closed, counted
 	 * undecided by the kernel: they move at the next report */
 	uint64_t moves[PROTO_NR];
+	/* by outcome: the kernel's (a delta in a report's d), and those
+	 * user space decided since the last report (tcp_topology__outcome) */
+	struct outcome_counts outcomes, late;
 	uint64_t seen; /* the report that last found the edge in the kernel */
 	struct edge_missed *missed; /* NULL: none since the last report */
 };
@@ -40,6 +44,7 @@ struct edge_state {
 struct edge_missed {
 	uint64_t requests, req_bytes, resp_bytes;
 	uint64_t proto_requests[TCP_PROTO_SLOTS];
+	struct outcome_counts outcomes;
 	struct hist latency;
 	struct tcp_edge_miss last; /* the edge and its addresses */
 };
@@ -100,6 +105,12 @@ void tcp_topology__move(struct tcp_topology *t, const struct tcp_edge *e,
 	t->move_state->moves[proto] += requests;
 }
 
+void tcp_topology__outcome(struct tcp_topology *t, const struct tcp_edge *e,
+			   const struct outcome *o)
+{
+	outcome_counts__add(&edge_state(t, e)->late, o);
+}
+
 /* The kernel tries again at the edge's next request (its pool refills
  * within milliseconds); user space only counts. */
 void tcp_topology__missed(struct tcp_topology *t, const struct tcp_edge_miss *m)
@@ -114,6 +125,11 @@ void tcp_topology__missed(struct tcp_topology *t, const struct tcp_edge_miss *m)
 	d->req_bytes += m->req_bytes;
 	d->resp_bytes += m->resp_bytes;
 	d->proto_requests[m->proto_slot % TCP_PROTO_SLOTS]++;
+	outcome_counts__add(&d->outcomes,
+			    &(struct outcome){ .known = m->outcome_known,
+					       .error = m->outcome_error,
+					       .status_class =
+						       m->status_class });
 	hist__add(&d->latency, m->latency_ns, 1);
 	d->last = *m;
 }
@@ -131,6 +147,10 @@ static int read_edge(struct tcp_topology *t, int fd, const struct tcp_edge *e,
 		sum->requests += v->requests;
 		sum->req_bytes += v->req_bytes;
 		sum->resp_bytes += v->resp_bytes;
+		sum->outcomes += v->outcomes;
+		sum->errors += v->errors;
+		for (int c = 0; c < 5; c++)
+			sum->status_class[c] += v->status_class[c];
 		for (int p = 0; p < TCP_PROTO_SLOTS; p++)
 			sum->proto_requests[p] += v->proto_requests[p];
 		if (v->dst_family) {
@@ -267,6 +287,7 @@ static void emit_edge(struct tcp_topology *t, uint64_t ts,
 	record__u64(t->rec, "latency_p95_ns", hist__percentile(h, 95));
 	record__u64(t->rec, "latency_p99_ns", hist__percentile(h, 99));
 	record__str(t->rec, "protocol", protocol__name(proto));
+	outcome_counts__record(t->rec, &d->outcomes);
 	record__end(t->rec);
 	exporter__send(t->k->exporter, t->rec);
 	emit_edge_hist(t, ts, src, dst, side, h);
@@ -288,9 +309,17 @@ static void add_missed(struct edge_state *was, struct edge_state *d,
 	d->resp_bytes += m->resp_bytes;
 	for (int p = 0; p < TCP_PROTO_SLOTS; p++)
 		d->proto_requests[p] += m->proto_requests[p];
+	outcome_counts__sum(&d->outcomes, &m->outcomes);
 	hist__merge(h, &m->latency);
 	free(m);
 	was->missed = NULL;
+}
+
+/* Adds the outcomes user space decided since the last report. */
+static void add_late(struct edge_state *was, struct edge_state *d)
+{
+	outcome_counts__sum(&d->outcomes, &was->late);
+	was->late = (struct outcome_counts){ 0 };
 }
 
 /* Moves requests the kernel counted undecided to the protocol found at
@@ -317,6 +346,7 @@ static bool report_edge(struct tcp_topology *t, uint64_t ts, int fd,
 	static struct tcp_edge_val now;
 	static struct hist h;
 	struct edge_state *was = edge_state(t, e), d;
+	struct outcome_counts now_outcomes;
 	bool gone = false;
 
 	was->seen = t->reports;
@@ -325,7 +355,8 @@ static bool report_edge(struct tcp_topology *t, uint64_t ts, int fd,
 	/* A deleted and remade edge starts again from zero. */
 	if (now.requests < was->requests)
 		*was = (struct edge_state){ .seen = t->reports,
-					    .missed = was->missed };
+					    .missed = was->missed,
+					    .late = was->late };
 	d.requests = now.requests - was->requests;
 	d.req_bytes = now.req_bytes - was->req_bytes;
 	d.resp_bytes = now.resp_bytes - was->resp_bytes;
@@ -337,10 +368,17 @@ static bool report_edge(struct tcp_topology *t, uint64_t ts, int fd,
 			now.proto_requests[p] - was->proto_requests[p];
 		was->proto_requests[p] = now.proto_requests[p];
 	}
+	now_outcomes = (struct outcome_counts){ .outcomes = now.outcomes,
+						.errors = now.errors };
+	memcpy(now_outcomes.status_class, now.status_class,
+	       sizeof(now_outcomes.status_class));
+	outcome_counts__delta(&d.outcomes, &was->outcomes, &now_outcomes);
 	edge_delta(was, &now, &h);
 	add_missed(was, &d, &h);
+	add_late(was, &d);
 	apply_moves(was, &d);
-	if (d.requests)
+	/* outcomes decided late may come an interval after their requests */
+	if (d.requests || d.outcomes.outcomes)
 		emit_edge(t, ts, e, &now, &d, &h, &gone);
 	return gone || (!d.requests && nkeys > TCP_MAX_EDGES / 4 * 3);
 }
@@ -389,6 +427,7 @@ static void report_missed_alone(struct tcp_topology *t, uint64_t ts)
 		addrs.src_family = m.src_family;
 		hist__reset(&h);
 		add_missed(s, &d, &h);
+		add_late(s, &d);
 		apply_moves(s, &d);
 		emit_edge(t, ts, &m.e, &addrs, &d, &h, &gone);
 	}

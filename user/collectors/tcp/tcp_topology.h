@@ -28,6 +28,11 @@ void tcp_topology__free(struct tcp_topology *t);
 void tcp_topology__move(struct tcp_topology *t, const struct tcp_edge *e,
 			int proto, uint64_t requests);
 /* A request the kernel finished on an edge it could not make. */
+/* A request of the edge whose outcome user space decided (struct
+ * tcp_outcome_late): added at the next report. */
+struct outcome;
+void tcp_topology__outcome(struct tcp_topology *t, const struct tcp_edge *e,
+			   const struct outcome *o);
 void tcp_topology__missed(struct tcp_topology *t,
 			  const struct tcp_edge_miss *m);
 /* proto: NULL when protocols are not identified. */

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Request outcomes, the kernel side (included by tcp.bpf.c; the rules
+ * are in outcome.h, shared with user space; docs/design/outcomes.md).
+ *
+ * Whether a request succeeded is in its response's first bytes, its
+ * method and route in the request's: the first TCP_HEAD_BYTES of every
+ * message are kept in its connection's state, where they go by anyway:
+ * what a socket receives at the cgroup ingress program protocol
+ * identification already runs (proto.bpf.h), what it sends at the send's
+ * entry (tcp_sendmsg_locked) from the sender's own buffer, or at the
+ * egress program where that tracepoint is missing.
+ *
+ * Where a message begins is the request model's to say (tcp.bpf.c), and
+ * it says so only when the owner reads or writes it, after the bytes went
+ * by: the next request may even be in before the last one finished. So
+ * each direction keeps the first bytes of the last message begun, with
+ * their sequence number (next_head), and the request model takes them
+ * when a request or a response begins at that very byte (head_take); any
+ * other bytes are not its: the request has no head, and no outcome.
+ * A segment (or a send) begins a message when the acknowledgement it
+ * carries moved since the last one: its sender has heard from the other
+ * end since, an answer in a request-response protocol.
+ *
+ * At its end a request of a decided protocol counts on its edge and its
+ * load by outcome; one still undecided goes to user space, which counts
+ * it once it has the verdict (struct tcp_outcome_late). */
+#ifndef KMON_OUTCOME_BPF_H
+#define KMON_OUTCOME_BPF_H
+
+#include "outcome.h"
+#include "proto.h"
+#include "tcp_state.bpf.h"
+#include "tcp_load.bpf.h"
+#include "send_buffer.bpf.h"
+
+/* collectors.tcp.outcomes, written by user space (start and reloads). */
+volatile __u32 outcomes_on;
+
+/* Whether c's messages are worth their first bytes: its protocol has
+ * outcomes kmond reads, or it is not decided yet. */
+static __always_inline bool outcome_wanted(const struct tcp_conn *c)
+{
+	if (!KMON_READ_ONCE(outcomes_on))
+		return false;
+	if (c->proto_state != PROTO_DECIDED)
+		return true;
+	switch (c->proto) {
+	case PROTO_TLS:
+	case PROTO_SSH:
+	case PROTO_UNKNOWN:
+		return false;
+	}
+	return true;
+}
+
+/* Whether a message leaving in direction dir (ack: the acknowledgement
+ * it carries, or would) begins a new one; notes the acknowledgement. */
+static __always_inline bool head_begins(struct tcp_conn *c, __u8 dir, __u32 ack)
+{
+	dir &= 1;
+	if (c->head_acked[dir] && c->head_ack[dir] == ack)
+		return false;
+	c->head_ack[dir] = ack;
+	c->head_acked[dir] = 1;
+	return true;
+}
+
+/* The bytes to keep of len: 1 .. TCP_HEAD_BYTES, as the verifier sees it. */
+static __always_inline __u32 head_cap(__u32 len)
+{
+	__u32 cap = (len < TCP_HEAD_BYTES ? len : TCP_HEAD_BYTES) - 1;
+
+	asm volatile("%[cap] &= 63" : [cap] "+r"(cap));
+	return cap + 1;
+}
+
+/* A received (dir in) or sent (dir out, egress) segment with payload at
+ * off, sequence number seq, acknowledgement ack. */
+static __always_inline void head_from_skb(struct __sk_buff *skb,
+					  struct tcp_conn *c, __u8 dir,
+					  __u32 off, __u32 seq, __u32 ack)
+{
+	struct tcp_head *h;
+	__u32 cap;
+
+	if (!outcome_wanted(c) || !head_begins(c, dir, ack))
+		return;
+	h = &c->next_head[dir & 1];
+	cap = head_cap(skb->len - off);
+	if (bpf_skb_load_bytes(skb, off, h->data, cap))
+		cap = 0;
+	h->seq = seq;
+	h->len = cap;
+}
+
+/* A send begins (its first chunk, tcp_sendmsg_locked): base holds the
+ * first avail bytes of it. */
+static __always_inline void head_from_send(const struct sock *sk,
+					   struct tcp_conn *c, const void *base,
+					   __u32 avail)
+{
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	struct tcp_head *h = &c->next_head[PROTO_DIR_OUT];
+	__u32 cap;
+
+	if (!tp || !outcome_wanted(c) ||
+	    !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
+		return;
+	cap = head_cap(avail);
+	if (!base || !avail || bpf_probe_read_user(h->data, cap, base))
+		cap = 0;
+	h->seq = tp->write_seq;
+	h->len = cap;
+}
+
+/* A send on c begins: its first chunk (tcp_sendmsg_locked fires per
+ * chunk; a later one starts inside the buffer). */
+static __always_inline void
+send_head(const struct sock *sk, const struct msghdr *msg, struct tcp_conn *c)
+{
+	const struct iov_iter *it = &msg->msg_iter;
+	const struct iovec *iov;
+	const void *base;
+	__u32 avail;
+
+	if (it->iov_offset || !it->count)
+		return;
+	base = send_base(it, it->count, &avail, &iov);
+	head_from_send(sk, c, base, avail);
+}
+
+/* A request (dir: the way it goes) or a response begins at seq: its
+ * head is the last message begun that way, when that began there. */
+static __always_inline void head_take(struct tcp_conn *c, struct tcp_head *to,
+				      __u8 dir, __u32 seq)
+{
+	const struct tcp_head *from = &c->next_head[dir & 1];
+
+	if (from->len && from->seq == seq) {
+		*to = *from;
+		return;
+	}
+	to->len = 0;
+}
+
+/* The request (call) in progress begins; its response is not in yet. */
+static __always_inline void head_request(struct tcp_conn *c, __u8 dir,
+					 __u32 seq)
+{
+	head_take(c, &c->req_head, dir, seq);
+	c->resp_head.len = 0;
+}
+
+/* What a response head says, for protocol proto: a global function,
+ * verified once on its own. The rules of every protocol inlined at each
+ * request's end would multiply the paths the verifier walks, past its
+ * limit. */
+__noinline int outcome_of_head(struct outcome *o, const struct tcp_head *h,
+			       __u32 proto, __u32 side)
+{
+	__u32 len;
+
+	if (!o || !h)
+		return 0;
+	len = h->len;
+	if (len > OUTCOME_RESP_HEAD)
+		len = OUTCOME_RESP_HEAD;
+	outcome_classify(o, proto, side, h->data, len);
+	return 0;
+}
+
+static __always_inline void outcome_of(const struct tcp_conn *c, __u32 proto,
+				       struct outcome *o)
+{
+	outcome_of_head(o, &c->resp_head, proto,
+			c->role == TCP_ROLE_CLIENT ? TCP_SIDE_CLIENT :
+						     TCP_SIDE_SERVER);
+}
+
+static __always_inline void count_outcome(__u64 *outcomes, __u64 *errors,
+					  const struct outcome *o)
+{
+	__sync_fetch_and_add(outcomes, 1);
+	if (o->error)
+		__sync_fetch_and_add(errors, 1);
+}
+
+/* Its load's counts, when the request is in one (tcp_load.bpf.h's
+ * load_of, without making a slot). */
+static __always_inline void outcome_load(const struct tcp_conn *c,
+					 const struct outcome *o)
+{
+	__u32 slot = c->load_slot - 1; /* none: past the array */
+	struct tcp_load *v = bpf_map_lookup_elem(&loads, &slot);
+
+	if (v)
+		count_outcome(&v->outcomes, &v->errors, o);
+}
+
+/* An undecided request's response head goes to user space. */
+static __always_inline void outcome_late(const struct tcp_conn *c,
+					 const struct tcp_edge *e, bool on_edge)
+{
+	struct tcp_outcome_late *l;
+
+	l = bpf_ringbuf_reserve(&tcp_events, sizeof(*l), 0);
+	if (!l) {
+		stat_inc(&tcp_stats, TCP_RB_LOST);
+		return;
+	}
+	__builtin_memset(l, 0, sizeof(*l));
+	l->e = *e;
+	l->cookie = c->proto_cookie;
+	l->load_slot = c->load_slot;
+	l->on_edge = on_edge;
+	l->side = c->role == TCP_ROLE_CLIENT ? TCP_SIDE_CLIENT :
+					       TCP_SIDE_SERVER;
+	l->resp_head = c->resp_head;
+	bpf_ringbuf_submit(l, BPF_RB_NO_WAKEUP);
+}
+
+#endif
