@@ -27,12 +27,27 @@ static const struct prom_family
 	f_edge_bytes = { "kmon_edge_bytes_total",
 			 "Bytes on the topology edge src -> dst: direction request (to the server) or response (back).",
 			 C },
+	f_outcomes = { "kmon_request_outcomes_total",
+		       "Requests on the edge src -> dst whose outcome kmond knows (the error rate's denominator).",
+		       C },
+	f_errors = { "kmon_request_errors_total",
+		     "Requests on the edge src -> dst that failed by their protocol's meaning (OpenTelemetry semantic conventions).",
+		     C },
+	f_http = { "kmon_http_requests_total",
+		   "HTTP and HTTP/2 requests on the edge src -> dst by status_class (1xx to 5xx).",
+		   C },
 	f_load_arrivals = { "kmon_load_arrivals_total",
 			    "Requests that arrived at the service (load records).",
 			    C },
 	f_load_completions = { "kmon_load_completions_total",
 			       "Requests the service completed (load records).",
 			       C },
+	f_load_outcomes = { "kmon_load_outcomes_total",
+			    "Requests of the service whose outcome kmond knows (load records).",
+			    C },
+	f_load_errors = { "kmon_load_errors_total",
+			  "Requests of the service that failed by their protocol's meaning (load records).",
+			  C },
 	/* The fractional gauges below are held in billionths and shown as
 	 * exact decimals, as nanoseconds are shown as seconds. */
 	f_load_occupancy = { "kmon_load_occupancy",
@@ -126,6 +141,32 @@ static const char *str(const struct json_value *v, const char *key)
 static bool u64(const struct json_value *v, const char *key, uint64_t *out)
 {
 	return json__u64(json__get(v, key), out);
+}
+
+/* A count kmond writes only since some release: *has says whether the
+ * record carries it; false when it is there but not a count. */
+static bool opt_u64(const struct json_value *v, const char *key, uint64_t *out,
+		    bool *has)
+{
+	*out = 0;
+	*has = json__get(v, key) != NULL;
+	return !*has || u64(v, key, out);
+}
+
+/* Request outcomes (docs/design/outcomes.md): outcomes and errors come
+ * together or not at all; records of a kmond before them have neither. */
+struct outcomes {
+	bool has;
+	uint64_t outcomes, errors;
+};
+
+static bool read_outcomes(const struct json_value *rec, struct outcomes *o)
+{
+	bool has_errors;
+
+	return opt_u64(rec, "outcomes", &o->outcomes, &o->has) &&
+	       opt_u64(rec, "errors", &o->errors, &has_errors) &&
+	       has_errors == o->has;
 }
 
 /* Starts a label set with node. */
@@ -274,16 +315,55 @@ static void edge(struct ingest *in, const char *src, const char *dst,
 	label(in, "protocol", protocol ? protocol : "unknown");
 }
 
+/* HTTP status classes: status_1xx .. status_5xx, written when not 0. */
+#define STATUS_CLASSES 5
+
+static bool read_status_classes(const struct json_value *rec,
+				uint64_t counts[STATUS_CLASSES])
+{
+	for (int c = 0; c < STATUS_CLASSES; c++) {
+		char field[16];
+		bool has;
+
+		snprintf(field, sizeof(field), "status_%dxx", c + 1);
+		if (!opt_u64(rec, field, &counts[c], &has))
+			return false;
+	}
+	return true;
+}
+
+/* Five classes at most per edge: never a series per status code or
+ * per route. */
+static void edge_status_classes(struct ingest *in, const char *src,
+				const char *dst, const char *side,
+				const char *protocol,
+				const uint64_t counts[STATUS_CLASSES])
+{
+	for (int c = 0; c < STATUS_CLASSES; c++) {
+		char class[8];
+
+		if (!counts[c])
+			continue;
+		snprintf(class, sizeof(class), "%dxx", c + 1);
+		edge(in, src, dst, side, protocol);
+		label(in, "status_class", class);
+		add(in, &f_http, counts[c]);
+	}
+}
+
 static int topology(struct ingest *in)
 {
 	const char *src = str(in->rec, "src"), *dst = str(in->rec, "dst");
 	const char *side = str(in->rec, "side");
 	const char *protocol = str(in->rec, "protocol");
-	uint64_t requests, req_bytes, resp_bytes;
+	uint64_t requests, req_bytes, resp_bytes, classes[STATUS_CLASSES];
+	struct outcomes o;
 
 	if (!src || !dst || !u64(in->rec, "requests", &requests) ||
 	    !u64(in->rec, "req_bytes", &req_bytes) ||
-	    !u64(in->rec, "resp_bytes", &resp_bytes))
+	    !u64(in->rec, "resp_bytes", &resp_bytes) ||
+	    !read_outcomes(in->rec, &o) ||
+	    !read_status_classes(in->rec, classes))
 		return -1;
 	labels(in);
 	label(in, "service", dst);
@@ -297,6 +377,12 @@ static int topology(struct ingest *in)
 	edge(in, src, dst, side, protocol);
 	label(in, "direction", "response");
 	add(in, &f_edge_bytes, resp_bytes);
+	if (o.has) {
+		edge(in, src, dst, side, protocol);
+		add(in, &f_outcomes, o.outcomes);
+		add(in, &f_errors, o.errors);
+	}
+	edge_status_classes(in, src, dst, side, protocol, classes);
 	return 0;
 }
 
@@ -316,16 +402,22 @@ static int load(struct ingest *in)
 {
 	uint64_t arrivals, completions, max, latency;
 	double occupancy, busy;
+	struct outcomes o;
 
 	if (!u64(in->rec, "arrivals", &arrivals) ||
 	    !u64(in->rec, "completions", &completions) ||
 	    !u64(in->rec, "concurrency_max", &max) ||
 	    !json__double(json__get(in->rec, "occupancy"), &occupancy) ||
-	    !json__double(json__get(in->rec, "busy"), &busy))
+	    !json__double(json__get(in->rec, "busy"), &busy) ||
+	    !read_outcomes(in->rec, &o))
 		return -1;
 	service_side(in);
 	add(in, &f_load_arrivals, arrivals);
 	add(in, &f_load_completions, completions);
+	if (o.has) {
+		add(in, &f_load_outcomes, o.outcomes);
+		add(in, &f_load_errors, o.errors);
+	}
 	set_fraction(in, &f_load_occupancy, occupancy);
 	set_fraction(in, &f_load_busy, busy);
 	set(in, &f_load_concurrency, max);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumers/common/percent.h"
 #include "graph.h"
 #include "lib/hash.h"
 #include "lib/hashmap.h"
@@ -37,11 +38,19 @@ struct table {
 	size_t n, cap, size; /* size: of one item */
 };
 
+/* Request outcomes summed over reports. */
+struct outcome_sum {
+	uint64_t reports; /* the reports that carried them */
+	uint64_t outcomes, errors;
+	uint64_t status[TOPO_STATUS_CLASSES];
+};
+
 struct raw_edge {
 	struct keyed k; /* "src\0dst\0side" */
 	const char *src, *dst; /* into k.key */
 	enum topo_side side;
 	uint64_t requests, bytes, reports, first_ts, last_ts;
+	struct outcome_sum outcomes;
 	struct hist *lat; /* NULL until a report carries latency */
 	struct table nodes; /* of struct keyed: node names */
 	uint64_t protos[PROTO_NR]; /* requests by protocol id */
@@ -55,6 +64,7 @@ struct alias {
 
 struct side_sum {
 	uint64_t requests, bytes, reports, first_ts, last_ts;
+	struct outcome_sum outcomes;
 	struct hist lat;
 	struct table nodes;
 	uint64_t protos[PROTO_NR];
@@ -246,6 +256,33 @@ static int req_str(const struct json_value *rec, const char *name,
 	return 0;
 }
 
+/* outcomes and errors come together, or not at all (a kmond before
+ * them); status classes only on HTTP edges, and only when not 0. */
+static int parse_outcomes(const struct json_value *rec, struct topo_report *r,
+			  char *err, size_t errlen)
+{
+	bool has_errors = json__get(rec, "errors") != NULL;
+
+	r->has_outcomes = json__get(rec, "outcomes") != NULL;
+	if (r->has_outcomes != has_errors) {
+		snprintf(err, errlen,
+			 "%s: missing (outcomes and errors come together)",
+			 has_errors ? "outcomes" : "errors");
+		return -1;
+	}
+	if (opt_u64(rec, "outcomes", &r->outcomes, err, errlen) ||
+	    opt_u64(rec, "errors", &r->errors, err, errlen))
+		return -1;
+	for (int c = 0; c < TOPO_STATUS_CLASSES; c++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "status_%dxx", c + 1);
+		if (opt_u64(rec, name, &r->status[c], err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
 int topo__parse(const struct json_value *rec, struct topo_report *r, char *err,
 		size_t errlen)
 {
@@ -280,7 +317,8 @@ int topo__parse(const struct json_value *rec, struct topo_report *r, char *err,
 	    opt_u64(rec, "bytes", &r->bytes, err, errlen) ||
 	    opt_u64(rec, "latency_p50_ns", &r->p50, err, errlen) ||
 	    opt_u64(rec, "latency_p95_ns", &r->p95, err, errlen) ||
-	    opt_u64(rec, "latency_p99_ns", &r->p99, err, errlen))
+	    opt_u64(rec, "latency_p99_ns", &r->p99, err, errlen) ||
+	    parse_outcomes(rec, r, err, errlen))
 		return -1;
 	if (!side || strcmp(side, "server") == 0) {
 		r->side = TOPO_SERVER;
@@ -337,6 +375,16 @@ static void span__add(uint64_t *first, uint64_t *last, uint64_t reports,
 		*last = to;
 }
 
+static void outcomes__add(struct outcome_sum *sum,
+			  const struct outcome_sum *more)
+{
+	sum->reports += more->reports;
+	sum->outcomes += more->outcomes;
+	sum->errors += more->errors;
+	for (int c = 0; c < TOPO_STATUS_CLASSES; c++)
+		sum->status[c] += more->status[c];
+}
+
 void topo__add(struct topo_graph *g, const struct topo_report *r)
 {
 	size_t ls = strlen(r->src), ld = strlen(r->dst);
@@ -363,6 +411,14 @@ void topo__add(struct topo_graph *g, const struct topo_report *r)
 		if (!strcmp(r->protocol, protocol__name(p)))
 			e->protos[p] += r->requests;
 	e->bytes += r->bytes;
+	if (r->has_outcomes) {
+		struct outcome_sum one = { .reports = 1,
+					   .outcomes = r->outcomes,
+					   .errors = r->errors };
+
+		memcpy(one.status, r->status, sizeof(one.status));
+		outcomes__add(&e->outcomes, &one);
+	}
 	if (r->requests && (r->p50 || r->p95 || r->p99)) {
 		if (!e->lat) {
 			e->lat = xrealloc(NULL, sizeof(*e->lat));
@@ -409,6 +465,7 @@ static void side__add(struct side_sum *s, const struct raw_edge *e)
 	s->reports += e->reports;
 	s->requests += e->requests;
 	s->bytes += e->bytes;
+	outcomes__add(&s->outcomes, &e->outcomes);
 	for (int p = 0; p < PROTO_NR; p++)
 		s->protos[p] += e->protos[p];
 	if (e->lat)
@@ -502,6 +559,10 @@ const struct topo_edge *topo__merge(struct topo_graph *g, size_t *n)
 		e->reports = s->reports;
 		e->first_ts = s->first_ts;
 		e->last_ts = s->last_ts;
+		e->has_outcomes = s->outcomes.reports > 0;
+		e->outcomes = s->outcomes.outcomes;
+		e->errors = s->outcomes.errors;
+		memcpy(e->status, s->outcomes.status, sizeof(e->status));
 		if (hist__count(&s->lat)) {
 			e->p50 = hist__percentile(&s->lat, 50);
 			e->p95 = hist__percentile(&s->lat, 95);
@@ -535,6 +596,26 @@ uint64_t topo__rejected(const struct topo_graph *g)
 static const char *side_name(enum topo_side side)
 {
 	return side == TOPO_SERVER ? "server" : "client";
+}
+
+/* Absent (not 0) for an edge reported by a kmond before outcomes; the
+ * rate only where there is something to divide by. */
+static void json_outcomes(struct record *r, const struct topo_edge *e)
+{
+	if (!e->has_outcomes)
+		return;
+	record__u64(r, "outcomes", e->outcomes);
+	record__u64(r, "errors", e->errors);
+	if (e->outcomes)
+		record__double(r, "error_rate",
+			       (double)e->errors / (double)e->outcomes);
+	for (int c = 0; c < TOPO_STATUS_CLASSES; c++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "status_%dxx", c + 1);
+		if (e->status[c])
+			record__u64(r, name, e->status[c]);
+	}
 }
 
 static void json_names(struct record *r, const char *name,
@@ -579,6 +660,7 @@ void topo__json(struct topo_graph *g, uint64_t ts, const char *node,
 		record__u64(r, "reports", e->reports);
 		if (e->protocol)
 			record__str(r, "protocol", e->protocol);
+		json_outcomes(r, e);
 		json_names(r, "server_nodes", e->nodes[TOPO_SERVER]);
 		json_names(r, "client_nodes", e->nodes[TOPO_CLIENT]);
 		record__object_end(r);
@@ -673,7 +755,17 @@ void topo__dot(struct topo_graph *g, struct strbuf *out)
 			strbuf__adds(out, "\\np95 ");
 			dot_duration(out, e->p95);
 		}
+		if (e->outcomes) {
+			char pct[32];
+
+			percent__format(pct, sizeof(pct),
+					(double)e->errors /
+						(double)e->outcomes);
+			strbuf__addf(out, "\\n%s errors", pct);
+		}
 		strbuf__adds(out, "\"");
+		if (e->errors)
+			strbuf__adds(out, ", color=red, fontcolor=red");
 		/* Seen by its client only: the server is not monitored. */
 		if (e->side == TOPO_CLIENT)
 			strbuf__adds(out, ", style=dashed");

@@ -22,6 +22,9 @@
  *     is read as a distribution (50% of its requests at p50, 45% at p95,
  *     5% at p99) added, weighted by requests, to a log-linear histogram,
  *     whose percentiles are reported (within a few percent).
+ *  6. Request outcomes (outcomes, errors, status_1xx..5xx) add up as
+ *     requests do, of the same side; an edge none of whose reports (of
+ *     that side) carried them, from a kmond before them, has none.
  */
 #ifndef KMON_TOPO_GRAPH_H
 #define KMON_TOPO_GRAPH_H
@@ -31,6 +34,9 @@
 #include <stdint.h>
 
 #include "lib/strbuf.h"
+
+/* HTTP status classes 1xx .. 5xx (status_1xx is [0]). */
+#define TOPO_STATUS_CLASSES 5
 
 struct json_value;
 struct record;
@@ -51,6 +57,11 @@ struct topo_report {
 	uint64_t requests, bytes;
 	uint64_t p50, p95, p99; /* ns; all 0 when the record has none */
 	const char *protocol; /* the server's; NULL when absent */
+	/* Request outcomes (docs/design/outcomes.md): has_outcomes when the
+	 * record carries outcomes and errors; status classes 0 when absent. */
+	bool has_outcomes;
+	uint64_t outcomes, errors;
+	uint64_t status[TOPO_STATUS_CLASSES];
 };
 
 /* One merged edge, as printed. */
@@ -64,6 +75,10 @@ struct topo_edge {
 	/* the protocol of most of its requests (of the chosen side), NULL
 	 * when no report named one */
 	const char *protocol;
+	/* some report of the chosen side carried outcomes */
+	bool has_outcomes;
+	uint64_t outcomes, errors;
+	uint64_t status[TOPO_STATUS_CLASSES];
 	/* NULL-terminated node names that reported it, per side */
 	const char **nodes[TOPO_SIDES];
 };

@@ -4,6 +4,7 @@
  * one exists (network.*, server.*, client.*, db.system, ...); kmond's
  * own figures are kmon.* attributes. Fields at their default value are
  * left out, as the protobuf JSON mapping does. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,14 @@
 #define SCOPE_VERSION "0.1.0"
 
 enum { SPAN_KIND_SERVER = 2, SPAN_KIND_CLIENT = 3 };
+enum { STATUS_CODE_ERROR = 2 };
+
+/* The HTTP methods the semantic conventions know; any other is written
+ * as _OTHER, the method as sent beside it. */
+static const char *const http_methods[] = {
+	"CONNECT", "DELETE", "GET", "HEAD",  "OPTIONS",
+	"PATCH",   "POST",   "PUT", "TRACE",
+};
 
 static const struct {
 	const char *protocol, *attr;
@@ -92,6 +101,63 @@ static void attr_protocol(struct strbuf *sb, bool *first, const char *p)
 		attr_str(sb, first, "tls.protocol.name", "tls");
 }
 
+static bool is_http(const char *protocol)
+{
+	return protocol &&
+	       (!strcmp(protocol, "http") || !strcmp(protocol, "http2"));
+}
+
+static void attr_method(struct strbuf *sb, bool *first, const char *method)
+{
+	size_t i;
+
+	if (!method)
+		return;
+	for (i = 0; i < ARRAY_SIZE(http_methods); i++)
+		if (strcmp(method, http_methods[i]) == 0)
+			break;
+	if (i < ARRAY_SIZE(http_methods)) {
+		attr_str(sb, first, "http.request.method", method);
+		return;
+	}
+	attr_str(sb, first, "http.request.method", "_OTHER");
+	attr_str(sb, first, "http.request.method_original", method);
+}
+
+/* The request's outcome as kmond wrote it: the status under the
+ * semantic conventions' name for its protocol (kmon.status where they
+ * have none: dns, zookeeper, mqtt), error.type on a failed one. */
+static void attr_outcome(struct strbuf *sb, bool *first, const struct span *s)
+{
+	const char *attr = s->protocol ? otlp__protocol_attr(s->protocol) :
+					 NULL;
+	char grpc[12];
+
+	attr_method(sb, first, s->method);
+	attr_str(sb, first, "http.route", s->route);
+	if (s->status && is_http(s->protocol) && s->status_is_number &&
+	    s->status_number >= 0)
+		attr_int(sb, first, "http.response.status_code",
+			 (uint64_t)s->status_number);
+	else if (s->status && attr && !strcmp(attr, "db.system"))
+		attr_str(sb, first, "db.response.status_code", s->status);
+	else
+		attr_str(sb, first, "kmon.status", s->status);
+	if (s->has_grpc_status) {
+		attr_str(sb, first, "rpc.system", "grpc");
+		attr_int(sb, first, "rpc.grpc.status_code", s->grpc_status);
+	}
+	if (s->outcome != SPAN_OUTCOME_ERROR)
+		return;
+	/* a failed gRPC call: its own code says more than :status */
+	snprintf(grpc, sizeof(grpc), "%u", (unsigned)s->grpc_status);
+	if (s->has_grpc_status && s->grpc_status)
+		attr_str(sb, first, "error.type", grpc);
+	else
+		attr_str(sb, first, "error.type",
+			 s->status ? s->status : "_OTHER");
+}
+
 static void span_json(struct strbuf *sb, struct trace_id trace,
 		      const struct span *s)
 {
@@ -138,6 +204,7 @@ static void span_json(struct strbuf *sb, struct trace_id trace,
 		attr_int(sb, &first, "client.port", s->rport);
 	}
 	attr_protocol(sb, &first, s->protocol);
+	attr_outcome(sb, &first, s);
 	if (s->tid)
 		attr_int(sb, &first, "thread.id", s->tid);
 	attr_str(sb, &first, "kmon.node", s->node);
@@ -150,7 +217,12 @@ static void span_json(struct strbuf *sb, struct trace_id trace,
 				     (s->joined ? "tcp_seq" : s->link));
 	attr_int(sb, &first, "kmon.req_bytes", s->req_bytes);
 	attr_int(sb, &first, "kmon.resp_bytes", s->resp_bytes);
-	strbuf__adds(sb, "]}");
+	strbuf__addc(sb, ']');
+	/* OpenTelemetry: left unset unless the request failed */
+	if (s->outcome == SPAN_OUTCOME_ERROR)
+		strbuf__addf(sb, ",\"status\":{\"code\":%d}",
+			     STATUS_CODE_ERROR);
+	strbuf__addc(sb, '}');
 }
 
 static const char *str_or_empty(const char *s)

@@ -86,6 +86,43 @@ static bool opt_uint(const struct json_value *rec, const char *key,
 	return json__u64(v, out) && *out <= max;
 }
 
+/* `error`: true, false, or absent (or null) when kmond did not know. */
+static bool read_outcome(const struct json_value *rec, enum span_outcome *out)
+{
+	const struct json_value *v = json__get(rec, "error");
+	bool error;
+
+	*out = SPAN_OUTCOME_UNKNOWN;
+	if (!v || v->type == JSON_NULL)
+		return true;
+	if (!json__bool(v, &error))
+		return false;
+	*out = error ? SPAN_OUTCOME_ERROR : SPAN_OUTCOME_OK;
+	return true;
+}
+
+/* `status`: a number for some protocols (HTTP's code, MySQL's error
+ * number, ZooKeeper's negative err), a string for others (SQLSTATE,
+ * Redis's error word, the DNS RCODE's name). */
+static bool read_status(const struct json_value *rec, struct span *s)
+{
+	const struct json_value *v = json__get(rec, "status");
+	char num[24];
+
+	if (!v || v->type == JSON_NULL)
+		return true;
+	if (v->type == JSON_STRING) {
+		s->status = xstrdup(v->str.s);
+		return true;
+	}
+	if (!json__i64(v, &s->status_number))
+		return false;
+	s->status_is_number = true;
+	snprintf(num, sizeof(num), "%lld", (long long)s->status_number);
+	s->status = xstrdup(num);
+	return true;
+}
+
 static const char *what(const struct json_value *rec, const char *key)
 {
 	return json__get(rec, key) ? "invalid" : "missing";
@@ -100,9 +137,11 @@ struct span *span__parse(const struct json_value *rec, char *err, size_t errlen)
 	const char *side, *family;
 	static const char *const strs[] = { "node",  "service", "comm",
 					    "laddr", "raddr",	"protocol",
-					    "dst",   "link" };
-	char **dsts[] = { &s->node,  &s->service,  &s->comm, &s->laddr,
-			  &s->raddr, &s->protocol, &s->dst,  &s->link };
+					    "dst",   "link",	"method",
+					    "route" };
+	char **dsts[] = { &s->node,   &s->service,  &s->comm, &s->laddr,
+			  &s->raddr,  &s->protocol, &s->dst,  &s->link,
+			  &s->method, &s->route };
 	size_t i;
 
 	if (!json__u64(json__get(rec, "ts"), &ts))
@@ -163,6 +202,13 @@ struct span *span__parse(const struct json_value *rec, char *err, size_t errlen)
 		FAIL("req_bytes: invalid");
 	if (!opt_uint(rec, "resp_bytes", UINT64_MAX, &s->resp_bytes, &has))
 		FAIL("resp_bytes: invalid");
+	if (!read_outcome(rec, &s->outcome))
+		FAIL("error: expected true or false");
+	if (!read_status(rec, s))
+		FAIL("status: expected an integer or a string");
+	if (!opt_uint(rec, "grpc_status", UINT32_MAX, &u, &s->has_grpc_status))
+		FAIL("grpc_status: invalid");
+	s->grpc_status = u;
 	return s;
 fail:
 	span__free(s);
@@ -181,6 +227,9 @@ void span__free(struct span *s)
 	free(s->protocol);
 	free(s->dst);
 	free(s->link);
+	free(s->status);
+	free(s->method);
+	free(s->route);
 	free(s);
 }
 

@@ -17,6 +17,14 @@ struct trace_id {
 	uint64_t hi, lo;
 };
 
+/* Whether the request failed, by the protocol's meaning: kmond's `error`,
+ * taken as written, never worked out again here. */
+enum span_outcome {
+	SPAN_OUTCOME_UNKNOWN, /* no `error`: kmond could not tell */
+	SPAN_OUTCOME_OK,
+	SPAN_OUTCOME_ERROR,
+};
+
 struct span {
 	uint64_t id;
 	uint64_t parent; /* 0: none */
@@ -33,8 +41,16 @@ struct span {
 	bool ambiguous; /* shares its join key with another end: never joined */
 	uint16_t lport, rport;
 	uint32_t pid, tid;
-	/* Owned copies; NULL when the record has none. */
+	/* Request outcome (docs/design/outcomes.md). */
+	enum span_outcome outcome;
+	bool status_is_number; /* `status` was a JSON number */
+	int64_t status_number;
+	bool has_grpc_status;
+	uint32_t grpc_status;
+	/* Owned copies; NULL when the record has none. status: as written,
+	 * a number in decimal. */
 	char *node, *service, *comm, *laddr, *raddr, *protocol, *dst, *link;
+	char *status, *method, *route;
 	struct trace *trace; /* traces.c's */
 };
 

@@ -101,6 +101,21 @@ int field__u64(const struct json_value *rec, const char *kind,
 	return field__fail(v, kind, where, key, "a non-negative integer");
 }
 
+int field__outcomes(const struct json_value *rec, const char *kind,
+		    const char *where, bool *has, uint64_t *outcomes,
+		    uint64_t *errors)
+{
+	int ret;
+
+	*outcomes = *errors = 0;
+	*has = json__get(rec, "outcomes") != NULL;
+	if (!*has)
+		return 0;
+	if ((ret = field__u64(rec, kind, where, "outcomes", outcomes)))
+		return ret;
+	return field__u64(rec, kind, where, "errors", errors);
+}
+
 int field__str(const struct json_value *rec, const char *kind,
 	       const char *where, const char *key, const char **out)
 {

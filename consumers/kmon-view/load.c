@@ -6,19 +6,33 @@
  * occupancy records; a gap where the fit did not hold). Busy and rho are
  * fractions, on the left scale 0..1; occupancy (any number of requests)
  * has its own scale on the right, from 0 to the panel's highest, rounded
- * up.
+ * up. Load records with request outcomes (docs/design/outcomes.md) add
+ * the fraction of each interval's requests that failed (errors /
+ * outcomes, on the left scale; a gap where no outcome was known) and the
+ * panel's error count in the legend.
  *
  * Every point is a <circle> with data-ts (ns) and data-v, inside a <g>
- * with data-service and data-series (busy, occupancy, rho1, rho2, ...),
+ * with data-service and data-series (busy, occupancy, rho1, rho2, ...,
+ * errors),
  * so tests and scripts can read the picture back. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumers/common/percent.h"
 #include "view.h"
 
-#define MAX_SERIES (2 + 4) /* busy, occupancy, rho1..rho4 */
+#define MAX_TIERS 4
+
+/* The series of a panel, in the order they are drawn. */
+enum {
+	S_BUSY,
+	S_OCCUPANCY,
+	S_RHO1, /* .. rho4 */
+	S_ERRORS = S_RHO1 + MAX_TIERS,
+	MAX_SERIES,
+};
 #define PANEL_H 200
 #define PAD_L 60
 #define PAD_R 200
@@ -38,6 +52,7 @@ struct svc {
 	char *name;
 	struct series s[MAX_SERIES];
 	double occ_max; /* the top of the right scale */
+	uint64_t outcomes, errors; /* summed over its load records */
 };
 
 struct load_view {
@@ -48,11 +63,12 @@ struct load_view {
 	uint64_t records;
 };
 
-static const char *series_name[MAX_SERIES] = { "busy", "occupancy", "rho1",
-					       "rho2", "rho3",	    "rho4" };
-static const char *series_color[MAX_SERIES] = {
-	"#1f77b4", "#7f7f7f", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd"
-};
+static const char *series_name[MAX_SERIES] = { "busy",	"occupancy", "rho1",
+					       "rho2",	"rho3",	     "rho4",
+					       "errors" };
+static const char *series_color[MAX_SERIES] = { "#1f77b4", "#7f7f7f", "#d62728",
+						"#ff7f0e", "#2ca02c", "#9467bd",
+						"#8c564b" };
 
 static struct svc *svc_of(struct load_view *l, const char *name)
 {
@@ -118,20 +134,36 @@ static int name_of(const struct json_value *rec, const char *kind,
 static int load_record(const struct json_value *rec, const char *kind,
 		       const char *where, uint64_t ts, struct svc *s)
 {
+	uint64_t outcomes, errors;
 	double busy, occ;
+	bool has_outcomes;
 	int ret;
 
 	if ((ret = number(rec, kind, where, "busy", &busy)) ||
-	    (ret = number(rec, kind, where, "occupancy", &occ)))
+	    (ret = number(rec, kind, where, "occupancy", &occ)) ||
+	    (ret = field__outcomes(rec, kind, where, &has_outcomes, &outcomes,
+				   &errors)))
 		return ret;
+	if (errors > outcomes) {
+		view__error(where, "%s: errors: %llu of %llu outcomes", kind,
+			    (unsigned long long)errors,
+			    (unsigned long long)outcomes);
+		return VIEW_BAD_INPUT;
+	}
 	if (busy > 1) {
 		view__error(where, "%s: busy: %g is above 1", kind, busy);
 		return VIEW_BAD_INPUT;
 	}
-	add_point(&s->s[0], ts, busy);
-	add_point(&s->s[1], ts, occ);
+	add_point(&s->s[S_BUSY], ts, busy);
+	add_point(&s->s[S_OCCUPANCY], ts, occ);
 	if (occ > s->occ_max)
 		s->occ_max = occ;
+	/* a kmond before outcomes: no errors series at all */
+	if (has_outcomes)
+		add_point(&s->s[S_ERRORS], ts,
+			  outcomes ? (double)errors / (double)outcomes : NAN);
+	s->outcomes += outcomes;
+	s->errors += errors;
 	return 0;
 }
 
@@ -148,9 +180,9 @@ static int occupancy_record(const struct json_value *rec, const char *kind,
 	if ((ret = field__str(rec, kind, where, "scope", &scope)) ||
 	    (ret = field__u64(rec, kind, where, "tiers", &tiers)))
 		return ret;
-	if (tiers < 1 || tiers > MAX_SERIES - 2) {
+	if (tiers < 1 || tiers > MAX_TIERS) {
 		view__error(where, "%s: tiers: %llu is not 1 to %d", kind,
-			    (unsigned long long)tiers, MAX_SERIES - 2);
+			    (unsigned long long)tiers, MAX_TIERS);
 		return VIEW_BAD_INPUT;
 	}
 	/* windows overlap the intervals they are made of */
@@ -158,7 +190,7 @@ static int occupancy_record(const struct json_value *rec, const char *kind,
 		return 0;
 	if (!rho || rho->type == JSON_NULL) {
 		for (i = 0; i < tiers; i++)
-			add_point(&s->s[2 + i], ts, NAN);
+			add_point(&s->s[S_RHO1 + i], ts, NAN);
 		return 0;
 	}
 	if ((ret = field__array(rec, kind, where, "rho", &rho)))
@@ -175,7 +207,7 @@ static int occupancy_record(const struct json_value *rec, const char *kind,
 				    kind);
 			return VIEW_BAD_INPUT;
 		}
-		add_point(&s->s[2 + i], ts, v);
+		add_point(&s->s[S_RHO1 + i], ts, v);
 	}
 	return 0;
 }
@@ -211,12 +243,37 @@ static int point_cmp(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
+static bool estimated(int k)
+{
+	return k >= S_RHO1 && k < S_RHO1 + MAX_TIERS;
+}
+
+/* The legend's line of series k. */
+static void legend(const struct svc *svc, int k, struct strbuf *out)
+{
+	char pct[32];
+
+	strbuf__adds(out, series_name[k]);
+	if (k == S_OCCUPANCY) /* its own scale */
+		strbuf__addf(out, " (0 to %g)", svc->occ_max);
+	if (k == S_ERRORS) {
+		percent__format(pct, sizeof(pct),
+				svc->outcomes ? (double)svc->errors /
+							(double)svc->outcomes :
+						0);
+		strbuf__addf(out, " (%llu of %llu, %s)",
+			     (unsigned long long)svc->errors,
+			     (unsigned long long)svc->outcomes, pct);
+	}
+	strbuf__adds(out, estimated(k) ? " estimated" : " measured");
+}
+
 static void render_series(const struct load_view *l, const struct svc *svc,
 			  int k, double y0, double h, struct strbuf *out)
 {
 	const struct series *s = &svc->s[k];
 	double w = l->o->width - PAD_L - PAD_R;
-	double top = k == 1 ? svc->occ_max : 1;
+	double top = k == S_OCCUPANCY ? svc->occ_max : 1;
 	double span = l->t1 > l->t0 ? (double)(l->t1 - l->t0) : 1;
 	bool open = false;
 
@@ -239,7 +296,9 @@ static void render_series(const struct load_view *l, const struct svc *svc,
 			continue;
 		if (!open) {
 			strbuf__addf(out, "<polyline fill=\"none\"%s points=\"",
-				     k >= 2 ? " stroke-dasharray=\"6,3\"" : "");
+				     estimated(k) ?
+					     " stroke-dasharray=\"6,3\"" :
+					     "");
 			open = true;
 		}
 		strbuf__addf(out, "%.1f,%.1f ",
@@ -282,7 +341,7 @@ static void render(struct load_view *l, struct strbuf *out)
 	for (size_t i = 0; i < l->n; i++) {
 		struct svc *svc = &l->svcs[i];
 		double y0 = PAD_T + i * PANEL_H + 20;
-		int legend = 0;
+		int lines = 0;
 
 		/* whole steps, so the right scale reads easily */
 		svc->occ_max = svc->occ_max <= 1 ? 1 : ceil(svc->occ_max);
@@ -307,15 +366,14 @@ static void render(struct load_view *l, struct strbuf *out)
 			if (!svc->s[k].n)
 				continue;
 			render_series(l, svc, k, y0, h, out);
-			strbuf__addf(out,
-				     "<text x=\"%u\" y=\"%.0f\" fill=\"%s\">%s",
-				     width - PAD_R + 10,
-				     y0 + 12 + 16 * legend++, series_color[k],
-				     series_name[k]);
-			if (k == 1) /* its own scale */
-				strbuf__addf(out, " (0 to %g)", svc->occ_max);
-			strbuf__adds(out, k < 2 ? " measured</text>\n" :
-						  " estimated</text>\n");
+			strbuf__addf(
+				out,
+				"<text class=\"legend\" data-series=\"%s\" "
+				"x=\"%u\" y=\"%.0f\" fill=\"%s\">",
+				series_name[k], width - PAD_R + 10,
+				y0 + 12 + 16 * lines++, series_color[k]);
+			legend(svc, k, out);
+			strbuf__adds(out, "</text>\n");
 		}
 	}
 	strbuf__adds(out, "</svg>\n");

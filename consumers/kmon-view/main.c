@@ -50,7 +50,8 @@ static const char usage_text[] =
 	"  --width PX          SVG width (default 1200); a panel per service: "
 	"measured\n"
 	"                      busy and occupancy, estimated rho per tier, "
-	"over time\n"
+	"the share\n"
+	"                      of requests that failed, over time\n"
 	"DURATION: 250ms, 5s, 1m, 1h; a bare number is seconds (0.5)\n"
 	"exit codes: 0 ok, 1 runtime failure (Kafka, dot, output), 2 bad "
 	"usage or input\n";

@@ -9,7 +9,10 @@
  * last record timestamp plus one interval (--interval, or the smallest gap
  * between record timestamps, or 1 s when all share one timestamp).
  * Edges show requests/s and bytes/s; a node that serves shows the
- * protocol most requests to it had (records' optional "protocol"). */
+ * protocol most requests to it had (records' optional "protocol").
+ * Request outcomes add up as requests do: an edge whose records carry
+ * them shows its error rate (errors / outcomes) and is red with any
+ * error; one from a kmond before them looks as it always did. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "consumers/common/percent.h"
 #include "lib/compare.h"
 #include "view.h"
 
@@ -30,11 +34,14 @@
 #define DEFAULT_INTERVAL_NS 1000000000ULL
 
 #define MAX_PROTOS 16
+#define ERROR_COLOR "#c01c28"
 
 struct edge {
 	char *src, *dst; /* NULL = unknown peer */
 	uint64_t requests, bytes, records;
 	uint64_t p50, p95, p99; /* highest per-interval value */
+	bool has_outcomes; /* some record carried outcomes */
+	uint64_t outcomes, errors;
 	/* requests by protocol name (the first MAX_PROTOS names seen) */
 	char *proto[MAX_PROTOS];
 	uint64_t proto_requests[MAX_PROTOS];
@@ -137,9 +144,9 @@ static int topo__record(const struct json_value *rec, const char *kind,
 	struct topo *t = ctx;
 	struct view_opts o = *t->o;
 	const char *src, *dst;
-	uint64_t ts, requests, bytes, p50, p95, p99;
+	uint64_t ts, requests, bytes, p50, p95, p99, outcomes, errors;
 	struct edge *e;
-	bool keep;
+	bool keep, has_outcomes;
 	int ret;
 
 	/* --service means "edges touching the service", checked below */
@@ -153,7 +160,9 @@ static int topo__record(const struct json_value *rec, const char *kind,
 	    (ret = field__u64(rec, kind, where, "bytes", &bytes)) ||
 	    (ret = field__u64(rec, kind, where, "latency_p50_ns", &p50)) ||
 	    (ret = field__u64(rec, kind, where, "latency_p95_ns", &p95)) ||
-	    (ret = field__u64(rec, kind, where, "latency_p99_ns", &p99)))
+	    (ret = field__u64(rec, kind, where, "latency_p99_ns", &p99)) ||
+	    (ret = field__outcomes(rec, kind, where, &has_outcomes, &outcomes,
+				   &errors)))
 		return ret;
 	if (t->o->service && !same_name(src, t->o->service) &&
 	    !same_name(dst, t->o->service))
@@ -171,6 +180,9 @@ static int topo__record(const struct json_value *rec, const char *kind,
 	e->requests += requests;
 	e->bytes += bytes;
 	e->records++;
+	e->has_outcomes |= has_outcomes;
+	e->outcomes += outcomes;
+	e->errors += errors;
 	if (requests) {
 		e->p50 = max_u64(e->p50, p50);
 		e->p95 = max_u64(e->p95, p95);
@@ -235,10 +247,30 @@ static int node_id(char **names, size_t *n, const char *name)
 	return (int)(*n)++;
 }
 
+/* Ends the tooltip: the edge's errors when its records carried outcomes,
+ * then its colour (red with any error) and the counts as attributes
+ * scripts can read. */
+static void dot__outcomes(struct strbuf *sb, const struct edge *e)
+{
+	if (e->has_outcomes)
+		strbuf__addf(sb, "; %llu errors of %llu known outcomes",
+			     (unsigned long long)e->errors,
+			     (unsigned long long)e->outcomes);
+	strbuf__addc(sb, '"');
+	if (e->errors)
+		strbuf__addf(sb, ", color=\"%s\", fontcolor=\"%s\"",
+			     ERROR_COLOR, ERROR_COLOR);
+	if (e->has_outcomes)
+		strbuf__addf(sb, ", outcomes=%llu, errors=%llu",
+			     (unsigned long long)e->outcomes,
+			     (unsigned long long)e->errors);
+}
+
 static void dot__render(struct topo *t, struct strbuf *sb)
 {
 	char **names = xrealloc(NULL, 2 * t->n * sizeof(*names));
 	char from[32], to[32], buf[64], p50[32], p95[32], p99[32], bps[64];
+	char pct[32];
 	uint64_t interval, span = topo__span(t, &interval), max_req = 1;
 	double secs = (double)span / 1e9;
 	size_t nnames = 0, i;
@@ -291,24 +323,30 @@ static void dot__render(struct topo *t, struct strbuf *sb)
 			   rate < 10 ? round(rate * 100) / 100 :
 				       round(rate * 10) / 10);
 		fmt__count(bps, sizeof(bps), round((double)e->bytes / secs));
-		strbuf__addf(
-			sb,
-			"\tn%d -> n%d [label=\"%s req/s, %s B/s\\np95 %s\\n \", "
-			"penwidth=%.2f, tooltip=\"",
-			node_id(names, &nnames, e->src),
-			node_id(names, &nnames, e->dst), buf, bps, p95,
-			1 + 4 * log1p((double)e->requests) /
-					log1p((double)max_req));
+		strbuf__addf(sb,
+			     "\tn%d -> n%d [label=\"%s req/s, %s B/s\\np95 %s",
+			     node_id(names, &nnames, e->src),
+			     node_id(names, &nnames, e->dst), buf, bps, p95);
+		if (e->outcomes) {
+			percent__format(pct, sizeof(pct),
+					(double)e->errors /
+						(double)e->outcomes);
+			strbuf__addf(sb, "\\n%s errors", pct);
+		}
+		strbuf__addf(sb, "\\n \", penwidth=%.2f, tooltip=\"",
+			     1 + 4 * log1p((double)e->requests) /
+					     log1p((double)max_req));
 		dot__str(sb, e->src ? e->src : "(unknown)");
 		strbuf__adds(sb, " -> ");
 		dot__str(sb, e->dst ? e->dst : "(unknown)");
 		strbuf__addf(sb,
 			     ": %llu requests, %llu bytes; p50 %s, p95 %s, "
-			     "p99 %s (highest of %llu records)\", "
-			     "requests=%llu];\n",
+			     "p99 %s (highest of %llu records)",
 			     (unsigned long long)e->requests,
 			     (unsigned long long)e->bytes, p50, p95, p99,
-			     (unsigned long long)e->records,
+			     (unsigned long long)e->records);
+		dot__outcomes(sb, e);
+		strbuf__addf(sb, ", requests=%llu];\n",
 			     (unsigned long long)e->requests);
 	}
 	strbuf__adds(sb, "}\n");

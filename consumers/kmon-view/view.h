@@ -95,6 +95,12 @@ int field__str_or_null(const struct json_value *rec, const char *kind,
 int field__array(const struct json_value *rec, const char *kind,
 		 const char *where, const char *key,
 		 const struct json_value **out);
+/* Request outcomes of a topology or load record (docs/design/outcomes.md):
+ * *has is false, and the counts 0, when it carries none (a kmond before
+ * them); outcomes without errors is bad input. */
+int field__outcomes(const struct json_value *rec, const char *kind,
+		    const char *where, bool *has, uint64_t *outcomes,
+		    uint64_t *errors);
 void view__error(const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

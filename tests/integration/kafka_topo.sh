@@ -12,6 +12,9 @@
 # FEEDERS: kcat producers publishing, interval by interval, the records
 # each node would publish, client-side reports included (which kmond does
 # not write today), so every case of the merge rule is pinned down here.
+# node-2 runs a kmond with request outcomes (i errors of frontend -> api
+# in interval i, 2i of api's calls to the database), node-1 one from
+# before them: its edges have none.
 # kafka_topo_nodes.sh runs the same merge on two real kmond instances.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
@@ -39,8 +42,8 @@ node_start() {
 EOF
 		else
 			cat <<EOF
-{"kind":"topology","ts":$ts,"node":"node-2","src":"10.0.0.1","dst":"api","dst_addr":"10.0.0.2:8080","requests":$s,"bytes":$((s * 500)),"latency_p50_ns":2000000,"latency_p95_ns":4000000,"latency_p99_ns":8000000}
-{"kind":"topology","ts":$ts,"node":"node-2","side":"client","src":"api","src_addr":"10.0.0.2","dst":"10.0.0.3:5432","requests":$((3 * s)),"bytes":$((3 * s * 200)),"latency_p50_ns":500000,"latency_p95_ns":900000,"latency_p99_ns":1500000}
+{"kind":"topology","ts":$ts,"node":"node-2","src":"10.0.0.1","dst":"api","dst_addr":"10.0.0.2:8080","requests":$s,"bytes":$((s * 500)),"latency_p50_ns":2000000,"latency_p95_ns":4000000,"latency_p99_ns":8000000,"protocol":"http","outcomes":$s,"errors":$i,"status_2xx":$((s - i)),"status_5xx":$i}
+{"kind":"topology","ts":$ts,"node":"node-2","side":"client","src":"api","src_addr":"10.0.0.2","dst":"10.0.0.3:5432","requests":$((3 * s)),"bytes":$((3 * s * 200)),"latency_p50_ns":500000,"latency_p95_ns":900000,"latency_p99_ns":1500000,"protocol":"postgresql","outcomes":$((3 * s)),"errors":$((2 * i))}
 EOF
 		fi
 	done | kcat -P -b "$BROKERS" -t kmon.topology -k "$node" \
@@ -52,14 +55,19 @@ node_stop() { :; }
 # What kmon-topo must show: one edge per call path, each request counted
 # once (the server's figures where the server is monitored).
 expected_edges() {
-	local sum=0 i
-	for ((i = 1; i <= INTERVALS; i++)); do sum=$((sum + 100 * i)); done
+	local sum=0 errs=0 i
+	for ((i = 1; i <= INTERVALS; i++)); do
+		sum=$((sum + 100 * i)) errs=$((errs + i))
+	done
 	cat <<EOF
-api -> 10.0.0.3:5432 client requests=$((3 * sum)) server_nodes= client_nodes=node-2
-frontend -> api server requests=$sum server_nodes=node-2 client_nodes=node-1
-frontend -> cache server requests=$((10 * sum / 100)) server_nodes=node-1 client_nodes=node-1
+api -> 10.0.0.3:5432 client requests=$((3 * sum)) outcomes=$((3 * sum)) errors=$((2 * errs)) error_rate=$(rate $((2 * errs)) $((3 * sum))) server_nodes= client_nodes=node-2
+frontend -> api server requests=$sum outcomes=$sum errors=$errs error_rate=$(rate $errs $sum) server_nodes=node-2 client_nodes=node-1
+frontend -> cache server requests=$((10 * sum / 100)) outcomes=- errors=- error_rate=- server_nodes=node-1 client_nodes=node-1
 EOF
 }
+# rate ERRORS OUTCOMES: as kmon-topo writes it (6 significant digits),
+# read back by Python as edges_of reads it
+rate() { python3 -c "print(float('%.6g' % ($1 / $2)))"; }
 RECORDS_SENT=$((5 * INTERVALS))
 
 # Prints the edges of the last snapshot in FILE as expected_edges does.
@@ -70,6 +78,8 @@ lines = open(sys.argv[1]).read().splitlines()
 g = json.loads(lines[-1])
 for e in g["edges"]:
     print(f'{e["src"]} -> {e["dst"]} {e["side"]} requests={e["requests"]} '
+          f'outcomes={e.get("outcomes", "-")} errors={e.get("errors", "-")} '
+          f'error_rate={e.get("error_rate", "-")} '
           f'server_nodes={",".join(e["server_nodes"])} '
           f'client_nodes={",".join(e["client_nodes"])}')
 PY
@@ -142,6 +152,10 @@ dot_edges=$(grep -- ' -> ' "$WORK/graph.dot" | sed 's/^\t//; s/ \[.*//' | tr -d 
 expect_eq "DOT edges" "$dot_edges" "$(expected_edges | awk '{print $1, $2, $3}')"
 grep -q '"api" -> "10.0.0.3:5432" \[.*style=dashed' "$WORK/graph.dot" ||
 	fail "the client-only edge is not dashed"
+grep -q '"frontend" -> "api" \[label=".*\\n1.0% errors", color=red' "$WORK/graph.dot" ||
+	fail "frontend -> api does not show its error rate: $(grep -- '-> "api"' "$WORK/graph.dot")"
+grep -q '"frontend" -> "cache" .*errors' "$WORK/graph.dot" &&
+	fail "an edge without outcomes shows an error rate"
 dot -Tsvg "$WORK/graph.dot" >"$WORK/graph.svg" || fail "dot cannot read graph.dot"
 grep -q '<svg' "$WORK/graph.svg" || fail "dot made no SVG"
 echo "ok: graph.dot renders"

@@ -9,7 +9,9 @@ traceId spans two lines (with --pieces it may: spans that came later than
 the quiet time are written as a later piece of the same trace). The traces must be exactly the expected ones:
 the same spans, each under the same parent, with its kind, service and
 node; all spans of a trace carry the root's trace id, that is the trace
-kmond gave the first front request. With --stats, kmon-trace's final
+kmond gave the first front request. Each span's outcome must be the
+expected one: status ERROR exactly on errors, the status, method, route
+and error.type attributes. With --stats, kmon-trace's final
 counts must agree too. Prints one line per problem; exits 1 if any."""
 import json
 import sys
@@ -22,6 +24,24 @@ def attrs(lst):
     for kv in lst or []:
         v = kv["value"]
         out[kv["key"]] = v.get("stringValue", v.get("intValue"))
+    return out
+
+
+STATUS_ATTRS = ("http.response.status_code", "db.response.status_code",
+                "kmon.status")
+
+
+def outcome(sp):
+    """A span's outcome as kmon-trace wrote it, in trace_gen.py's terms."""
+    a = attrs(sp.get("attributes"))
+    out = {"error": sp.get("status", {}).get("code") == 2}
+    for k in STATUS_ATTRS:
+        if k in a:
+            out["status"] = str(a[k])
+    for k, name in (("http.request.method", "method"),
+                    ("http.route", "route"), ("error.type", "error.type")):
+        if k in a:
+            out[name] = a[k]
     return out
 
 
@@ -44,7 +64,8 @@ def main():
                     info[sp["spanId"]] = {
                         "kind": KINDS.get(sp["kind"], sp["kind"]),
                         "service": res.get("service.name"),
-                        "node": res.get("host.name")}
+                        "node": res.get("host.name"),
+                        "outcome": outcome(sp)}
         if len(ids) != 1:
             problems.append(f"line {n}: {len(ids)} trace ids in one request")
     if len(lines) != len(got) and "--pieces" not in sys.argv:

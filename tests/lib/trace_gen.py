@@ -18,6 +18,12 @@ a trace); node-2 runs api and redis; node-3 runs back. Front request i:
 Besides, node-2 serves health checks from an unmonitored prober: a trace
 of one span each.
 
+Request outcomes (docs/design/outcomes.md): node-1 and node-2 run a kmond
+that writes them, node-3 one from before them (no status, no error). Some
+HTTP requests get 404 (an error on the client end only) or 500, some
+redis calls a WRONGTYPE error reply, some database calls a syntax error
+(SQLSTATE 42601); both ends of an exchange see the same status.
+
 Each node's daemon knows only its own side: a server request with no
 known caller gets a new trace, a call made while serving one gets its
 parent and trace. The ends of one exchange share req_seq, resp_seq and
@@ -26,7 +32,9 @@ the client's port, nothing else.
 OUTDIR gets node-1.json, node-2.json, node-3.json (each node's records
 in the order kmond writes them: by end time) and expected.json:
 {"traces": [{"spans": {span_id: parent_id or ""}, "root": span_id}],
- "spans": {span_id: {"kind": "server"|"client", "service", "node"}},
+ "spans": {span_id: {"kind": "server"|"client", "service", "node",
+                     "outcome": {"error": bool, "status", "method",
+                                 "route", "error.type" when known}}},
  "records", "exchanges_joined", "unmatched_client", "unmatched_server"}.
 """
 import argparse
@@ -35,6 +43,43 @@ import os
 import random
 
 US = 1000
+OLD_NODES = ("node-3",)  # a kmond from before request outcomes
+
+
+def pick_status(rng, proto):
+    """The outcome of one exchange, the same at both ends: an HTTP code,
+    a Redis error word or a SQLSTATE; None for a plain success."""
+    r = rng.random()
+    if proto == "http":
+        return 500 if r < 0.15 else 404 if r < 0.3 else 200
+    if proto == "redis":
+        return "WRONGTYPE" if r < 0.2 else None
+    if proto == "postgresql":
+        return "42601" if r < 0.3 else None
+    return None
+
+
+def outcome_fields(proto, side, status):
+    """The fields kmond writes for it, error as OpenTelemetry says."""
+    if proto == "http":
+        return {"status": status,
+                "error": status >= (500 if side == "server" else 400),
+                "method": "GET", "route": "/items/{id}"}
+    f = {"error": status is not None}
+    if status is not None:
+        f["status"] = status
+    return f
+
+
+def expected_outcome(fields):
+    """What kmon-trace must make of them (trace_check.py reads it back)."""
+    out = {"error": fields.get("error") is True}
+    for k in ("status", "method", "route"):
+        if k in fields:
+            out[k] = str(fields[k])
+    if out["error"]:
+        out["error.type"] = str(fields.get("status", "_OTHER"))
+    return out
 
 
 class Node:
@@ -70,7 +115,7 @@ class Fleet:
 
     def record(self, node, side, svc, t0, t1, laddr, lport, raddr, rport,
                req_seq, resp_seq, sid, trace, parent=None, dst=None,
-               protocol=None, comm=None):
+               protocol=None, comm=None, status=None):
         n = self.nodes[node]
         pid = self.services[svc][1] if svc in self.services else 999
         r = {"kind": "tcp", "ts": t1, "node": node, "pid": pid,
@@ -83,19 +128,24 @@ class Fleet:
              "id": sid, "trace": trace}
         if protocol:
             r["protocol"] = protocol
+        outcome = {}
+        if node not in OLD_NODES:
+            outcome = outcome_fields(protocol, side, status)
+            r.update(outcome)
         if side == "client":
             r["dst"] = dst
             if parent:
                 r["parent"] = parent
                 r["link"] = "thread"
         n.records.append(r)
-        self.spans[sid] = {"kind": side, "service": svc, "node": node}
+        self.spans[sid] = {"kind": side, "service": svc, "node": node,
+                           "outcome": expected_outcome(outcome)}
 
     def new_trace(self):
         return "%032x" % self.rng.getrandbits(128)
 
     def serve(self, svc, t0, t1, caller, root, client_addr, client_port,
-              req_seq, resp_seq, calls):
+              req_seq, resp_seq, calls, status=None):
         """A request to svc; calls(t0, t1, sid, trace, root) makes its
         downstream calls. caller: the client span id when the caller is
         monitored (the server's kmond still does not know it)."""
@@ -103,6 +153,8 @@ class Fleet:
         n = self.nodes[node]
         sid, trace = n.new_id(), self.new_trace()
         root = root or sid
+        if not caller:  # no monitored caller chose it
+            status = pick_status(self.rng, proto)
         self.truth[sid] = caller or ""
         self.trace_of[sid] = root
         if not caller:
@@ -110,7 +162,7 @@ class Fleet:
         calls(t0, t1, sid, trace, root)
         self.record(node, "server", svc, t0, t1, n.addr, port, client_addr,
                     client_port, req_seq, resp_seq, sid, trace,
-                    protocol=proto)
+                    protocol=proto, status=status)
 
     def call(self, from_svc, parent, trace, root, t0, t1, to_svc,
              nat=False, calls=None):
@@ -126,6 +178,7 @@ class Fleet:
         if to_svc is None:
             raddr, rport, proto, dst = "192.0.2.50", 5432, "postgresql", \
                 "192.0.2.50"
+            status = pick_status(self.rng, proto)
             self.unmatched_client += 1
         else:
             snode, _, sport, proto = self.services[to_svc]
@@ -136,12 +189,13 @@ class Fleet:
             # the server sees it a little later and answers a little
             # sooner: network time both ways
             s0, s1 = t0 + 40 * US, t1 - 40 * US
+            status = pick_status(self.rng, proto)
             self.serve(to_svc, s0, s1, sid, root, n.addr, lport, req_seq,
-                       resp_seq, calls or (lambda *a: None))
+                       resp_seq, calls or (lambda *a: None), status)
             self.joined += 1
         self.record(node, "client", from_svc, t0, t1, n.addr, lport, raddr,
                     rport, req_seq, resp_seq, sid, trace, parent=parent,
-                    dst=dst, protocol=proto)
+                    dst=dst, protocol=proto, status=status)
 
     def front_request(self, i, t0):
         rng = self.rng

@@ -476,7 +476,9 @@ def heatmap_check(r):
 
 DOT_NODE = re.compile(r'^\t(n\d+) \[label="((?:[^"\\]|\\.)*)"')
 DOT_EDGE = re.compile(r'^\t(n\d+) -> (n\d+) \[label="([^"]*)", '
-                      r'penwidth=[0-9.]+, tooltip="(?:[^"\\]|\\.)*", '
+                      r'penwidth=[0-9.]+, tooltip="(?:[^"\\]|\\.)*"'
+                      r'(, color="#c01c28", fontcolor="#c01c28")?'
+                      r'(?:, outcomes=(\d+), errors=(\d+))?, '
                       r'requests=(\d+)\];$')
 UNITS = {"ns": 1, "\u00b5s": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -498,13 +500,20 @@ def parse_dot(text):
             expect(key not in edges, f"edge twice: {key}")
             lm = re.fullmatch(r"([0-9.]+)(k|M|G)? req/s, ([0-9.]+)(k|M|G)? "
                               r"B/s\\np95 ([0-9.]+) "
-                              r"(ns|\u00b5s|ms|s)\\n ", m.group(3))
+                              r"(ns|\u00b5s|ms|s)(?:\\n(\S+) errors)?\\n ",
+                              m.group(3))
             expect(lm, f"edge label {m.group(3)!r}")
             scale = {None: 1, "k": 1e3, "M": 1e6, "G": 1e9}
             rate = float(lm.group(1)) * scale[lm.group(2)]
-            edges[key] = (int(m.group(4)), rate,
+            outcomes = None if m.group(5) is None else \
+                (int(m.group(5)), int(m.group(6)), lm.group(7),
+                 m.group(4) is not None)
+            expect(outcomes or (not lm.group(7) and not m.group(4)),
+                   f"an error rate without outcomes: {line}")
+            edges[key] = (int(m.group(7)), rate,
                           float(lm.group(5)) * UNITS[lm.group(6)],
-                          float(lm.group(3)) * scale[lm.group(4)])
+                          float(lm.group(3)) * scale[lm.group(4)],
+                          outcomes)
     return nodes, edges
 
 
@@ -528,6 +537,46 @@ def topology_records():
     return recs
 
 
+def percent(fraction):
+    """consumers/common/percent.c's way of writing an error rate."""
+    pct = fraction * 100
+    if pct == 0 or pct >= 0.1:
+        return "%.1f%%" % pct
+    return "%.2g%%" % pct if pct >= 0.001 else "<0.001%"
+
+
+def expected_outcomes(outcomes, errors):
+    """(outcomes, errors, the label's rate, red) as parse_dot reads them;
+    None for an edge none of whose records carried outcomes."""
+    if outcomes is None:
+        return None
+    return (outcomes, errors, percent(errors / outcomes) if outcomes
+            else None, errors > 0)
+
+
+def outcome_records(recs):
+    """recs as a kmond with request outcomes would write some of them:
+    backend -> db with errors, frontend -> backend without, frontend ->
+    auth with outcomes 0 (none known); the other edges from a kmond
+    before outcomes."""
+    rnd = random.Random(12)
+    out = []
+    for x in recs:
+        y = dict(x)
+        pair = (x["src"], x["dst"])
+        if pair == ("backend", "db"):
+            y["outcomes"] = x["requests"]
+            y["errors"] = rnd.randint(0, x["requests"] // 10)
+        elif pair == ("frontend", "backend"):
+            y["outcomes"], y["errors"] = x["requests"], 0
+        elif pair == ("frontend", "auth"):
+            y["outcomes"], y["errors"] = 0, 0
+        elif pair == ("backend", "cache"):
+            y["outcomes"], y["errors"] = x["requests"], 1
+        out.append(y)
+    return out
+
+
 def expected_edges(recs, interval_ns, pred=None):
     recs = [x for x in recs if not pred or pred(x)]
     span = (max(x["ts"] for x in recs) - min(x["ts"] for x in recs) +
@@ -535,19 +584,25 @@ def expected_edges(recs, interval_ns, pred=None):
     out = {}
     for x in recs:
         key = (x["src"] or "(unknown)", x["dst"] or "(unknown)")
-        req, p95 = out.get(key, (0, 0))
+        req, p95, outcomes, errors = out.get(key, (0, 0, None, 0))
         if x["requests"]:
             p95 = max(p95, x["latency_p95_ns"])
-        out[key] = (req + x["requests"], p95)
-    return {k: (req, req / span, p95, req * 300 / span)
-            for k, (req, p95) in out.items()}
+        if "outcomes" in x:
+            outcomes = (outcomes or 0) + x["outcomes"]
+            errors += x["errors"]
+        out[key] = (req + x["requests"], p95, outcomes, errors)
+    return {k: (req, req / span, p95, req * 300 / span,
+                expected_outcomes(outcomes, errors))
+            for k, (req, p95, outcomes, errors) in out.items()}
 
 
 def compare_edges(got, want, what):
     expect(set(got) == set(want),
            f"{what}: edges {sorted(got)} != {sorted(want)}")
-    for k, (req, rate, p95, bps) in want.items():
+    for k, (req, rate, p95, bps, outcomes) in want.items():
         g = got[k]
+        expect(g[4] == outcomes, f"{what} {k}: outcomes, errors, rate, red "
+               f"{g[4]}, want {outcomes}")
         expect(abs(g[3] - bps) <= max(1, bps * 0.01),
                f"{what} {k}: {g[3]} B/s, want {bps:.1f}")
         expect(g[0] == req, f"{what} {k}: requests {g[0]}, want {req}")
@@ -598,6 +653,32 @@ def topology_check(r):
            texts.count("p95") == len(edges), "edge labels missing in SVG")
     ok(f"SVG through dot: {len(edges)} labelled edges, "
        f"{len(want_nodes)} service nodes")
+
+    # request outcomes on some edges: summed, the error rate on the
+    # label, red with any error; the other edges as before
+    orecs = outcome_records(recs)
+    inp = r.write("outcomes.json", orecs)
+    _, edges = parse_dot(r.ok_run("topology", "-i", inp))
+    want = expected_edges(orecs, 10**9)
+    compare_edges(edges, want, "DOT with outcomes")
+    red = sum(1 for v in want.values() if v[4] and v[4][3])
+    expect(red >= 2 and sum(1 for v in want.values() if v[4]) > red and
+           sum(1 for v in want.values() if not v[4]) >= 2,
+           f"outcome_records: {red} red edges, cases missing")
+    svg = r.path("outcomes.svg")
+    r.ok_run("topology", "-i", inp, "-o", svg)
+    root = ET.parse(svg).getroot()
+    strokes = [p.get("stroke") for g in root.iter(SVG + "g")
+               if g.get("class") == "edge" for p in g.iter(SVG + "path")]
+    expect(strokes.count("#c01c28") == red,
+           f"SVG: {strokes.count('#c01c28')} red edges, want {red}")
+    texts = " ".join(t.text or "" for g in root.iter(SVG + "g")
+                     if g.get("class") == "edge" for t in g.iter(SVG + "text"))
+    expect(texts.count("errors") == sum(1 for v in want.values()
+                                        if v[4] and v[4][2]),
+           "SVG: error rates missing on edge labels")
+    ok(f"outcomes: {len(want)} edges, {red} red, error rates summed over "
+       "records; edges without outcomes unchanged")
 
     # a serving node shows the protocol of most requests to it
     protos = {"backend": ["http", "http", "grpc"], "db": ["postgresql"],
@@ -681,6 +762,11 @@ def errors_check(r):
          '{"kind":"topology","ts":1,"node":"n","src":"a","dst":"b",'
          '"requests":1,"bytes":1,"latency_p50_ns":1,"latency_p95_ns":1}\n',
          '{f}:1: topology record: missing "latency_p99_ns"'),
+        ("topology outcomes without errors", ["topology"],
+         '{"kind":"topology","ts":1,"node":"n","src":"a","dst":"b",'
+         '"requests":1,"bytes":1,"latency_p50_ns":1,"latency_p95_ns":1,'
+         '"latency_p99_ns":1,"outcomes":1}\n',
+         '{f}:1: topology record: missing "errors"'),
         ("topology src", ["topology"],
          '{"kind":"topology","ts":1,"node":"n","src":5}\n',
          '{f}:1: topology record: "src": expected a string or null, '

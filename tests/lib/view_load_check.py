@@ -4,7 +4,10 @@
 point of the load and occupancy records read back from the SVG (data-ts,
 data-v), an endpoint's records of the client side under its name, a gap
 where a fit did not hold, window records left out, the
-filters, and bad input refused with exit code 2.
+filters, and bad input refused with exit code 2. Request outcomes: the
+fraction of each interval's requests that failed, a gap where none was
+known, the panel's error count in its legend; no such series for a
+service whose records have none (a kmond before them).
 
 view_load_check.py KMON_VIEW WORKDIR"""
 import json
@@ -30,6 +33,8 @@ def run(view, args, inp):
 
 
 inp_recs = {}
+# api's (outcomes, errors) per interval: none known in interval 2
+OUTCOMES = [(100, 0), (100, 5), (0, 0), (40, 40), (200, 1), (10, 0)]
 
 
 def main():
@@ -39,9 +44,15 @@ def main():
     for i in range(6):
         ts = T0 + i * 10**9
         for svc, busy, occ in (("api", 0.1 * i, 0.2 * i), ("db", 0.5, 3.5)):
-            recs.append({"kind": "load", "ts": ts, "node": "n",
-                         "service": svc, "side": "server", "busy": busy,
-                         "occupancy": occ, "arrivals": 1})
+            rec = {"kind": "load", "ts": ts, "node": "n", "service": svc,
+                   "side": "server", "busy": busy, "occupancy": occ,
+                   "arrivals": 1}
+            if svc == "api":  # db's kmond is from before outcomes
+                rec["outcomes"], rec["errors"] = OUTCOMES[i]
+                if OUTCOMES[i][0]:
+                    want.setdefault(("api", "errors"), []).append(
+                        (ts, OUTCOMES[i][1] / OUTCOMES[i][0]))
+            recs.append(rec)
             want.setdefault((svc, "busy"), []).append((ts, busy))
             want.setdefault((svc, "occupancy"), []).append((ts, occ))
         # the client side: an endpoint, named so
@@ -79,8 +90,8 @@ def main():
         got[key] = [(int(c.get("data-ts")), float(c.get("data-v")))
                     for c in g.iter(SVG + "circle")]
         lines = list(g.iter(SVG + "polyline"))
-        if key == ("api", "rho1") and len(lines) != 2:
-            fail(f"rho1 of api: {len(lines)} polylines, want 2 (a gap)")
+        if key in (("api", "rho1"), ("api", "errors")) and len(lines) != 2:
+            fail(f"{key}: {len(lines)} polylines, want 2 (a gap)")
     if set(got) != set(want):
         fail(f"series {sorted(got)} != {sorted(want)}")
     for k in want:
@@ -90,6 +101,15 @@ def main():
             fail(f"{k}: {got[k]} != {want[k]}")
     print(f"ok: {len(want)} series, {sum(len(v) for v in want.values())} "
           "points read back")
+    legends = {t.get("data-series"): t.text for t in root.iter(SVG + "text")
+               if t.get("class") == "legend"}
+    errors = sum(e for _, e in OUTCOMES)
+    outcomes = sum(o for o, _ in OUTCOMES)
+    want_legend = (f"errors ({errors} of {outcomes}, "
+                   f"{100 * errors / outcomes:.1f}%) measured")
+    if legends.get("errors") != want_legend:
+        fail(f"errors legend {legends.get('errors')!r}, want {want_legend!r}")
+    print(f"ok: {want_legend}; none for db (no outcomes in its records)")
 
     r = run(view, ["-o", out, "--service", "db"], base)
     root = ET.parse(out).getroot()
@@ -108,7 +128,13 @@ def main():
             "rho: 1 values for 2 tiers"),
            ({"kind": "occupancy", "ts": T0, "node": "n", "service": "a",
              "scope": "interval", "tiers": 2, "rho": [1.5, 0.2]},
-            "rho: expected numbers 0 to 1")]
+            "rho: expected numbers 0 to 1"),
+           ({"kind": "load", "ts": T0, "node": "n", "service": "a",
+             "busy": 0.5, "occupancy": 1, "outcomes": 3},
+            'missing "errors"'),
+           ({"kind": "load", "ts": T0, "node": "n", "service": "a",
+             "busy": 0.5, "occupancy": 1, "outcomes": 3, "errors": 4},
+            "errors: 4 of 3 outcomes")]
     for i, (rec, msg) in enumerate(bad):
         name = os.path.join(work, f"bad{i}")
         inp_recs[name] = [rec]

@@ -380,6 +380,124 @@ static void test_load_records(void)
 	prom_table__free(t);
 }
 
+/* Request outcomes (docs/design/outcomes.md) on topology and load
+ * records: errors and outcomes per edge and per service, HTTP status
+ * classes as a label of five values; an older kmond's records (without
+ * them) make no such series. */
+static void test_outcome_records(void)
+{
+	struct prom_table *t = prom_table__new(0, 0);
+	const char *text, *bad;
+	static const char edge[] =
+		"node=\"n1\",src=\"web\",dst=\"api\",side=\"server\",protocol=\"http\"";
+	char want[512];
+
+	ingest(t, "topology",
+	       "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"src\":\"web\","
+	       "\"dst\":\"api\",\"side\":\"server\",\"requests\":10,\"bytes\":30,"
+	       "\"req_bytes\":10,\"resp_bytes\":20,\"latency_p50_ns\":1,"
+	       "\"latency_p95_ns\":1,\"latency_p99_ns\":1,\"protocol\":\"http\","
+	       "\"outcomes\":9,\"errors\":2,\"status_2xx\":5,\"status_4xx\":2,"
+	       "\"status_5xx\":2}");
+	/* the next interval adds up; a class written as 0 makes no series */
+	ingest(t, "topology",
+	       "{\"kind\":\"topology\",\"ts\":2,\"node\":\"n1\",\"src\":\"web\","
+	       "\"dst\":\"api\",\"side\":\"server\",\"requests\":4,\"bytes\":3,"
+	       "\"req_bytes\":1,\"resp_bytes\":2,\"latency_p50_ns\":1,"
+	       "\"latency_p95_ns\":1,\"latency_p99_ns\":1,\"protocol\":\"http\","
+	       "\"outcomes\":4,\"errors\":1,\"status_2xx\":3,\"status_3xx\":0,"
+	       "\"status_5xx\":1}");
+	/* redis: outcomes, no status classes */
+	ingest(t, "topology",
+	       "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"src\":\"api\","
+	       "\"dst\":\"10.0.0.9:6379\",\"side\":\"client\",\"requests\":7,"
+	       "\"bytes\":7,\"req_bytes\":3,\"resp_bytes\":4,\"latency_p50_ns\":1,"
+	       "\"latency_p95_ns\":1,\"latency_p99_ns\":1,\"protocol\":\"redis\","
+	       "\"outcomes\":7,\"errors\":0}");
+	/* an older kmond: no outcomes at all */
+	ingest(t, "topology",
+	       "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n2\",\"src\":\"web\","
+	       "\"dst\":\"api\",\"side\":\"server\",\"requests\":6,\"bytes\":3,"
+	       "\"req_bytes\":1,\"resp_bytes\":2,\"latency_p50_ns\":1,"
+	       "\"latency_p95_ns\":1,\"latency_p99_ns\":1,\"protocol\":\"http\"}");
+	ingest(t, "load",
+	       "{\"kind\":\"load\",\"ts\":1,\"node\":\"n1\",\"service\":\"api\","
+	       "\"side\":\"server\",\"interval_ns\":1000000000,\"arrivals\":10,"
+	       "\"completions\":10,\"occupancy\":0.5,\"busy\":0.5,"
+	       "\"concurrency_max\":2,\"in_progress\":0,\"latency_mean_ns\":5,"
+	       "\"outcomes\":10,\"errors\":3}");
+	ingest(t, "load",
+	       "{\"kind\":\"load\",\"ts\":2,\"node\":\"n1\",\"service\":\"api\","
+	       "\"side\":\"server\",\"interval_ns\":1000000000,\"arrivals\":1,"
+	       "\"completions\":1,\"occupancy\":0.5,\"busy\":0.5,"
+	       "\"concurrency_max\":2,\"in_progress\":0,\"latency_mean_ns\":5,"
+	       "\"outcomes\":1,\"errors\":1}");
+	ingest(t, "load",
+	       "{\"kind\":\"load\",\"ts\":1,\"node\":\"n2\",\"service\":\"api\","
+	       "\"side\":\"server\",\"interval_ns\":1000000000,\"arrivals\":1,"
+	       "\"completions\":1,\"occupancy\":0.5,\"busy\":0.5,"
+	       "\"concurrency_max\":2,\"in_progress\":0,\"latency_mean_ns\":5}");
+	/* outcomes without errors, or not a count: refused, nothing added */
+	bad = "{\"node\":\"n1\",\"src\":\"x\",\"dst\":\"y\",\"requests\":1,"
+	      "\"req_bytes\":1,\"resp_bytes\":1,\"outcomes\":1}";
+	CHECK(prom_metrics__ingest(t, "topology", bad, strlen(bad), 1) == -1);
+	bad = "{\"node\":\"n1\",\"src\":\"x\",\"dst\":\"y\",\"requests\":1,"
+	      "\"req_bytes\":1,\"resp_bytes\":1,\"outcomes\":1,\"errors\":\"1\"}";
+	CHECK(prom_metrics__ingest(t, "topology", bad, strlen(bad), 1) == -1);
+	bad = "{\"node\":\"n1\",\"src\":\"x\",\"dst\":\"y\",\"requests\":1,"
+	      "\"req_bytes\":1,\"resp_bytes\":1,\"status_5xx\":-1}";
+	CHECK(prom_metrics__ingest(t, "topology", bad, strlen(bad), 1) == -1);
+	bad = "{\"node\":\"n1\",\"service\":\"x\",\"arrivals\":1,"
+	      "\"completions\":1,\"concurrency_max\":1,\"occupancy\":1,"
+	      "\"busy\":0.1,\"errors\":1}";
+	CHECK(prom_metrics__ingest(t, "load", bad, strlen(bad), 1) == -1);
+	text = render(t);
+	CHECK(strstr(text, "# TYPE kmon_request_errors_total counter\n"));
+	snprintf(want, sizeof(want), "kmon_request_outcomes_total{%s} 13\n",
+		 edge);
+	CHECK(strstr(text, want));
+	snprintf(want, sizeof(want), "kmon_request_errors_total{%s} 3\n", edge);
+	CHECK(strstr(text, want));
+	snprintf(want, sizeof(want),
+		 "kmon_http_requests_total{%s,status_class=\"2xx\"} 8\n", edge);
+	CHECK(strstr(text, want));
+	snprintf(want, sizeof(want),
+		 "kmon_http_requests_total{%s,status_class=\"4xx\"} 2\n", edge);
+	CHECK(strstr(text, want));
+	snprintf(want, sizeof(want),
+		 "kmon_http_requests_total{%s,status_class=\"5xx\"} 3\n", edge);
+	CHECK(strstr(text, want));
+	CHECK(!strstr(text, "status_class=\"3xx\""));
+	CHECK(!strstr(text, "status_class=\"1xx\""));
+	CHECK(strstr(
+		text,
+		"kmon_request_errors_total{node=\"n1\",src=\"api\",dst=\"10.0.0.9:6379\",side=\"client\",protocol=\"redis\"} 0\n"));
+	CHECK(!strstr(
+		text,
+		"kmon_http_requests_total{node=\"n1\",src=\"api\",dst=\"10.0.0.9:6379\""));
+	/* the older node's edge: counted as before, no outcome series */
+	CHECK(strstr(
+		text,
+		"kmon_edge_requests_total{node=\"n2\",src=\"web\",dst=\"api\",side=\"server\",protocol=\"http\"} 6\n"));
+	CHECK(!strstr(text, "kmon_request_outcomes_total{node=\"n2\""));
+	CHECK(!strstr(text, "kmon_request_errors_total{node=\"n2\""));
+	CHECK(!strstr(text, "kmon_http_requests_total{node=\"n2\""));
+	CHECK(strstr(
+		text,
+		"kmon_load_outcomes_total{node=\"n1\",service=\"api\",side=\"server\"} 11\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_errors_total{node=\"n1\",service=\"api\",side=\"server\"} 4\n"));
+	CHECK(strstr(
+		text,
+		"kmon_load_arrivals_total{node=\"n2\",service=\"api\",side=\"server\"} 1\n"));
+	CHECK(!strstr(text, "kmon_load_errors_total{node=\"n2\""));
+	CHECK(!strstr(text, "kmon_load_outcomes_total{node=\"n2\""));
+	/* the refused records added nothing */
+	CHECK(!strstr(text, "src=\"x\"") && !strstr(text, "service=\"x\""));
+	prom_table__free(t);
+}
+
 static void test_listen(void)
 {
 	static const uint8_t v4[16] = { 10, 0, 0, 9 }, v6[16] = { [15] = 1 };
@@ -421,6 +539,7 @@ int main(void)
 	test_histogram();
 	test_records();
 	test_load_records();
+	test_outcome_records();
 	test_listen();
 	return unit_done("prom");
 }

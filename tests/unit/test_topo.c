@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumers/common/percent.h"
 #include "consumers/kmon-topo/graph.h"
 #include "lib/histogram.h"
 #include "lib/json_parse.h"
@@ -280,6 +281,16 @@ static void test_rejects(void)
 		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
 		  "\"dst\":\"B\",\"requests\":1,\"side\":\"middle\"}",
 		  "side: \"middle\", expected server or client" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":\"B\",\"requests\":1,\"outcomes\":1}",
+		  "errors: missing (outcomes and errors come together)" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":\"B\",\"requests\":1,\"outcomes\":1,\"errors\":true}",
+		  "errors: expected an unsigned integer, got a boolean" },
+		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"src\":\"A\","
+		  "\"dst\":\"B\",\"requests\":1,\"outcomes\":1,\"errors\":0,"
+		  "\"status_5xx\":-2}",
+		  "status_5xx: expected an unsigned integer, got a negative integer" },
 		{ "{\"kind\":\"topology\",",
 		  "col 20: expected a string key in an object, "
 		  "got end of input" },
@@ -299,6 +310,130 @@ static void test_rejects(void)
 	topo__merge(g, &n);
 	CHECK(n == 0);
 	topo__free(g);
+}
+
+/* Request outcomes: summed like requests, of the side whose figures the
+ * edge takes (a client counts a 404 as an error, its server does not);
+ * the rate only where kmond knew some outcomes; an edge from a kmond
+ * before outcomes has none, in its struct, its JSON and its DOT. */
+static void test_outcomes(void)
+{
+	struct topo_graph *g = topo__new();
+	const struct json_value *edges, *ab, *cd, *cx, *ef;
+	struct json_value *doc;
+	struct json_error jerr;
+	struct strbuf dot = { 0 };
+	const struct topo_edge *e;
+	struct record r;
+	double rate;
+	uint64_t u;
+	size_t n;
+
+	/* A -> B: two server replicas, and the client's own view */
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n2\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":10,\"protocol\":\"http\","
+	       "\"outcomes\":10,\"errors\":1,\"status_2xx\":8,"
+	       "\"status_4xx\":1,\"status_5xx\":1}");
+	add(g, "{\"kind\":\"topology\",\"ts\":2,\"node\":\"n3\",\"src\":\"A\","
+	       "\"dst\":\"B\",\"requests\":12,\"protocol\":\"http\","
+	       "\"outcomes\":10,\"errors\":3,\"status_2xx\":7,"
+	       "\"status_5xx\":3}");
+	add(g, "{\"kind\":\"topology\",\"ts\":2,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"A\",\"dst\":\"B\",\"requests\":22,"
+	       "\"outcomes\":20,\"errors\":5,\"status_2xx\":15,"
+	       "\"status_4xx\":1,\"status_5xx\":4}");
+	/* C -> db: the client's figures, its server unmonitored */
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"C\",\"dst\":\"db\",\"requests\":5,"
+	       "\"protocol\":\"redis\",\"outcomes\":5,\"errors\":1}");
+	/* C -> D: outcomes known for none of its requests (tls) */
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"src\":\"C\","
+	       "\"dst\":\"D\",\"requests\":5,\"protocol\":\"tls\","
+	       "\"outcomes\":0,\"errors\":0}");
+	/* E -> F: an older kmond serves it, a newer one calls it */
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n4\",\"src\":\"E\","
+	       "\"dst\":\"F\",\"requests\":6,\"latency_p50_ns\":2500000,"
+	       "\"latency_p95_ns\":2500000,\"latency_p99_ns\":2500000}");
+	add(g, "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n1\",\"side\":"
+	       "\"client\",\"src\":\"E\",\"dst\":\"F\",\"requests\":6,"
+	       "\"outcomes\":6,\"errors\":6}");
+	CHECK(topo__rejected(g) == 0);
+
+	e = find(g, "A", "B", &n);
+	CHECK(e && e->side == TOPO_SERVER && e->has_outcomes);
+	CHECK(e && e->outcomes == 20 && e->errors == 4);
+	CHECK(e && e->status[0] == 0 && e->status[1] == 15 &&
+	      e->status[2] == 0 && e->status[3] == 1 && e->status[4] == 4);
+	e = find(g, "C", "db", &n);
+	CHECK(e && e->side == TOPO_CLIENT && e->outcomes == 5 &&
+	      e->errors == 1);
+	e = find(g, "E", "F", &n);
+	CHECK(e && e->side == TOPO_SERVER && !e->has_outcomes &&
+	      e->outcomes == 0 && e->errors == 0);
+
+	record__init(&r);
+	topo__json(g, 9, "host", &r);
+	doc = json__parse(r.json.buf, r.json.len, &jerr);
+	CHECK(doc != NULL);
+	edges = doc ? json__get(doc, "edges") : NULL;
+	CHECK(edges && edges->type == JSON_ARRAY && edges->arr.n == 4);
+	if (!edges || edges->type != JSON_ARRAY || edges->arr.n != 4) {
+		json__free(doc);
+		record__free(&r);
+		topo__free(g);
+		return;
+	}
+	ab = &edges->arr.items[0];
+	cd = &edges->arr.items[1];
+	cx = &edges->arr.items[2];
+	ef = &edges->arr.items[3];
+	CHECK(json__u64(json__get(ab, "outcomes"), &u) && u == 20);
+	CHECK(json__u64(json__get(ab, "errors"), &u) && u == 4);
+	CHECK(json__double(json__get(ab, "error_rate"), &rate) && rate == 0.2);
+	CHECK(json__u64(json__get(ab, "status_5xx"), &u) && u == 4);
+	CHECK(json__u64(json__get(ab, "status_2xx"), &u) && u == 15);
+	CHECK(!json__get(ab, "status_1xx") && !json__get(ab, "status_3xx"));
+	CHECK_STR(json__str(json__get(cd, "dst")), "D");
+	CHECK(json__u64(json__get(cd, "outcomes"), &u) && u == 0);
+	CHECK(json__u64(json__get(cd, "errors"), &u) && u == 0);
+	CHECK(!json__get(cd, "error_rate"));
+	CHECK(json__double(json__get(cx, "error_rate"), &rate) && rate == 0.2);
+	CHECK_STR(json__str(json__get(ef, "src")), "E");
+	CHECK(!json__get(ef, "outcomes") && !json__get(ef, "errors") &&
+	      !json__get(ef, "error_rate"));
+	json__free(doc);
+	record__free(&r);
+
+	topo__dot(g, &dot);
+	CHECK(strstr(dot.buf, "\t\"A\" -> \"B\" [label=\"22 req\\n20.0% "
+			      "errors\", color=red, fontcolor=red];\n"));
+	CHECK(strstr(dot.buf, "\t\"C\" -> \"D\" [label=\"5 req\"];\n"));
+	CHECK(strstr(dot.buf, "\t\"C\" -> \"db\" [label=\"5 req\\n20.0% "
+			      "errors\", color=red, fontcolor=red, "
+			      "style=dashed];\n"));
+	CHECK(strstr(dot.buf, "\t\"E\" -> \"F\" [label=\"6 req\\np95 2.5 "
+			      "ms\"];\n"));
+	strbuf__free(&dot);
+	topo__free(g);
+}
+
+/* A few errors never read as 0.0%. */
+static void test_percent(void)
+{
+	char buf[32];
+
+	percent__format(buf, sizeof(buf), 0.2);
+	CHECK_STR(buf, "20.0%");
+	percent__format(buf, sizeof(buf), 1);
+	CHECK_STR(buf, "100.0%");
+	percent__format(buf, sizeof(buf), 0);
+	CHECK_STR(buf, "0.0%");
+	percent__format(buf, sizeof(buf), 0.001);
+	CHECK_STR(buf, "0.1%");
+	percent__format(buf, sizeof(buf), 0.00013);
+	CHECK_STR(buf, "0.013%");
+	percent__format(buf, sizeof(buf), 1e-7);
+	CHECK_STR(buf, "<0.001%");
 }
 
 /* The snapshot record reads back with the parser; the DOT is exact. */
@@ -380,5 +515,7 @@ int main(void)
 	test_percentiles();
 	test_rejects();
 	test_outputs();
+	test_outcomes();
+	test_percent();
 	return unit_done("topo");
 }

@@ -775,6 +775,16 @@ static int check_occupancy(struct parser *p, const struct config *cfg)
 	return 0;
 }
 
+static int parse_routes(struct parser *p, yaml_node_t *v, struct tcp_cfg *tc)
+{
+	uint64_t n;
+
+	if (get_uint(p, v, "collectors.tcp.routes", 1, CONFIG_MAX_ROUTES, &n))
+		return -1;
+	tc->routes = n;
+	return 0;
+}
+
 static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		    yaml_node_t *v, void *arg)
 {
@@ -793,6 +803,8 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 	if (strcmp(key, "outcomes") == 0)
 		return get_off(p, v, "collectors.tcp.outcomes",
 			       &tc->no_outcomes);
+	if (strcmp(key, "routes") == 0)
+		return parse_routes(p, v, tc);
 	if (strcmp(key, "protocols") == 0)
 		return get_bool(p, v, "protocols", &tc->protocols);
 	if (strcmp(key, "occupancy") == 0)
@@ -808,6 +820,7 @@ static void drop_defaults(struct config *cfg)
 static void tcp_defaults(struct config *cfg)
 {
 	cfg->tcp.protocols = true;
+	cfg->tcp.routes = CONFIG_ROUTES;
 }
 
 static void offcpu_defaults(struct config *cfg)

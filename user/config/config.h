@@ -107,6 +107,9 @@ enum tcp_requests_cfg {
 };
 
 #define CONFIG_MAX_NODES 256
+/* collectors.tcp.routes: its default and its largest */
+#define CONFIG_ROUTES 200
+#define CONFIG_MAX_ROUTES 10000
 #define CONFIG_MAX_OCC_TARGETS \
 	64 /* TCP_MAX_TARGETS: a slot each in the kernel */
 #define CONFIG_MAX_TIERS 4 /* OCC_MAX_TIERS */
@@ -139,6 +142,8 @@ struct tcp_cfg {
 	/* outcomes: false: no status, error, method, route (nor the
 	 * kernel's capture of each message's first bytes) */
 	bool no_outcomes;
+	/* routes: distinct HTTP routes kept per service, past it `other` */
+	uint32_t routes;
 	/* identify each connection's protocol (default on; read when the
 	 * collector starts) */
 	bool protocols;
