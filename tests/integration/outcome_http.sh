@@ -16,7 +16,7 @@ source "$(dirname "$0")/../lib/caller.sh"
 
 need_protocols
 CHECK="python3 $(dirname "$0")/../lib/outcome_check.py"
-ROUTE_BOUND=200 # routes per service before "other" (docs/config.md)
+ROUTE_BOUND=100 # collectors.tcp.routes: routes per service before "other"
 WRK_REQUESTS=30
 STORM=3000 # requests of the URL storm, each to a path of its own
 PORT=$(test_port)
@@ -37,7 +37,7 @@ services:
   - { name: web, match: { port: $PORT } }
   - { name: callers, match: { pid: $CALLER_PID } }
 collectors:
-  tcp: { enabled: true }
+  tcp: { enabled: true, routes: $ROUTE_BOUND }
 YAML
 start_kmond "$WORK/kmond.yaml"
 sleep 0.6 # one interval: the caller is selected
