@@ -37,9 +37,11 @@ endif
 
 # The BPF programs: one object each, bpf/NAME.bpf.c or, for a collector
 # with a folder of its own, bpf/DIR/NAME.bpf.c; the skeleton is
-# $(OUT)/NAME.skel.h either way. Bench-only programs live in bench/.
+# $(OUT)/NAME.skel.h either way. Bench-only programs live in bench/,
+# test-only ones in tests/helpers/.
 BPF_SRCS := $(wildcard bpf/*.bpf.c bpf/*/*.bpf.c)
 BENCH_BPF_SKELETONS := bench/tcp_link_bench.bpf.c
+TEST_BPF_SKELETONS := $(wildcard tests/helpers/*.bpf.c)
 skel_of = $(OUT)/$(notdir $(1:.bpf.c=.skel.h))
 SKELS := $(foreach s,$(BPF_SRCS),$(call skel_of,$(s)))
 
@@ -55,7 +57,7 @@ LIB_SRCS := $(filter-out $(DAEMON_MAIN) $(CONSUMER_MAINS),\
 LIB := $(OUT)/libkmon.a
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
-HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_SRCS := $(filter-out %.bpf.c,$(wildcard tests/helpers/*.c))
 HELPER_BINS := $(patsubst %.c,$(OUT)/tests/%,$(notdir $(HELPER_SRCS)))
 BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
 # man/NAME.SECTION.scd -> $(OUT)/man/NAME.SECTION
@@ -119,12 +121,19 @@ $(OUT)/bench/%.bpf.o: bench/%.bpf.c | deps
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
+$(OUT)/tests/helpers/%.bpf.o: tests/helpers/%.bpf.c | deps
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
 define skel_rule
 $(call skel_of,$(1)): $(OUT)/$(1:.c=.o)
 	$$(call msg,GEN-SKEL,$$@)
 	$$(Q)$$(BPFTOOL) gen skeleton $$< name $(notdir $(1:.bpf.c=))_bpf > $$@
 endef
-$(foreach s,$(BPF_SRCS) $(BENCH_BPF_SKELETONS),$(eval $(call skel_rule,$(s))))
+$(foreach s,$(BPF_SRCS) $(BENCH_BPF_SKELETONS) $(TEST_BPF_SKELETONS),\
+	$(eval $(call skel_rule,$(s))))
 $(OUT)/bench/tcp_link_bench.o: $(OUT)/tcp_link_bench.skel.h
 
 # The full syscall table of the target architecture, from the kernel's uapi
@@ -171,6 +180,8 @@ $(OUT)/bench/%: $(OUT)/bench/%.o $(LIB)
 
 # It plays the bio collector's programs: built with its skeleton.
 $(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
+# It runs the outcome classifier in the kernel.
+$(OUT)/tests/kmt_outcome_verify: $(OUT)/outcome_verify.skel.h
 
 $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(call msg,CC,$@)
