@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Starts nginx on loopback with its own config, prefix and logs under
 # $WORK (sourced after kmond.sh). The access log is the ground truth: one
-# line per request, "status bytes_sent request_length".
+# line per request, "status bytes_sent request_length method request_uri".
 #   start_nginx PORT [WORKERS]  sets NGINX_PID (the master), waits until up;
 #                               in cgroup NGINX_CGROUP (a v2 directory)
-#                               when it is set
+#                               when it is set; NGINX_LOCATIONS: more
+#                               directives for its server block
 
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
@@ -20,7 +21,7 @@ pid $prefix/nginx.pid;
 error_log $prefix/logs/error.log;
 events { worker_connections 1024; }
 http {
-	log_format counts '\$status \$bytes_sent \$request_length';
+	log_format counts '\$status \$bytes_sent \$request_length \$request_method \$request_uri';
 	access_log $prefix/logs/access.log counts;
 	client_body_temp_path $prefix/tmp_body;
 	proxy_temp_path $prefix/tmp_proxy;
@@ -34,6 +35,7 @@ http {
 		listen [::1]:$port;
 		root $prefix/html;
 		location /text { return 200 "hello\n"; }
+		${NGINX_LOCATIONS:-}
 	}
 }
 NGINX
