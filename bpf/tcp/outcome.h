@@ -18,7 +18,7 @@
 
 #include "proto.h"
 
-#define OUTCOME_REQ_HEAD 96 /* request bytes captured, as the client sent */
+#define OUTCOME_REQ_HEAD 128 /* request bytes captured, as the client sent */
 #define OUTCOME_RESP_HEAD 48 /* response bytes captured */
 
 struct outcome {
