@@ -4,14 +4,14 @@
  * are user space's. Loads tests/helpers/outcome_verify.bpf.c (its two
  * programs classify a head in a map value and in a stack array) and runs
  * them with BPF_PROG_TEST_RUN on response heads: the server messages of
- * the protocol fixtures in DIR (real traffic), a few failing replies,
+ * the fixtures in each DIR (real traffic), a few failing replies,
  * every truncation of each, and mutants (bytes changed, lengths changed,
  * other bytes past the length), under every protocol id and both sides.
  * Each answer must equal user space's outcome_classify() on the same
  * bytes. Prints the programs' verified instructions and the counts;
  * exits 1 on any difference, or when some protocol never gave a known
  * outcome or an error (a run that compared nothing proves nothing).
- *   kmt_outcome_verify DIR [MUTANTS]  (as root) */
+ *   kmt_outcome_verify DIR...  (as root; MUTANTS=N for another count) */
 #include <linux/types.h>
 
 #include <errno.h>
@@ -26,6 +26,7 @@
 #include "bpf/tcp/outcome.h"
 #include "lib/hash.h"
 #include "tests/helpers/outcome_verify.h"
+#include "tests/unit/fixture.h"
 #include "outcome_verify.skel.h"
 
 #define MAX_SEEDS 512
@@ -72,30 +73,18 @@ static void add_seed(const __u8 *b, size_t len)
 	nseeds++;
 }
 
-/* The server lines of a fixture: "S LEN HEX". */
+/* The server messages of a fixture. */
 static void read_fixture(const char *path)
 {
-	char line[16384];
-	FILE *f = fopen(path, "r");
+	static struct fixture f;
 
-	if (!f) {
+	if (!fixture_load(path, &f)) {
 		perror(path);
 		exit(1);
 	}
-	while (fgets(line, sizeof(line), f)) {
-		__u8 b[OUTCOME_RESP_HEAD];
-		char *hex = strchr(line + 2, ' ');
-		size_t n = 0;
-		unsigned int x;
-
-		if (line[0] != 'S' || !hex)
-			continue;
-		for (hex++; n < sizeof(b) && sscanf(hex, "%2x", &x) == 1;
-		     hex += 2)
-			b[n++] = x;
-		add_seed(b, n);
-	}
-	fclose(f);
+	for (size_t i = 0; i < f.n; i++)
+		if (f.m[i].from == 'S')
+			add_seed(f.m[i].b, f.m[i].caplen);
 }
 
 static void read_fixtures(const char *dir)
@@ -248,16 +237,17 @@ static __u32 verified_insns(int fd)
 
 int main(int argc, char **argv)
 {
-	long mutants = argc > 2 ? atol(argv[2]) : 20000;
+	long mutants = getenv("MUTANTS") ? atol(getenv("MUTANTS")) : 20000;
 	int failed = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s FIXTURE_DIR [MUTANTS]\n", argv[0]);
+		fprintf(stderr, "usage: %s FIXTURE_DIR...\n", argv[0]);
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(failing) / sizeof(failing[0]); i++)
 		add_seed((const __u8 *)failing[i].b, failing[i].len);
-	read_fixtures(argv[1]);
+	for (int i = 1; i < argc; i++)
+		read_fixtures(argv[i]);
 	skel = outcome_verify_bpf__open_and_load();
 	if (!skel) {
 		fprintf(stderr,
