@@ -37,6 +37,10 @@
 
 /* collectors.tcp.outcomes, written by user space (start and reloads). */
 volatile __u32 outcomes_on;
+/* And records may be written (collectors.tcp.requests is not none): a
+ * request's head only makes their method and route; the counts by
+ * outcome read the response's alone. */
+volatile __u32 request_heads_on;
 
 /* Whether c's messages are worth their first bytes: its protocol has
  * outcomes kmond reads, or it is not decided yet. */
@@ -91,11 +95,16 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 					  struct tcp_conn *c, __u8 dir,
 					  __u32 off, __u32 seq, __u32 ack)
 {
+	bool request = head_is_request(c, dir);
 	__u32 len = skb->len - off, cap;
 
-	if (!outcome_wanted(c) || !head_begins(c, dir, ack))
+	/* checked before the state is written: the segment is handled on
+	 * another CPU than the owner's, and a written line goes to that
+	 * CPU and back (140 ns a request on nginx) */
+	if ((request && !KMON_READ_ONCE(request_heads_on)) ||
+	    !outcome_wanted(c) || !head_begins(c, dir, ack))
 		return;
-	if (head_is_request(c, dir)) {
+	if (request) {
 		cap = head_cap(len, TCP_REQ_HEAD);
 		if (bpf_skb_load_bytes(skb, off, c->next_req.data, cap))
 			cap = 0;
@@ -117,12 +126,13 @@ static __always_inline void head_from_send(const struct sock *sk,
 					   __u32 avail)
 {
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	bool request = head_is_request(c, PROTO_DIR_OUT);
 	__u32 cap;
 
-	if (!tp || !outcome_wanted(c) ||
-	    !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
+	if (!tp || (request && !KMON_READ_ONCE(request_heads_on)) ||
+	    !outcome_wanted(c) || !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
 		return;
-	if (head_is_request(c, PROTO_DIR_OUT)) {
+	if (request) {
 		cap = head_cap(avail, TCP_REQ_HEAD);
 		if (!base || !avail ||
 		    bpf_probe_read_user(c->next_req.data, cap, base))

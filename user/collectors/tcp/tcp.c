@@ -229,14 +229,17 @@ static struct occupancy_maps occupancy_maps(const struct tcp_collector *c)
  * programs see them, and need its verdicts: on with it. */
 static void outcomes_apply(struct tcp_collector *c, const struct tcp_cfg *cfg)
 {
+	bool on = !cfg->no_outcomes && c->proto != NULL;
+
 	/* a new bound starts the routes again */
 	if (!c->routes || c->routes_max != cfg->routes) {
 		routes__free(c->routes);
 		c->routes = routes__new(cfg->routes);
 		c->routes_max = cfg->routes;
 	}
-	live_store(c->skel->bss->outcomes_on,
-		   !cfg->no_outcomes && c->proto != NULL);
+	live_store(c->skel->bss->outcomes_on, on);
+	live_store(c->skel->bss->request_heads_on,
+		   on && cfg->requests != TCP_RECORDS_NONE);
 }
 
 static int tcp_apply(void *state, const struct config *cfg)
