@@ -43,7 +43,8 @@ struct exchange_counts {
 /* The server's trace from goes under the client's trace to. */
 typedef void (*exchange_move_fn)(struct trace_id from, struct trace_id to,
 				 void *ctx);
-typedef void (*exchange_end_fn)(const struct exchange_end *e, void *ctx);
+/* end: a const struct exchange_end * (aging.h hands items out so) */
+typedef void (*exchange_end_fn)(const void *end, void *ctx);
 
 struct exchanges;
 

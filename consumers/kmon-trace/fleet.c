@@ -143,8 +143,9 @@ static bool is_revoked(int32_t partition, void *ctx)
 	       f->revoked[partition];
 }
 
-static void hand_over_end(const struct exchange_end *e, void *ctx)
+static void hand_over_end(const void *end, void *ctx)
 {
+	const struct exchange_end *e = end;
 	struct fleet *f = ctx;
 	char hex[33], key[16];
 	int klen;
@@ -289,8 +290,10 @@ static void hand_over_span(struct span *s, void *ctx)
 	span__free(s);
 }
 
-static void hand_over_forward(const struct forward *fw, void *ctx)
+static void hand_over_forward(const void *forward, void *ctx)
 {
+	const struct forward *fw = forward;
+
 	produce_move(ctx, fw->partition, fw->from, fw->to);
 }
 

@@ -28,10 +28,11 @@ bool forwards__add(struct forwards *f, const struct forward *fw,
 const struct forward *forwards__find(const struct forwards *f,
 				     struct trace_id id);
 void forwards__expire(struct forwards *f, uint64_t now_ns);
-/* Every forward of a revoked partition to fn, then forgotten here. */
+/* Every forward of a revoked partition to fn (a const struct forward
+ * *), then forgotten here. */
 size_t forwards__hand_over(struct forwards *f,
 			   bool (*revoked)(int32_t partition, void *ctx),
-			   void (*fn)(const struct forward *fw, void *ctx),
+			   void (*fn)(const void *forward, void *ctx),
 			   void *ctx);
 size_t forwards__count(const struct forwards *f);
 

@@ -42,7 +42,7 @@ static bool odd(int32_t partition, void *ctx)
 	return partition % 2;
 }
 
-static void count_end(const struct exchange_end *e, void *ctx)
+static void count_end(const void *e, void *ctx)
 {
 	(void)e;
 	(*(int *)ctx)++;
@@ -108,7 +108,7 @@ static void test_exchanges(void)
 	exchanges__free(x);
 }
 
-static void count_fw(const struct forward *fw, void *ctx)
+static void count_fw(const void *fw, void *ctx)
 {
 	(void)fw;
 	(*(int *)ctx)++;
