@@ -6,7 +6,9 @@
  *    from);
  *  - <prefix><group>.exchange: {"kind":"exchange_end","key":N,"trace":T,
  *    "resp_seq":N,"client":B}, an end handed over (key: req_seq, sent to
- *    the partition it was read from). */
+ *    the partition it was read from), then {"kind":"exchange_mark",
+ *    "next":OFFSET}: how far this member read that partition of
+ *    <prefix>tcp. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdio.h>

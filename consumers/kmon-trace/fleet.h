@@ -18,7 +18,11 @@
  *
  * A rebalance loses no state: a member giving up partitions first sends
  * what it holds for them (ends still waiting, open traces, forwards) to
- * those same partitions, where the next owner reads it, then commits. */
+ * those same partitions, where the next owner reads it, then commits.
+ * Brokers refuse commits while the group rebalances, so it also marks
+ * how far it read each partition of <prefix>tcp, and the next owner
+ * starts there; what stage 2 reads twice it drops (traces.h knows the
+ * spans it holds and the last ones it wrote). */
 #ifndef KMON_TRACE_FLEET_H
 #define KMON_TRACE_FLEET_H
 
