@@ -34,7 +34,7 @@ echo "kafka sink -> $brokers, $N records, librdkafka $(pkg-config --modversion r
 ticks() { awk '{print $14 + $15}' "/proc/$broker/stat"; }
 t0=$(ticks)
 rc=0
-"$BUILD/kafka_sink_bench" "$brokers" "$N" || rc=$?
+"$BUILD/bench/kafka_sink_bench" "$brokers" "$N" || rc=$?
 t1=$(ticks)
 echo "broker (mock cluster, 1 thread per broker): $(((t1 - t0) * 1000 / $(getconf CLK_TCK))) ms CPU"
 exit $rc

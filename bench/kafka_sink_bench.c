@@ -5,7 +5,8 @@
  * the broker at BROKERS. Prints records/s (wall) and CPU per record (user
  * + system of the whole process: kmond's thread and librdkafka's).
  *
- *   kafka_sink_bench BROKERS [N]
+ *   kafka_sink_bench BROKERS [N]     (KAFKA_TCP_KEY=service: the
+ *                                     tcp_key option, default exchange)
  *
  * Built and run by bench/kafka-sink.sh against build/tests/kafka_broker. */
 #define _GNU_SOURCE
@@ -61,6 +62,10 @@ static void build(struct record *r, uint64_t i)
 	record__u64(r, "latency_ns", 150000 + (i * 7919) % 5000000);
 	record__u64(r, "req_bytes", 300 + i % 700);
 	record__u64(r, "resp_bytes", 2000 + (i * 31) % 60000);
+	/* where kmond writes them: the key (docs/kafka.md) is found there */
+	record__str(r, "side", "server");
+	record__u64(r, "req_seq", (uint32_t)(i * 2654435761u));
+	record__u64(r, "resp_seq", (uint32_t)(i * 40503u));
 	record__end(r);
 }
 
@@ -103,6 +108,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cfg.brokers = argv[1];
+	if (getenv("KAFKA_TCP_KEY") &&
+	    strcmp(getenv("KAFKA_TCP_KEY"), "service") == 0)
+		cfg.tcp_key = KAFKA_TCP_KEY_SERVICE;
 	n = argc == 3 ? strtoull(argv[2], NULL, 10) : 1000000;
 	enc = encode_only(n / 4 ?: 1);
 

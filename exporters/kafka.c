@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The Kafka sink: one idempotent librdkafka producer per configured
- * exporter. Topic per record kind (<topic_prefix><kind>), key = the
- * record's key, value = the record's JSON, headers "kind" and "node".
+ * exporter. Topic per record kind (<topic_prefix><kind>), value = the
+ * record's JSON, headers "kind", "node" and "service" (the record's own
+ * key: its service, or its pid). The message key is that key too, but
+ * for tcp records, keyed by their exchange (exchange_key below) unless
+ * the config asks for the service.
  *
  * Everything here runs on the exporter's thread: send() and flush() call
  * rd_kafka_poll(rk, 0), which is where librdkafka runs our delivery-report
@@ -63,8 +66,14 @@ struct kafka_topic {
 struct backlog_entry {
 	struct backlog_entry *next;
 	int topic; /* index into sink->topics */
-	size_t klen, vlen, nlen;
-	char data[]; /* key, value, node */
+	size_t klen, vlen, nlen, slen;
+	char data[]; /* key, value, node, service */
+};
+
+/* What one message carries besides its topic. */
+struct kafka_msg {
+	const char *key, *val, *node, *service;
+	size_t klen, vlen, nlen, slen;
 };
 
 struct ratelimit {
@@ -77,6 +86,7 @@ struct sink {
 	char *brokers;
 	char *prefix;
 	enum drop_policy drop;
+	enum kafka_tcp_key tcp_key;
 	uint64_t flush_timeout_ms; /* caps the final flush */
 	char hostname[KAFKA_NODE_MAX];
 
@@ -269,6 +279,7 @@ static int kafka__open(struct sink **out, const struct exporter_cfg *cfg,
 		return -ENOMEM;
 	}
 	s->drop = cfg->drop;
+	s->tcp_key = cfg->tcp_key;
 	s->flush_timeout_ms = cfg->flush_timeout_ns / 1000000ULL;
 	s->brokers = strdup(cfg->brokers);
 	s->prefix = strdup(cfg->topic_prefix ? cfg->topic_prefix : "");
@@ -333,21 +344,21 @@ static const char *record_node(const struct sink *s, const struct record *r)
 }
 
 static rd_kafka_resp_err_t kafka__produce(struct sink *s, int topic,
-					  const char *key, size_t klen,
-					  const char *val, size_t vlen,
-					  const char *node, size_t nlen)
+					  const struct kafka_msg *m)
 {
 	const char *kind = s->topics[topic].kind;
 
 	/* An empty key (records about no process) lets the partitioner
 	 * spread them instead of piling them on one partition. */
-	return rd_kafka_producev(s->rk, RD_KAFKA_V_RKT(s->topics[topic].rkt),
-				 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-				 RD_KAFKA_V_KEY(klen ? key : NULL, klen),
-				 RD_KAFKA_V_VALUE((void *)val, vlen),
-				 RD_KAFKA_V_HEADER("kind", kind, strlen(kind)),
-				 RD_KAFKA_V_HEADER("node", node, nlen),
-				 RD_KAFKA_V_END);
+	return rd_kafka_producev(
+		s->rk, RD_KAFKA_V_RKT(s->topics[topic].rkt),
+		RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+		RD_KAFKA_V_KEY(m->klen ? m->key : NULL, m->klen),
+		RD_KAFKA_V_VALUE((void *)m->val, m->vlen),
+		RD_KAFKA_V_HEADER("kind", kind, strlen(kind)),
+		RD_KAFKA_V_HEADER("node", m->node, m->nlen),
+		RD_KAFKA_V_HEADER("service", m->service, m->slen),
+		RD_KAFKA_V_END);
 }
 
 /* A produce error other than QUEUE_FULL: the record will never go. */
@@ -368,7 +379,7 @@ static void backlog_pop(struct sink *s)
 	if (!s->head)
 		s->tail = NULL;
 	s->backlog_msgs--;
-	s->backlog_bytes -= e->klen + e->vlen + e->nlen;
+	s->backlog_bytes -= e->klen + e->vlen + e->nlen + e->slen;
 	free(e);
 }
 
@@ -380,9 +391,15 @@ static void backlog_drain(struct sink *s)
 	while (s->head) {
 		struct backlog_entry *e = s->head;
 
-		err = kafka__produce(s, e->topic, e->data, e->klen,
-				     e->data + e->klen, e->vlen,
-				     e->data + e->klen + e->vlen, e->nlen);
+		struct kafka_msg m = { .key = e->data, .klen = e->klen };
+
+		m.val = m.key + m.klen;
+		m.vlen = e->vlen;
+		m.node = m.val + m.vlen;
+		m.nlen = e->nlen;
+		m.service = m.node + m.nlen;
+		m.slen = e->slen;
+		err = kafka__produce(s, e->topic, &m);
 		if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 			return;
 		if (err)
@@ -391,14 +408,13 @@ static void backlog_drain(struct sink *s)
 	}
 }
 
-/* DROP_OLDEST: queue r behind what already waits, dropping the oldest
+/* DROP_OLDEST: queue m behind what already waits, dropping the oldest
  * waiting records to stay within the bound. */
-static int backlog_push(struct sink *s, int topic, const struct record *r,
-			const char *node, size_t nlen)
+static int backlog_push(struct sink *s, int topic, const struct kafka_msg *m)
 {
-	size_t klen = strlen(r->key), vlen = r->json.len;
-	size_t size = klen + vlen + nlen;
+	size_t size = m->klen + m->vlen + m->nlen + m->slen;
 	struct backlog_entry *e;
+	char *p;
 
 	if (size > s->backlog_max_bytes) {
 		s->failed++;
@@ -418,12 +434,14 @@ static int backlog_push(struct sink *s, int topic, const struct record *r,
 	}
 	e->next = NULL;
 	e->topic = topic;
-	e->klen = klen;
-	e->vlen = vlen;
-	e->nlen = nlen;
-	memcpy(e->data, r->key, klen);
-	memcpy(e->data + klen, r->json.buf, vlen);
-	memcpy(e->data + klen + vlen, node, nlen);
+	e->klen = m->klen;
+	e->vlen = m->vlen;
+	e->nlen = m->nlen;
+	e->slen = m->slen;
+	p = mempcpy(e->data, m->key, m->klen);
+	p = mempcpy(p, m->val, m->vlen);
+	p = mempcpy(p, m->node, m->nlen);
+	memcpy(p, m->service, m->slen);
 	if (s->tail)
 		s->tail->next = e;
 	else
@@ -434,11 +452,56 @@ static int backlog_push(struct sink *s, int topic, const struct record *r,
 	return 0;
 }
 
+/* A tcp record's exchange: its req_seq, the sequence number of the
+ * request's first byte, which the client's record and the server's hold
+ * alike (docs/kafka.md). Its digits as kmond wrote them are the key, so
+ * both ends of an exchange go to one partition, however their nodes are
+ * named or addressed. The field name cannot occur elsewhere in the
+ * record: a quote inside a string value is escaped. Returns the digits'
+ * length, 0 when there are none. */
+static size_t exchange_key(const struct record *r, const char **key)
+{
+	static const char field[] = "\"req_seq\":";
+	const char *p, *end = r->json.buf + r->json.len;
+	size_t n = 0;
+
+	p = memmem(r->json.buf, r->json.len, field, sizeof(field) - 1);
+	if (!p)
+		return 0;
+	p += sizeof(field) - 1;
+	while (p + n < end && p[n] >= '0' && p[n] <= '9')
+		n++;
+	*key = p;
+	return n;
+}
+
+static void record_msg(const struct sink *s, const struct record *r,
+		       struct kafka_msg *m)
+{
+	m->service = r->key;
+	m->slen = strlen(r->key);
+	m->key = m->service;
+	m->klen = m->slen;
+	m->val = r->json.buf;
+	m->vlen = r->json.len;
+	m->node = record_node(s, r);
+	m->nlen = strlen(m->node);
+	if (s->tcp_key == KAFKA_TCP_KEY_EXCHANGE &&
+	    strcmp(r->kind, "tcp") == 0) {
+		const char *key;
+		size_t klen = exchange_key(r, &key);
+
+		if (klen) {
+			m->key = key;
+			m->klen = klen;
+		}
+	}
+}
+
 static int kafka__send(struct sink *s, const struct record *r)
 {
 	rd_kafka_resp_err_t err;
-	const char *node;
-	size_t nlen;
+	struct kafka_msg m;
 	int topic;
 
 	s->sent++;
@@ -447,19 +510,17 @@ static int kafka__send(struct sink *s, const struct record *r)
 	topic = kafka__topic(s, r->kind);
 	if (topic < 0)
 		return kafka__fail(s, RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC);
-	node = record_node(s, r);
-	nlen = strlen(node);
+	record_msg(s, r, &m);
 
 	if (s->head) {
 		backlog_drain(s);
 		if (s->head)
-			return backlog_push(s, topic, r, node, nlen);
+			return backlog_push(s, topic, &m);
 	}
-	err = kafka__produce(s, topic, r->key, strlen(r->key), r->json.buf,
-			     r->json.len, node, nlen);
+	err = kafka__produce(s, topic, &m);
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
 		if (s->drop == DROP_OLDEST)
-			return backlog_push(s, topic, r, node, nlen);
+			return backlog_push(s, topic, &m);
 		s->failed++;
 		s->dropped++;
 		return -ENOBUFS;

@@ -23,6 +23,14 @@ static void error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 	fprintf(stderr, "%s: kafka: %s\n", who, reason);
 }
 
+static void member_error_cb(rd_kafka_t *rk, int err, const char *reason,
+			    void *opaque)
+{
+	const struct kafka_member *m = opaque;
+
+	error_cb(rk, err, reason, (void *)m->who);
+}
+
 rd_kafka_t *kafka_group__new(const struct kafka_group_opts *o)
 {
 	/* allow.auto.create.topics and a short metadata refresh: a consumer
@@ -48,8 +56,21 @@ rd_kafka_t *kafka_group__new(const struct kafka_group_opts *o)
 		if (rd_kafka_conf_set(conf, o->props[i][0], o->props[i][1],
 				      errstr, sizeof(errstr)))
 			goto fail;
-	rd_kafka_conf_set_error_cb(conf, error_cb);
-	rd_kafka_conf_set_opaque(conf, (void *)o->who);
+	if (o->member) {
+		/* it commits what it has done, when it has done it, and
+		 * learns where a partition ends */
+		if (rd_kafka_conf_set(conf, "enable.auto.commit", "false",
+				      errstr, sizeof(errstr)) ||
+		    rd_kafka_conf_set(conf, "enable.partition.eof", "true",
+				      errstr, sizeof(errstr)))
+			goto fail;
+		rd_kafka_conf_set_error_cb(conf, member_error_cb);
+		rd_kafka_conf_set_rebalance_cb(conf, o->rebalance);
+		rd_kafka_conf_set_opaque(conf, o->member);
+	} else {
+		rd_kafka_conf_set_error_cb(conf, error_cb);
+		rd_kafka_conf_set_opaque(conf, (void *)o->who);
+	}
 	rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
 	if (!rk)
 		goto fail;
@@ -61,21 +82,30 @@ fail:
 	return NULL;
 }
 
-int kafka_group__subscribe(rd_kafka_t *rk, const char *who, const char *topic)
+int kafka_group__subscribe_all(rd_kafka_t *rk, const char *who,
+			       const char *const *topics, int n)
 {
-	rd_kafka_topic_partition_list_t *topics;
+	rd_kafka_topic_partition_list_t *list;
 	rd_kafka_resp_err_t err;
+	int i;
 
-	topics = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(topics, topic, RD_KAFKA_PARTITION_UA);
-	err = rd_kafka_subscribe(rk, topics);
-	rd_kafka_topic_partition_list_destroy(topics);
+	list = rd_kafka_topic_partition_list_new(n);
+	for (i = 0; i < n; i++)
+		rd_kafka_topic_partition_list_add(list, topics[i],
+						  RD_KAFKA_PARTITION_UA);
+	err = rd_kafka_subscribe(rk, list);
+	rd_kafka_topic_partition_list_destroy(list);
 	if (err) {
-		fprintf(stderr, "%s: cannot subscribe to %s: %s\n", who, topic,
-			rd_kafka_err2str(err));
+		fprintf(stderr, "%s: cannot subscribe to %s%s: %s\n", who,
+			topics[0], n > 1 ? " ..." : "", rd_kafka_err2str(err));
 		return -1;
 	}
 	return 0;
+}
+
+int kafka_group__subscribe(rd_kafka_t *rk, const char *who, const char *topic)
+{
+	return kafka_group__subscribe_all(rk, who, &topic, 1);
 }
 
 int kafka_group__parse_prop(char *arg, const char *props[][2], int *nprops,

@@ -6,8 +6,23 @@
 
 #include <librdkafka/rdkafka.h>
 
+/* A member that handles its own rebalances (kafka_group_opts.member):
+ * its state begins with this. */
+struct kafka_member {
+	const char *who; /* the program, first word of its messages */
+};
+
+typedef void (*kafka_rebalance_fn)(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+				   rd_kafka_topic_partition_list_t *parts,
+				   void *member);
+
 struct kafka_group_opts {
 	const char *who; /* the program, first word of its messages */
+	/* NULL: librdkafka's own rebalancing. Else rebalance is called with
+	 * member on every change of assignment (rd_kafka_conf_set_rebalance_cb:
+	 * it assigns). */
+	struct kafka_member *member;
+	kafka_rebalance_fn rebalance;
 	const char *brokers;
 	const char *group;
 	const char *const (*props)[2]; /* -X name=value, after ours */
@@ -26,5 +41,8 @@ int kafka_group__parse_prop(char *arg, const char *props[][2], int *nprops,
 rd_kafka_t *kafka_group__new(const struct kafka_group_opts *o);
 /* Subscribes rk to topic. Returns 0, or -1 with the reason printed. */
 int kafka_group__subscribe(rd_kafka_t *rk, const char *who, const char *topic);
+/* Subscribes rk to n topics at once. Returns 0, or -1 as above. */
+int kafka_group__subscribe_all(rd_kafka_t *rk, const char *who,
+			       const char *const *topics, int n);
 
 #endif

@@ -8,7 +8,10 @@
  *   kmon-trace (-i FILE | -b BROKERS [-p PREFIX] [-g GROUP] [-X p=v]...)
  *              [-o FILE] [-u URL [-H 'Name: value']...] [--quiet DURATION]
  *              [--late DURATION] [--stats DURATION] [--max-traces N]
- *              [--max-spans N] [--duration DURATION]
+ *              [--max-spans N] [--duration DURATION] [--fleet]
+ *
+ * --fleet: one member of a group of any size, in two stages through
+ * Kafka (fleet.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include "otlp.h"
 #include "consumers/common/cli.h"
 #include "consumers/common/kafka_group.h"
+#include "fleet.h"
 #include "source.h"
 #include "traces.h"
 #include "lib/clock.h"
@@ -45,11 +49,13 @@ struct opts {
 	int nheaders;
 	uint64_t quiet_ns, late_ns, duration_ns, stats_ns;
 	unsigned long long max_traces, max_spans;
+	bool fleet;
 };
 
 struct app {
 	const struct opts *o;
 	struct traces *traces;
+	struct fleet *fleet; /* --fleet */
 	FILE *out;
 	struct otlp_http *http;
 	struct strbuf line, batch;
@@ -103,6 +109,10 @@ static void usage(FILE *f)
 		"stop at their end)\n"
 		"      --stats DURATION  the counts on stderr every DURATION too "
 		"(default: at exit)\n"
+		"      --fleet        one member of a group of any size (with "
+		"-b): two stages\n"
+		"                     through PG.exchange and PG.span "
+		"(see the manual)\n"
 		"DURATION: 250ms, 5s, 1m, 1h; a bare number is seconds (0.5)\n");
 }
 
@@ -119,7 +129,13 @@ static int parse_count(const char *s, unsigned long long *out)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_MAX_TRACES = 256, OPT_MAX_SPANS, OPT_LATE, OPT_STATS };
+	enum {
+		OPT_MAX_TRACES = 256,
+		OPT_MAX_SPANS,
+		OPT_LATE,
+		OPT_STATS,
+		OPT_FLEET
+	};
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "brokers", required_argument, NULL, 'b' },
@@ -134,6 +150,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "max-spans", required_argument, NULL, OPT_MAX_SPANS },
 		{ "late", required_argument, NULL, OPT_LATE },
 		{ "stats", required_argument, NULL, OPT_STATS },
+		{ "fleet", no_argument, NULL, OPT_FLEET },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -196,6 +213,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (parse_count(optarg, &o->max_spans))
 				goto bad;
 			break;
+		case OPT_FLEET:
+			o->fleet = true;
+			break;
 		case 'X':
 			if (kafka_group__parse_prop(optarg, s->props,
 						    &s->nprops,
@@ -209,7 +229,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			goto bad;
 		}
 	}
-	if (optind != argc || !s->input == !s->brokers)
+	if (optind != argc || !s->input == !s->brokers ||
+	    (o->fleet && !s->brokers))
 		goto bad;
 	if (o->nheaders && !o->url)
 		goto bad;
@@ -241,41 +262,51 @@ static bool is_blank(const char *text, size_t len)
 	return true;
 }
 
-static void on_record(const char *text, size_t len, const char *where,
-		      void *ctx)
+/* One record read: a span, or NULL for a record rejected or skipped
+ * (counted). */
+static struct span *read_record(const char *text, size_t len, const char *where,
+				void *ctx)
 {
 	struct app *a = ctx;
 	struct json_error jerr;
 	struct json_value *rec;
+	struct span *s = NULL;
 	const char *kind;
-	struct span *s;
 	char err[256];
 
 	if (text && is_blank(text, len))
-		return;
+		return NULL;
 	a->records++;
 	if (!text) {
 		reject(a, where, "line longer than 4 MiB");
-		return;
+		return NULL;
 	}
 	rec = json__parse(text, len, &jerr);
 	if (!rec) {
 		snprintf(err, sizeof(err), "not JSON (column %zu): %s",
 			 jerr.col, jerr.msg);
 		reject(a, where, err);
-		return;
+		return NULL;
 	}
 	kind = json__str(json__get(rec, "kind"));
-	if (!kind) {
+	if (!kind)
 		reject(a, where, "kind: missing (not a kmond record)");
-	} else if (strcmp(kind, "tcp") != 0) {
+	else if (strcmp(kind, "tcp") != 0)
 		a->skipped++; /* a file of every kind kmond writes */
-	} else if (!(s = span__parse(rec, err, sizeof(err)))) {
+	else if (!(s = span__parse(rec, err, sizeof(err))))
 		reject(a, where, err);
-	} else {
-		traces__add(a->traces, s, mono_ns());
-	}
 	json__free(rec);
+	return s;
+}
+
+static void on_record(const char *text, size_t len, const char *where,
+		      void *ctx)
+{
+	struct app *a = ctx;
+	struct span *s = read_record(text, len, where, ctx);
+
+	if (s)
+		traces__add(a->traces, s, mono_ns());
 }
 
 static void post_batch(struct app *a)
@@ -362,6 +393,8 @@ static void print_counts(const struct app *a)
 			     (unsigned long long)h->spans_failed,
 			     (unsigned long long)h->spans_rejected);
 	}
+	if (a->fleet)
+		fleet__counts(a->fleet, &sb);
 	strbuf__adds(&sb, "}\n");
 	fputs(sb.buf, stderr);
 	strbuf__free(&sb);
@@ -373,16 +406,20 @@ static int run(struct app *a, struct source *src)
 	uint64_t quiet = a->o->quiet_ns, duration = a->o->duration_ns;
 	uint64_t stats = a->o->stats_ns;
 	uint64_t next_stats = start + stats;
-	bool regular = source__regular_file(src);
+	bool regular = src && source__regular_file(src);
 	int r = 0;
 
 	while (!exiting) {
-		r = source__poll(src, 100, on_record, a);
+		r = a->fleet ? fleet__poll(a->fleet, 100) :
+			       source__poll(src, 100, on_record, a);
 		if (r)
 			break;
 		now = mono_ns();
-		if (!regular) /* a file's traces are written at its end */
+		/* a file's traces are written at its end */
+		if (!regular && (!a->fleet || fleet__may_write(a->fleet)))
 			traces__expire(a->traces, now, quiet);
+		if (a->fleet)
+			fleet__expire(a->fleet, now);
 		if (ship(a))
 			return -1;
 		if (duration && now - start >= duration)
@@ -392,7 +429,10 @@ static int run(struct app *a, struct source *src)
 			next_stats = now + stats;
 		}
 	}
-	/* The end: what is still open is as complete as it will get. */
+	/* The end: what is still open is as complete as it will get. A
+	 * member of a fleet hands it over instead, as it leaves. */
+	if (a->fleet)
+		fleet__leave(a->fleet);
 	traces__flush(a->traces);
 	if (ship(a))
 		return -1;
@@ -428,19 +468,28 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	src = source__open(&o.src);
-	if (!src) {
+	a.traces =
+		traces__new(o.max_traces, o.max_spans, o.late_ns, on_trace, &a);
+	if (o.fleet)
+		a.fleet = fleet__open(
+			&(struct fleet_opts){ .src = &o.src,
+					      .late_ns = o.late_ns,
+					      .max_pending = o.max_spans },
+			a.traces, read_record, &a);
+	else
+		src = source__open(&o.src);
+	if (!src && !a.fleet) {
 		ret = 2;
 		goto cleanup;
 	}
-	fprintf(stderr, "kmon-trace: reading %s%s%s\n", source__name(src),
+	fprintf(stderr, "kmon-trace: reading %s%s%s\n",
+		a.fleet ? fleet__name(a.fleet) : source__name(src),
 		a.http ? ", posting to " : "",
 		a.http ? otlp_http__endpoint(a.http) : "");
-	a.traces =
-		traces__new(o.max_traces, o.max_spans, o.late_ns, on_trace, &a);
 	ret = run(&a, src) ? 1 : 0;
 	print_counts(&a);
 cleanup:
+	fleet__close(a.fleet);
 	source__close(src);
 	traces__free(a.traces);
 	otlp_http__free(a.http);

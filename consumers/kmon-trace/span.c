@@ -50,12 +50,17 @@ static bool read_id(const struct json_value *v, uint64_t *out)
 	return s && strlen(s) == 16 && parse_hex(s, 16, out) && *out;
 }
 
+bool span__parse_trace_id(const char *s, size_t len, struct trace_id *out)
+{
+	return len == 32 && parse_hex(s, 16, &out->hi) &&
+	       parse_hex(s + 16, 16, &out->lo) && (out->hi || out->lo);
+}
+
 static bool read_trace_id(const struct json_value *v, struct trace_id *out)
 {
 	const char *s = json__str(v);
 
-	return s && strlen(s) == 32 && parse_hex(s, 16, &out->hi) &&
-	       parse_hex(s + 16, 16, &out->lo) && (out->hi || out->lo);
+	return s && span__parse_trace_id(s, strlen(s), out);
 }
 
 /* An optional string: NULL when absent or null; false when of another
@@ -144,6 +149,7 @@ struct span *span__parse(const struct json_value *rec, char *err, size_t errlen)
 			  &s->method, &s->route };
 	size_t i;
 
+	s->partition = -1;
 	if (!json__u64(json__get(rec, "ts"), &ts))
 		FAIL("ts: %s", what(rec, "ts"));
 	if (!json__u64(json__get(rec, "latency_ns"), &latency) || latency > ts)
@@ -230,6 +236,7 @@ void span__free(struct span *s)
 	free(s->status);
 	free(s->method);
 	free(s->route);
+	free(s->raw);
 	free(s);
 }
 

@@ -17,6 +17,11 @@ struct trace_id {
 	uint64_t hi, lo;
 };
 
+static inline bool trace_id__eq(struct trace_id a, struct trace_id b)
+{
+	return a.hi == b.hi && a.lo == b.lo;
+}
+
 /* Whether the request failed, by the protocol's meaning: kmond's `error`,
  * taken as written, never worked out again here. */
 enum span_outcome {
@@ -51,8 +56,24 @@ struct span {
 	 * a number in decimal. */
 	char *node, *service, *comm, *laddr, *raddr, *protocol, *dst, *link;
 	char *status, *method, *route;
+	/* kmon-trace --fleet (fleet.h): the record as read, to be sent on
+	 * if its trace moves to another member, and the partition of
+	 * <prefix><group>.span it came from and the trace it was keyed by
+	 * there (its own, or the one it was sent on to). NULL and -1
+	 * otherwise. */
+	char *raw;
+	size_t raw_len;
+	int32_t partition;
+	struct trace_id routed;
 	struct trace *trace; /* traces.c's */
 };
+
+/* Joins the two ends of an exchange (traces.h): the sequence number and
+ * the client's port, 48 bits. */
+static inline uint64_t span__join_key(const struct span *s)
+{
+	return (uint64_t)s->req_seq << 16 | (s->client ? s->lport : s->rport);
+}
 
 /* Reads one tcp record into a new span. Returns it, or NULL with the
  * reason in err for a record that is not a valid traceable tcp record. */
@@ -63,5 +84,7 @@ void span__free(struct span *s); /* NULL-safe */
 /* Hex as OTLP JSON writes ids: 16 and 32 lowercase digits. */
 void span__hex64(uint64_t v, char out[17]);
 void span__hex128(struct trace_id t, char out[33]);
+/* 32 hex digits, not all zeroes, into *out. */
+bool span__parse_trace_id(const char *s, size_t len, struct trace_id *out);
 
 #endif

@@ -44,6 +44,11 @@ struct traces {
 	struct hashmap *by_id; /* trace key -> struct trace * */
 	struct hashmap *late; /* join key -> index in ring */
 	struct hashmap *hosts; /* hashed laddr of every span: monitored */
+	struct hashmap *open_ids; /* span id -> 1, of every open span */
+	/* traces__remember_written: ids of spans written, by time */
+	struct hashmap *written_ids; /* span id -> index in written */
+	uint64_t *written;
+	uint64_t written_size, written_head, written_tail;
 	struct late_end *ring;
 	uint64_t ring_head, ring_tail; /* free-running */
 	uint64_t late_ns, now;
@@ -61,12 +66,6 @@ static uint64_t trace_key(struct trace_id id)
 	return fnv1a_more(fnv1a(&id.hi, sizeof(id.hi)), &id.lo, sizeof(id.lo));
 }
 
-/* Sequence number and the client's port: 48 bits, no hashing needed. */
-static uint64_t join_key(const struct span *s)
-{
-	return (uint64_t)s->req_seq << 16 | (s->client ? s->lport : s->rport);
-}
-
 struct traces *traces__new(size_t max_traces, size_t max_spans,
 			   uint64_t late_ns, trace_write_fn write, void *ctx)
 {
@@ -75,6 +74,7 @@ struct traces *traces__new(size_t max_traces, size_t max_spans,
 	t->late_ns = late_ns;
 	t->late = hashmap__new();
 	t->hosts = hashmap__new();
+	t->open_ids = hashmap__new();
 	t->ring = xcalloc(LATE_MAX, sizeof(*t->ring));
 	t->by_id = hashmap__new();
 	t->clients = hashmap__new();
@@ -141,7 +141,7 @@ static void add_span(struct trace *tr, struct span *s)
 static void forget_pending(struct traces *t, struct span *s)
 {
 	struct hashmap *m = s->client ? t->clients : t->servers;
-	uint64_t key = join_key(s), *slot;
+	uint64_t key = span__join_key(s), *slot;
 
 	if (!s->has_seq || s->joined)
 		return;
@@ -171,7 +171,7 @@ static void late_expire(struct traces *t)
 static void late_add(struct traces *t, const struct span *s,
 		     struct trace_id trace)
 {
-	uint64_t key = join_key(s), i;
+	uint64_t key = span__join_key(s), i;
 
 	if (!t->late_ns || !s->has_seq || s->joined || s->ambiguous)
 		return;
@@ -191,6 +191,30 @@ static void late_add(struct traces *t, const struct span *s,
 	hashmap__set(t->late, key, i);
 }
 
+static void remember_written(struct traces *t, uint64_t id)
+{
+	uint64_t i, *v;
+
+	if (t->written_tail - t->written_head == t->written_size) {
+		i = t->written_head++ & (t->written_size - 1);
+		v = hashmap__find(t->written_ids, t->written[i]);
+		if (v && *v == i)
+			hashmap__delete(t->written_ids, t->written[i]);
+	}
+	i = t->written_tail++ & (t->written_size - 1);
+	t->written[i] = id;
+	hashmap__set(t->written_ids, id, i);
+}
+
+void traces__remember_written(struct traces *t, size_t max)
+{
+	t->written_size = 1;
+	while (t->written_size < max)
+		t->written_size <<= 1;
+	t->written = xcalloc(t->written_size, sizeof(*t->written));
+	t->written_ids = hashmap__new();
+}
+
 static void write_trace(struct traces *t, struct trace *tr, bool evicted)
 {
 	struct trace_view v = {
@@ -207,6 +231,9 @@ static void write_trace(struct traces *t, struct trace *tr, bool evicted)
 		} else if (!s->client && !s->joined && !s->parent)
 			t->c.unmatched_server++;
 		forget_pending(t, s);
+		hashmap__delete(t->open_ids, s->id);
+		if (t->written)
+			remember_written(t, s->id);
 	}
 	t->write(&v, t->ctx);
 	t->c.traces_written++;
@@ -312,7 +339,7 @@ static void try_join(struct traces *t, struct span *s, uint64_t now)
 {
 	struct hashmap *mine = s->client ? t->clients : t->servers;
 	struct hashmap *other = s->client ? t->servers : t->clients;
-	uint64_t key = join_key(s), *slot;
+	uint64_t key = span__join_key(s), *slot;
 	struct span *peer;
 
 	slot = hashmap__find(mine, key);
@@ -365,6 +392,7 @@ void traces__add(struct traces *t, struct span *s, uint64_t now_ns)
 		t->c.open_traces++;
 	}
 	add_span(tr, s);
+	hashmap__set(t->open_ids, s->id, 1);
 	t->c.open_spans++;
 	touch(t, tr, now_ns);
 	if (s->laddr && hashmap__count(t->hosts) < HOSTS_MAX)
@@ -421,6 +449,73 @@ void traces__flush(struct traces *t)
 		write_trace(t, t->head, false);
 }
 
+/* Out of every map and the list, its spans to fn, unwritten and
+ * uncounted as written: another member will write them. */
+static void take_trace(struct traces *t, struct trace *tr, trace_take_fn fn,
+		       void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < tr->n; i++) {
+		forget_pending(t, tr->spans[i]);
+		hashmap__delete(t->open_ids, tr->spans[i]->id);
+	}
+	for (i = 0; i < tr->nkeys; i++)
+		hashmap__delete(t->by_id, tr->keys[i]);
+	t->c.open_traces--;
+	t->c.open_spans -= tr->n;
+	list_unlink(t, tr);
+	for (i = 0; i < tr->n; i++) {
+		tr->spans[i]->trace = NULL;
+		fn(tr->spans[i], ctx);
+	}
+	free(tr->spans);
+	free(tr->keys);
+	free(tr);
+}
+
+bool traces__has_span(const struct traces *t, uint64_t id)
+{
+	return hashmap__find(t->open_ids, id) ||
+	       (t->written_ids && hashmap__find(t->written_ids, id));
+}
+
+bool traces__take(struct traces *t, struct trace_id id,
+		  struct trace_id *merged_into, trace_take_fn fn, void *ctx)
+{
+	struct trace *tr = find_trace(t, id);
+
+	*merged_into = id;
+	if (!tr)
+		return false;
+	if (!trace_id__eq(tr->id, id)) {
+		*merged_into = tr->id;
+		return false;
+	}
+	take_trace(t, tr, fn, ctx);
+	return true;
+}
+
+size_t traces__take_partitions(struct traces *t,
+			       bool (*revoked)(int32_t partition, void *ctx),
+			       trace_take_fn fn, void *ctx)
+{
+	struct trace *tr, *next;
+	size_t i, n = 0;
+
+	for (tr = t->head; tr; tr = next) {
+		next = tr->next;
+		for (i = 0; i < tr->n; i++)
+			if (revoked(tr->spans[i]->partition, ctx))
+				break;
+		if (i == tr->n)
+			continue;
+		take_trace(t, tr, fn, ctx);
+		n++;
+	}
+	return n;
+}
+
 const struct trace_counts *traces__counts(const struct traces *t)
 {
 	return &t->c;
@@ -444,6 +539,9 @@ void traces__free(struct traces *t)
 	hashmap__free(t->by_id);
 	hashmap__free(t->late);
 	hashmap__free(t->hosts);
+	hashmap__free(t->open_ids);
+	hashmap__free(t->written_ids);
+	free(t->written);
 	free(t->ring);
 	hashmap__free(t->clients);
 	hashmap__free(t->servers);

@@ -70,6 +70,24 @@ void traces__expire(struct traces *t, uint64_t now_ns, uint64_t quiet_ns);
 /* Writes every open trace (end of input). */
 void traces__flush(struct traces *t);
 
+/* Whether a span with this id is open, or among the last max written
+ * after traces__remember_written(t, max): a message read twice. */
+bool traces__has_span(const struct traces *t, uint64_t id);
+void traces__remember_written(struct traces *t, size_t max);
+/* Takes traces out, unwritten, for another kmon-trace (fleet.h): each
+ * span goes to fn, which then owns it. */
+typedef void (*trace_take_fn)(struct span *s, void *ctx);
+/* The open trace that trace id answers to, unless it was merged into
+ * another trace (its id differs): then nothing is taken and *merged_into
+ * is that trace's id. Returns whether a trace was taken. */
+bool traces__take(struct traces *t, struct trace_id id,
+		  struct trace_id *merged_into, trace_take_fn fn, void *ctx);
+/* Every open trace with a span that came from a partition for which
+ * revoked(partition, ctx) is true. Returns how many. */
+size_t traces__take_partitions(struct traces *t,
+			       bool (*revoked)(int32_t partition, void *ctx),
+			       trace_take_fn fn, void *ctx);
+
 const struct trace_counts *traces__counts(const struct traces *t);
 
 #endif

@@ -71,9 +71,11 @@ expect_eq "kmon.tcp messages of the web server" \
 	"$($RECORDS "$WORK/tcp.json" --kind tcp --where pid=$web --count)" $R
 n=$($KAFKA_MSGS check "$WORK/tcp.kcat" --kind tcp --node kafka-node-1) ||
 	fail "kmon.tcp: $n"
-keys=$(python3 -c 'import json,sys
-print("\n".join(sorted({json.loads(l)["key"] for l in open(sys.argv[1])})))' "$WORK/tcp.kcat")
-expect_eq "message keys on kmon.tcp" "$keys" web
+# keyed by the exchange (checked above); the service in a header
+services=$(python3 -c 'import json,sys
+h = lambda e: dict(zip(e["headers"][0::2], e["headers"][1::2]))
+print("\n".join(sorted({h(json.loads(l))["service"] for l in open(sys.argv[1])})))' "$WORK/tcp.kcat")
+expect_eq "service headers on kmon.tcp" "$services" web
 n=$($KAFKA_MSGS check "$WORK/stats.kcat" --kind stats --node kafka-node-1) ||
 	fail "kmon.stats: $n"
 [ "$n" -ge 3 ] || fail "only $n stats messages"

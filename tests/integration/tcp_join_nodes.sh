@@ -14,7 +14,9 @@
 # Then the same through destination NAT: the caller calls a virtual
 # address, 10.251.0.100:80, that an nftables rule in host A sends to
 # B:8080; the records of the two ends name different server addresses and
-# ports, and still join.
+# ports, and still join. Through the broker (kmon.tcp in 8 partitions)
+# every client message and its server's share one partition, NAT or not:
+# kmond keys tcp records by the exchange's req_seq (docs/kafka.md).
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/netns.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
@@ -35,6 +37,7 @@ api=$SVC_PID
 start_caller ip netns exec $NS_A
 
 start_broker -p 0
+broker_cmd "topic kmon.tcp 8"
 # node NAME SERVICE PID: a kmond that monitors only SERVICE.
 declare -A node_pid
 node() {
@@ -133,3 +136,12 @@ expect_eq "node-a: dst of its edges" \
 	"$($RECORDS "$a" --kind topology --values dst | sort -u | tr '\n' ' ')" "10.251.0.100 10.251.0.2 "
 expect_eq "node-a: its address in its edges" \
 	"$($RECORDS "$a" --kind topology --values src_addr | sort -u)" 10.251.0.1
+
+consume kmon.tcp "$WORK/tcp.kcat"
+$KAFKA_MSGS check "$WORK/tcp.kcat" --kind tcp >/dev/null || fail "keys or headers of kmon.tcp"
+read -r kpairs kvia kparts < <($KAFKA_MSGS pairs "$WORK/tcp.kcat" --via 10.251.0.100) ||
+	fail "the two ends of an exchange are not in one partition"
+expect_eq "exchanges in one partition" "$kpairs" $((n + n_nat))
+expect_eq "of which through the NAT" "$kvia" $n_nat
+[ "$kparts" -ge 2 ] || fail "all exchanges in $kparts partition: the key does not spread them"
+echo "ok: $kpairs exchanges, each in one partition ($kparts partitions used)"

@@ -7,10 +7,16 @@ kafka_msgs.py payloads KCAT...
     prints every message's value, one per line (JSON lines, so
     records.py can query them)
 kafka_msgs.py check KCAT --kind K [--node N]
-    every message: value is one JSON record of kind K, headers kind=K and
-    node=(the record's node, and N when given), key = the record's service,
-    or its pid when it has none (no key for records about no process).
+    every message: value is one JSON record of kind K, headers kind=K,
+    node=(the record's node, and N when given) and service=(the record's
+    service, or its pid when it has none); key = that too (no key for
+    records about no process), but a tcp record's key is its req_seq.
     Prints the number of messages.
+kafka_msgs.py pairs KCAT [--via ADDR]
+    joins the client-side and server-side tcp messages by (client port,
+    req_seq, resp_seq): every client message joins exactly one server
+    message and each pair shares its partition. Prints the pairs (those
+    whose client called ADDR with --via).
 kafka_msgs.py same FILE KCAT... [--kind K]
     the file sink's lines (of kind K) and the messages' values are the
     same multiset of byte strings: nothing lost, nothing duplicated."""
@@ -48,6 +54,11 @@ def check(a):
         if "pid" in rec:
             svc = rec.get("service")
             want_key = svc if svc is not None else str(rec["pid"])
+            if h.get("service") != want_key:
+                problems.append(f"service header {h.get('service')!r}, "
+                                f"want {want_key!r}")
+        if rec.get("kind") == "tcp" and "req_seq" in rec:
+            want_key = str(rec["req_seq"])
         problems = []
         if rec.get("kind") != a.kind:
             problems.append(f"record kind {rec.get('kind')!r}")
@@ -63,6 +74,36 @@ def check(a):
             sys.exit(f"{where}: " + "; ".join(problems))
         n += 1
     print(n)
+
+
+def tcp_messages(path, side):
+    for env in envelopes(path):
+        rec = json.loads(env["payload"])
+        if rec.get("kind") == "tcp" and rec.get("side") == side:
+            yield env["partition"], rec
+
+
+def pairs(a):
+    servers = collections.defaultdict(list)
+    for part, r in tcp_messages(a.kcat, "server"):
+        servers[(r["rport"], r["req_seq"], r["resp_seq"])].append(part)
+    n = via = 0
+    partitions = set()
+    for part, c in tcp_messages(a.kcat, "client"):
+        key = (c["lport"], c["req_seq"], c["resp_seq"])
+        match = servers.pop(key, [])
+        if len(match) != 1:
+            sys.exit(f"client message joins {len(match)} server messages: "
+                     f"{json.dumps(c)}")
+        if match[0] != part:
+            sys.exit(f"client in partition {part}, its server in "
+                     f"{match[0]}: {json.dumps(c)}")
+        partitions.add(part)
+        n += 1
+        via += c["raddr"] == a.via
+    if servers:
+        sys.exit(f"{len(servers)} server messages join no client message")
+    print(f"{n} {via} {len(partitions)}")
 
 
 def same(a):
@@ -95,6 +136,9 @@ def main():
     p.add_argument("kcat")
     p.add_argument("--kind", required=True)
     p.add_argument("--node")
+    p = sub.add_parser("pairs")
+    p.add_argument("kcat")
+    p.add_argument("--via")
     p = sub.add_parser("same")
     p.add_argument("file")
     p.add_argument("kcat", nargs="+")
@@ -106,6 +150,8 @@ def main():
                 print(env["payload"])
     elif a.cmd == "check":
         check(a)
+    elif a.cmd == "pairs":
+        pairs(a)
     else:
         same(a)
 

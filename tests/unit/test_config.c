@@ -53,7 +53,8 @@ static void test_valid(void)
 		"  - type: kafka\n"
 		"    brokers: \"127.0.0.1:9092\"\n"
 		"    properties: { linger.ms: \"5\" }\n"
-		"    drop: newest\n";
+		"    drop: newest\n"
+		"    tcp_key: service\n";
 
 	CHECK_STR(parse(text, &cfg), "ok");
 	CHECK_STR(cfg.node, "n1");
@@ -79,6 +80,7 @@ static void test_valid(void)
 	CHECK_STR(cfg.exporters[1].topic_prefix, "kmon.");
 	CHECK(cfg.exporters[1].nprops == 1);
 	CHECK(cfg.exporters[1].drop == DROP_NEWEST);
+	CHECK(cfg.exporters[1].tcp_key == KAFKA_TCP_KEY_SERVICE);
 	config__free(&cfg);
 	config__free(&cfg); /* idempotent */
 
@@ -183,6 +185,12 @@ static void test_errors(void)
 			"middle }\n",
 			NULL),
 		  "t.yaml:2:38: drop: expected oldest or newest");
+	CHECK_STR(parse("exporters:\n  - { type: kafka, brokers: b, tcp_key: "
+			"port }\n",
+			NULL),
+		  "t.yaml:2:41: tcp_key: expected exchange or service");
+	CHECK_STR(parse("exporters:\n  - { type: kafka, brokers: b }\n", NULL),
+		  "ok");
 	CHECK_STR(parse("exporters:\n  - { type: kafka, brokers: b, "
 			"queue_messages: 0 }\n",
 			NULL),

@@ -978,6 +978,18 @@ static int exporter_pair(struct parser *p, const char *key, yaml_node_t *k,
 			return fail(p, v, "drop: expected oldest or newest");
 		return 0;
 	}
+	if (kafka && strcmp(key, "tcp_key") == 0) {
+		if (get_string(p, v, "tcp_key", policy, sizeof(policy)))
+			return -1;
+		if (strcmp(policy, "exchange") == 0)
+			ex->tcp_key = KAFKA_TCP_KEY_EXCHANGE;
+		else if (strcmp(policy, "service") == 0)
+			ex->tcp_key = KAFKA_TCP_KEY_SERVICE;
+		else
+			return fail(p, v,
+				    "tcp_key: expected exchange or service");
+		return 0;
+	}
 	return fail(p, k, "exporter: unknown key '%s' for type %s", key,
 		    kafka ? "kafka" : "file");
 }

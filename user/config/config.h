@@ -162,6 +162,12 @@ enum drop_policy {
 	DROP_NEWEST,
 };
 
+/* How tcp records are keyed in Kafka (docs/kafka.md). */
+enum kafka_tcp_key {
+	KAFKA_TCP_KEY_EXCHANGE, /* req_seq: both ends in one partition */
+	KAFKA_TCP_KEY_SERVICE, /* as every other record */
+};
+
 struct kafka_property {
 	char *key;
 	char *value;
@@ -178,6 +184,7 @@ struct exporter_cfg {
 	uint64_t queue_messages; /* bound of the outage queue */
 	uint64_t queue_bytes;
 	enum drop_policy drop;
+	enum kafka_tcp_key tcp_key;
 	uint64_t flush_timeout_ns; /* bounded flush at exit */
 	/* prometheus */
 	char *listen; /* "host:port" or "[v6]:port" */

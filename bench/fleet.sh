@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# kmon-trace --fleet on a simulated fleet (bench/fleet_gen.c) through the
+# loopback broker (build/tests/kafka_broker, librdkafka's mock cluster).
+#
+# Throughput: REQUESTS front requests of NODES nodes (about 16.7 tcp
+# records each) are written to kmon.tcp (PARTITIONS partitions) first;
+# then groups of 1, 2 and 4 members (MEMBERS) read all of it, each group
+# from the start: per member, the records its stage 1 read, the wall time
+# until the group had read them all, its CPU (utime + stime from /proc)
+# and its peak RSS; ROUNDS rounds, the groups alternating within a round.
+# Accuracy: the traces of the last round's groups against the ground
+# truth (bench/fleet_score.py: precision and recall of the parent links
+# across nodes, trace ids, every span once).
+#   bench/fleet.sh                (after make and make test's helpers)
+# Environment: NODES (1000), REQUESTS (25000), RATE (20000 front
+# requests a second of the application's time: 1.25 s of it, about 330k
+# records a second), PARTITIONS (64: the mock cluster keeps about 5 MB a
+# partition, the stream must fit), MEMBERS ("1 2 4"), ROUNDS (3), QUIET
+# (10: seconds, longer than the slowest group takes to read the spread of
+# one trace, which the nodes' lag of up to 2 s makes most of the stream),
+# MAX_SPANS (kmon-trace's --max-spans, 1000000: the memory bound),
+# FLEET_SVG (a file: the figure of throughput against members).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+NODES=${NODES:-1000}
+REQUESTS=${REQUESTS:-25000}
+RATE=${RATE:-20000}
+PARTITIONS=${PARTITIONS:-64}
+MEMBERS=${MEMBERS:-1 2 4}
+ROUNDS=${ROUNDS:-3}
+QUIET=${QUIET:-10}
+MAX_SPANS=${MAX_SPANS:-1000000}
+make -s "$BUILD/kmon-trace" "$BUILD/bench/fleet_gen" "$BUILD/tests/kafka_broker" >/dev/null
+
+work=$(mktemp -d /tmp/fleet-bench.XXXXXX)
+mkfifo "$work/in"
+"$BUILD/tests/kafka_broker" -p 0 <"$work/in" >"$work/broker.out" 2>"$work/broker.err" &
+broker=$!
+exec 9>"$work/in"
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; exec 9>&-;
+	kill $broker 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 50); do
+	brokers=$(awk '/^bootstrap /{print $2}' "$work/broker.out")
+	[ -n "$brokers" ] && break
+	sleep 0.1
+done
+cmd() { echo "$1" >&9; sleep 0.2; }
+cmd "topic kmon.tcp $PARTITIONS"
+echo "load before: $(cat /proc/loadavg), $(nproc) cores"
+"$BUILD/bench/fleet_gen" -b "$brokers" -t "$work/truth" -n "$NODES" \
+	-r "$REQUESTS" -R "$RATE" -f -s 7
+RECORDS=$(awk '$5 == 1' "$work/truth" | wc -l)
+got=$(kcat -C -b "$brokers" -t kmon.tcp -o beginning -e -q -f '.\n' | wc -l)
+[ "$got" = "$RECORDS" ] || { echo "kmon.tcp holds $got of $RECORDS records: more PARTITIONS" >&2; exit 1; }
+echo "$RECORDS records in kmon.tcp"
+
+
+# run GROUP N: N members read everything; prints one JSON line per member
+run() {
+	local g=$1 n=$2 i t0
+	cmd "topic kmon.$g.exchange $PARTITIONS"
+	cmd "topic kmon.$g.span $PARTITIONS"
+	local mp=()
+	for ((i = 0; i < n; i++)); do
+		"$BUILD/kmon-trace" -b "$brokers" -g "$g" --fleet --quiet "$QUIET" \
+			--late $((QUIET + 5)) --max-spans "$MAX_SPANS" --stats 0.2 -X session.timeout.ms=6000 \
+			-X heartbeat.interval.ms=500 -o "$work/$g.$i.otlp" \
+			2>"$work/$g.$i.err" &
+		mp+=($!)
+		pids+=($!)
+	done
+	t0=$(date +%s.%N)
+	python3 - "$work" "$g" "$n" "$RECORDS" "$t0" "${mp[@]}" <<'PY'
+import json, os, sys, time
+work, g, n, records, t0 = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+pids = sys.argv[6:]
+tick = os.sysconf("SC_CLK_TCK")
+def last(i):
+    try:
+        lines = [l for l in open(f"{work}/{g}.{i}.err") if l.startswith("{")]
+        return json.loads(lines[-1]) if lines else None
+    except (OSError, ValueError):
+        return None
+def cpu(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / tick
+def hwm(pid):
+    for l in open(f"/proc/{pid}/status"):
+        if l.startswith("VmHWM"):
+            return int(l.split()[1]) / 1024
+read_at = first = None
+while time.time() - t0 < 300:
+    st = [last(i) for i in range(n)]
+    got = sum(s["records"] for s in st if s)
+    if first is None and got:
+        first = time.time() - t0  # the group formed: reading begins
+    if read_at is None and got >= records:
+        read_at = time.time() - t0
+        cpus = [cpu(p) for p in pids]
+    written = sum(s["spans_written"] for s in st if s)
+    if read_at and written >= records:
+        break
+    time.sleep(0.2)
+done_at = time.time() - t0
+if read_at is None:
+    sys.exit(f"{g}: read {got} of {records} records in 300 s")
+for i, p in enumerate(pids):
+    s = last(i)
+    print(json.dumps({"group": g, "members": n, "member": i,
+                      "records": s["records"], "first_s": round(first, 2),
+                      "read_s": round(read_at, 2),
+                      "done_s": round(done_at, 2), "cpu_s": cpus[i],
+                      "rss_mib": round(hwm(p), 1),
+                      "spans_written": s["spans_written"]}))
+PY
+	for p in "${mp[@]}"; do kill -TERM "$p"; done
+	for p in "${mp[@]}"; do wait "$p" || true; done
+}
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	for n in $MEMBERS; do
+		run "r$r-m$n" "$n" | tee -a "$work/runs.jsonl"
+	done
+done
+echo "load after: $(cat /proc/loadavg)"
+python3 - "$work/runs.jsonl" "$RECORDS" "$work/rows" <<'PY'
+import collections, json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+records = int(sys.argv[2])
+by = collections.defaultdict(list)
+for r in runs:
+    by[(r["members"], r["group"])].append(r)
+rows = collections.defaultdict(list)
+for (n, g), ms in by.items():
+    read = ms[0]["read_s"] - ms[0]["first_s"]
+    cpu = sum(m["cpu_s"] for m in ms)
+    rows[n].append((records / read, records / read / n, records / cpu,
+                    max(m["rss_mib"] for m in ms)))
+print("| members | records/s (group) | records/s per member | records per CPU-second | peak RSS per member, MiB |")
+print("|---|---|---|---|---|")
+with open(sys.argv[3], "w") as svg:
+    for n in sorted(rows):
+        med = [statistics.median(x[i] for x in rows[n]) for i in range(4)]
+        print(f"| {n} | {med[0]:,.0f} | {med[1]:,.0f} | {med[2]:,.0f} | {med[3]:.0f} |")
+        svg.write(f"{n}:{med[0]:.0f}:{med[1]:.0f}:{med[2]:.0f}\n")
+PY
+for n in $MEMBERS; do
+	g="r$ROUNDS-m$n"
+	echo "accuracy, $n members: $(python3 bench/fleet_score.py "$work/truth" "$work/$g".*.otlp)"
+done
+
+echo "evicted (written early, past --max-spans): $(cat "$work"/*.err | grep '^{' |
+	python3 -c 'import json, sys
+print(max(json.loads(l)["evicted"] for l in sys.stdin))')"
+[ -z "${FLEET_SVG:-}" ] || python3 bench/fleet_svg.py "$FLEET_SVG" $(cat "$work/rows")

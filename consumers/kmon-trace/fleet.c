@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The two stages share one producer; each has its own consumer and
+ * group. Messages this member writes:
+ *  - <prefix><group>.span: kmond's tcp records as they are (key: the
+ *    trace, 32 hex), and {"kind":"trace_move","from":T,"to":T} (key:
+ *    from);
+ *  - <prefix><group>.exchange: {"kind":"exchange_end","key":N,"trace":T,
+ *    "resp_seq":N,"client":B}, an end handed over (key: req_seq, sent to
+ *    the partition it was read from), then {"kind":"exchange_mark",
+ *    "next":OFFSET}: how far this member read that partition of
+ *    <prefix>tcp. */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "consumers/common/kafka_group.h"
+#include "exchanges.h"
+#include "fleet.h"
+#include "forwards.h"
+#include "lib/clock.h"
+#include "lib/json_parse.h"
+#include "lib/strbuf.h"
+#include "lib/xalloc.h"
+
+#define WHO "kmon-trace"
+/* Messages read from one consumer before turning to the other. */
+#define POLL_BATCH 2000
+/* Forwards kept: a moved trace's late spans follow it. */
+#define FORWARDS_MAX (1u << 20)
+/* How long a rebalance waits for what it hands over to be delivered. */
+#define HANDOVER_FLUSH_MS 30000
+/* How long a partition of <prefix>tcp newly assigned waits for its last
+ * owner's mark (a first owner has none; a killed one wrote none). */
+#define MARK_WAIT_NS (3ULL * 1000000000ULL)
+#define MAX_AWAITING 1024
+
+struct fleet_counts {
+	uint64_t taken_over; /* ends read from <prefix><group>.exchange */
+	uint64_t moves_in, moves_repeated, traces_moved, spans_moved;
+	uint64_t spans_forwarded;
+	uint64_t traces_handed_over, spans_handed_over, forwards_handed_over;
+	uint64_t rebalances, produce_failed, rejected;
+	uint64_t spans_repeated; /* read again after a rebalance: dropped */
+	uint64_t marked; /* partitions a mark moved past what was done */
+	uint64_t unmarked; /* partitions taken with no mark in time */
+};
+
+struct stage {
+	struct kafka_member member; /* first: kafka_group.h */
+	struct fleet *f;
+	rd_kafka_t *rk;
+	void (*hand_over)(struct fleet *f);
+	/* Messages done but not committed (a rebalance refused the
+	 * commit): their next owner may read them again. */
+	bool dirty;
+};
+
+struct fleet {
+	struct stage join, gather; /* stages 1 and 2 */
+	rd_kafka_t *producer;
+	rd_kafka_topic_t *span_topic, *exchange_topic;
+	char tcp_name[256], span_name[256], exchange_name[256];
+	struct traces *traces;
+	struct exchanges *exchanges;
+	struct forwards *forwards;
+	fleet_parse_fn parse;
+	void *ctx;
+	/* partitions being revoked, by number (the topics of a stage are
+	 * co-partitioned) */
+	bool *revoked;
+	int nrevoked;
+	/* partitions of <prefix>tcp paused until their last owner's mark */
+	struct {
+		int32_t partition;
+		uint64_t since_ns;
+	} awaiting[MAX_AWAITING];
+	int nawaiting;
+	struct strbuf buf;
+	char name[2048];
+	struct fleet_counts c;
+};
+
+/* --- producing --- */
+
+static void produce(struct fleet *f, rd_kafka_topic_t *rkt, int32_t partition,
+		    const char *key, size_t klen, const char *val, size_t vlen)
+{
+	rd_kafka_resp_err_t err;
+
+	for (;;) {
+		err = rd_kafka_producev(
+			f->producer, RD_KAFKA_V_RKT(rkt),
+			RD_KAFKA_V_PARTITION(partition),
+			RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+			RD_KAFKA_V_KEY(key, klen),
+			RD_KAFKA_V_VALUE((void *)val, vlen), RD_KAFKA_V_END);
+		if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			break;
+		/* a consumer may wait: the next stage reads it anyway */
+		rd_kafka_poll(f->producer, 10);
+	}
+	if (err)
+		f->c.produce_failed++;
+}
+
+static void produce_span(struct fleet *f, int32_t partition,
+			 struct trace_id key, const char *val, size_t vlen)
+{
+	char hex[33];
+
+	span__hex128(key, hex);
+	produce(f, f->span_topic, partition, hex, 32, val, vlen);
+}
+
+static void produce_move(struct fleet *f, int32_t partition,
+			 struct trace_id from, struct trace_id to)
+{
+	char a[33], b[33];
+
+	span__hex128(from, a);
+	span__hex128(to, b);
+	strbuf__reset(&f->buf);
+	strbuf__addf(&f->buf,
+		     "{\"kind\":\"trace_move\",\"from\":\"%s\",\"to\":\"%s\"}",
+		     a, b);
+	produce(f, f->span_topic, partition, a, 32, f->buf.buf, f->buf.len);
+}
+
+static void on_move(struct trace_id from, struct trace_id to, void *ctx)
+{
+	produce_move(ctx, RD_KAFKA_PARTITION_UA, from, to);
+}
+
+/* --- rebalancing --- */
+
+static bool is_revoked(int32_t partition, void *ctx)
+{
+	struct fleet *f = ctx;
+
+	return partition >= 0 && partition < f->nrevoked &&
+	       f->revoked[partition];
+}
+
+static void hand_over_end(const void *end, void *ctx)
+{
+	const struct exchange_end *e = end;
+	struct fleet *f = ctx;
+	char hex[33], key[16];
+	int klen;
+
+	span__hex128(e->trace, hex);
+	klen = snprintf(key, sizeof(key), "%u", (unsigned)(e->key >> 16));
+	strbuf__reset(&f->buf);
+	strbuf__addf(&f->buf,
+		     "{\"kind\":\"exchange_end\",\"key\":%llu,\"trace\":\"%s\","
+		     "\"resp_seq\":%u,\"client\":%s}",
+		     (unsigned long long)e->key, hex, e->resp_seq,
+		     e->client ? "true" : "false");
+	produce(f, f->exchange_topic, e->partition, key, klen, f->buf.buf,
+		f->buf.len);
+}
+
+/* After the ends of a partition of <prefix>tcp, its mark: the offset
+ * this member read it up to. Its next owner starts there, even when
+ * the commit was refused (a rebalance in progress): what was read here
+ * is not read again, its spans not sent on twice. */
+static void mark_read_up_to(struct fleet *f, int32_t partition)
+{
+	rd_kafka_topic_partition_list_t *l =
+		rd_kafka_topic_partition_list_new(1);
+	int64_t next;
+
+	rd_kafka_topic_partition_list_add(l, f->tcp_name, partition);
+	rd_kafka_position(f->join.rk, l);
+	next = l->elems[0].err ? RD_KAFKA_OFFSET_INVALID : l->elems[0].offset;
+	rd_kafka_topic_partition_list_destroy(l);
+	strbuf__reset(&f->buf);
+	strbuf__addf(&f->buf, "{\"kind\":\"exchange_mark\",\"next\":%lld}",
+		     (long long)next);
+	produce(f, f->exchange_topic, partition, NULL, 0, f->buf.buf,
+		f->buf.len);
+}
+
+static void hand_over_ends(struct fleet *f)
+{
+	int32_t p;
+
+	exchanges__hand_over(f->exchanges, is_revoked, hand_over_end, f);
+	for (p = 0; p < f->nrevoked; p++)
+		if (f->revoked[p])
+			mark_read_up_to(f, p);
+	f->nawaiting = 0;
+}
+
+static void set_paused(struct fleet *f, int32_t partition, bool paused)
+{
+	rd_kafka_topic_partition_list_t *l =
+		rd_kafka_topic_partition_list_new(1);
+
+	rd_kafka_topic_partition_list_add(l, f->tcp_name, partition);
+	if (paused)
+		rd_kafka_pause_partitions(f->join.rk, l);
+	else
+		rd_kafka_resume_partitions(f->join.rk, l);
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* New partitions of <prefix>tcp wait for their last owner's mark. */
+static void await_marks(struct fleet *f,
+			const rd_kafka_topic_partition_list_t *parts)
+{
+	int i;
+
+	for (i = 0; i < parts->cnt && f->nawaiting < MAX_AWAITING; i++) {
+		if (strcmp(parts->elems[i].topic, f->tcp_name) != 0)
+			continue;
+		f->awaiting[f->nawaiting].partition = parts->elems[i].partition;
+		f->awaiting[f->nawaiting++].since_ns = mono_ns();
+		set_paused(f, parts->elems[i].partition, true);
+	}
+}
+
+static void stop_awaiting(struct fleet *f, int i)
+{
+	set_paused(f, f->awaiting[i].partition, false);
+	f->awaiting[i] = f->awaiting[--f->nawaiting];
+}
+
+static int awaiting_index(const struct fleet *f, int32_t partition)
+{
+	int i;
+
+	for (i = 0; i < f->nawaiting; i++)
+		if (f->awaiting[i].partition == partition)
+			return i;
+	return -1;
+}
+
+/* A mark of a partition still paused: read it from there on, unless the
+ * group's committed offset is past it. Of several marks (rebalances
+ * whose commits were refused) the last is the furthest. */
+static void take_mark(struct fleet *f, int32_t partition, int64_t next)
+{
+	rd_kafka_topic_partition_list_t *l;
+
+	if (awaiting_index(f, partition) < 0 || next < 0)
+		return; /* one read past already, or no offset in it */
+	l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(l, f->tcp_name, partition);
+	if (!rd_kafka_committed(f->join.rk, l, 5000) && !l->elems[0].err &&
+	    l->elems[0].offset < next) {
+		f->c.marked++;
+		l->elems[0].offset = next;
+		rd_kafka_error_destroy(
+			rd_kafka_seek_partitions(f->join.rk, l, 5000));
+	}
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+/* The end of <prefix><group>.exchange's partition: every mark is read. */
+static void marks_read(struct fleet *f, int32_t partition)
+{
+	int i = awaiting_index(f, partition);
+
+	if (i >= 0)
+		stop_awaiting(f, i);
+}
+
+static void mark_timeouts(struct fleet *f, uint64_t now)
+{
+	int i;
+
+	for (i = f->nawaiting - 1; i >= 0; i--)
+		if (now - f->awaiting[i].since_ns >= MARK_WAIT_NS) {
+			f->c.unmarked++;
+			stop_awaiting(f, i);
+		}
+}
+
+/* An open span back to where it was read, under the key it was read
+ * with: its next owner reads it as if for the first time. */
+static void hand_over_span(struct span *s, void *ctx)
+{
+	struct fleet *f = ctx;
+
+	produce_span(f, s->partition, s->routed, s->raw, s->raw_len);
+	f->c.spans_handed_over++;
+	span__free(s);
+}
+
+static void hand_over_forward(const void *forward, void *ctx)
+{
+	const struct forward *fw = forward;
+
+	produce_move(ctx, fw->partition, fw->from, fw->to);
+}
+
+static void hand_over_traces(struct fleet *f)
+{
+	f->c.traces_handed_over += traces__take_partitions(
+		f->traces, is_revoked, hand_over_span, f);
+	f->c.forwards_handed_over += forwards__hand_over(
+		f->forwards, is_revoked, hand_over_forward, f);
+}
+
+static void mark_revoked(struct fleet *f,
+			 const rd_kafka_topic_partition_list_t *parts)
+{
+	int i, max = -1;
+
+	for (i = 0; i < parts->cnt; i++)
+		if (parts->elems[i].partition > max)
+			max = parts->elems[i].partition;
+	f->nrevoked = max + 1;
+	f->revoked = xrealloc(f->revoked, (max + 1) * sizeof(*f->revoked) + 1);
+	memset(f->revoked, 0, max + 1);
+	for (i = 0; i < parts->cnt; i++)
+		f->revoked[parts->elems[i].partition] = true;
+}
+
+/* Partitions going: what is held for them is sent to them and
+ * delivered before the offsets read are committed, so the next owner
+ * finds all of it and reads nothing twice. */
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+			 rd_kafka_topic_partition_list_t *parts, void *member)
+{
+	struct stage *st = member;
+	struct fleet *f = st->f;
+
+	f->c.rebalances++;
+	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+		rd_kafka_assign(rk, parts);
+		if (st == &f->join)
+			await_marks(f, parts);
+		return;
+	}
+	mark_revoked(f, parts);
+	st->hand_over(f);
+	f->nrevoked = 0;
+	if (rd_kafka_flush(f->producer, HANDOVER_FLUSH_MS))
+		fprintf(stderr, "%s: hand-over not delivered in %d s\n", WHO,
+			HANDOVER_FLUSH_MS / 1000);
+	rd_kafka_commit(rk, NULL, 0);
+	rd_kafka_assign(rk, NULL);
+}
+
+/* --- stage 1: the ends of each exchange --- */
+
+static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
+		     const char *where)
+{
+	struct span *s = f->parse(m->payload, m->len, where, f->ctx);
+	struct exchange_end e;
+
+	if (!s)
+		return;
+	produce_span(f, RD_KAFKA_PARTITION_UA, s->trace_id, m->payload, m->len);
+	if (s->has_seq) {
+		e = (struct exchange_end){ .key = span__join_key(s),
+					   .trace = s->trace_id,
+					   .resp_seq = s->resp_seq,
+					   .client = s->client,
+					   .partition = m->partition };
+		exchanges__add(f->exchanges, &e, mono_ns());
+	}
+	span__free(s);
+}
+
+static bool read_trace(const struct json_value *v, struct trace_id *out)
+{
+	const char *s = json__str(v);
+
+	return s && span__parse_trace_id(s, strlen(s), out);
+}
+
+static void join_handed_over(struct fleet *f, const rd_kafka_message_t *m)
+{
+	struct exchange_end e = { .partition = m->partition };
+	struct json_error jerr;
+	struct json_value *v = json__parse(m->payload, m->len, &jerr);
+	const char *kind = json__str(json__get(v, "kind"));
+	uint64_t resp_seq;
+	int64_t next;
+
+	if (kind && strcmp(kind, "exchange_mark") == 0 &&
+	    json__i64(json__get(v, "next"), &next)) {
+		take_mark(f, m->partition, next);
+	} else if (v && json__u64(json__get(v, "key"), &e.key) &&
+		   read_trace(json__get(v, "trace"), &e.trace) &&
+		   json__u64(json__get(v, "resp_seq"), &resp_seq) &&
+		   json__bool(json__get(v, "client"), &e.client)) {
+		e.resp_seq = (uint32_t)resp_seq;
+		exchanges__add(f->exchanges, &e, mono_ns());
+		f->c.taken_over++;
+	} else {
+		f->c.rejected++;
+	}
+	json__free(v);
+}
+
+/* --- stage 2: spans gathered by trace --- */
+
+static void send_on(struct span *s, void *ctx)
+{
+	struct fleet *f = ((void **)ctx)[0];
+	const struct trace_id *to = ((void **)ctx)[1];
+
+	produce_span(f, RD_KAFKA_PARTITION_UA, *to, s->raw, s->raw_len);
+	f->c.spans_moved++;
+	span__free(s);
+}
+
+static void gather_move(struct fleet *f, const struct json_value *v,
+			int32_t partition)
+{
+	struct forward fw = { .partition = partition };
+	struct trace_id merged;
+	void *ctx[2] = { f, &fw.to };
+
+	if (!read_trace(json__get(v, "from"), &fw.from) ||
+	    !read_trace(json__get(v, "to"), &fw.to)) {
+		f->c.rejected++;
+		return;
+	}
+	f->c.moves_in++;
+	if (forwards__add(f->forwards, &fw, mono_ns())) {
+		f->c.moves_repeated++;
+		return;
+	}
+	/* Joined here already (the caller's trace is read here too): its
+	 * spans are where they belong, later ones follow the forward. */
+	if (traces__take(f->traces, fw.from, &merged, send_on, ctx))
+		f->c.traces_moved++;
+}
+
+static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
+			const struct json_value *v, const char *where)
+{
+	const struct forward *fw;
+	struct trace_id routed;
+	struct span *s;
+	char err[256];
+
+	if (!m->key || !span__parse_trace_id(m->key, m->key_len, &routed)) {
+		f->c.rejected++;
+		return;
+	}
+	fw = forwards__find(f->forwards, routed);
+	if (fw) {
+		produce_span(f, RD_KAFKA_PARTITION_UA, fw->to, m->payload,
+			     m->len);
+		f->c.spans_forwarded++;
+		return;
+	}
+	s = span__parse(v, err, sizeof(err));
+	if (!s) {
+		fprintf(stderr, "%s: %s: %s\n", WHO, where, err);
+		f->c.rejected++;
+		return;
+	}
+	if (traces__has_span(f->traces, s->id)) {
+		f->c.spans_repeated++;
+		span__free(s);
+		return;
+	}
+	s->raw = xmalloc(m->len + 1);
+	memcpy(s->raw, m->payload, m->len);
+	s->raw_len = m->len;
+	s->partition = m->partition;
+	s->routed = routed;
+	traces__add(f->traces, s, mono_ns());
+}
+
+static void gather(struct fleet *f, const rd_kafka_message_t *m,
+		   const char *where)
+{
+	struct json_error jerr;
+	struct json_value *v = json__parse(m->payload, m->len, &jerr);
+	const char *kind = json__str(json__get(v, "kind"));
+
+	if (!kind)
+		f->c.rejected++;
+	else if (strcmp(kind, "trace_move") == 0)
+		gather_move(f, v, m->partition);
+	else
+		gather_span(f, m, v, where);
+	json__free(v);
+}
+
+/* --- reading --- */
+
+static void on_message(struct fleet *f, struct stage *st,
+		       const rd_kafka_message_t *m)
+{
+	const char *topic = rd_kafka_topic_name(m->rkt);
+	char where[600];
+
+	snprintf(where, sizeof(where), "%s [%d] offset %lld", topic,
+		 (int)m->partition, (long long)m->offset);
+	if (st == &f->gather)
+		gather(f, m, where);
+	else if (strcmp(topic, f->exchange_name) == 0)
+		join_handed_over(f, m);
+	else
+		join_tcp(f, m, where);
+}
+
+/* Up to max messages of one stage; returns how many came. */
+static int poll_stage(struct fleet *f, struct stage *st, int timeout_ms,
+		      int max)
+{
+	rd_kafka_message_t *m;
+	int n = 0;
+
+	while (n < max && (m = rd_kafka_consumer_poll(st->rk, timeout_ms))) {
+		timeout_ms = 0;
+		if (!m->err) {
+			on_message(f, st, m);
+			n++;
+		} else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+			if (st == &f->join &&
+			    strcmp(rd_kafka_topic_name(m->rkt),
+				   f->exchange_name) == 0)
+				marks_read(f, m->partition);
+		} else if (m->err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+			fprintf(stderr, "%s: kafka: %s\n", WHO,
+				rd_kafka_message_errstr(m));
+		}
+		rd_kafka_message_destroy(m);
+	}
+	/* What was read is done: committed now, so that a rebalance (whose
+	 * commit a broker may refuse) finds nothing to read twice. */
+	if (n || st->dirty)
+		st->dirty = rd_kafka_commit(st->rk, NULL, 0) ==
+			    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS;
+	return n;
+}
+
+int fleet__poll(struct fleet *f, int timeout_ms)
+{
+	int n = poll_stage(f, &f->join, 0, POLL_BATCH);
+
+	n += poll_stage(f, &f->gather, n ? 0 : timeout_ms, POLL_BATCH);
+	rd_kafka_poll(f->producer, 0);
+	return 0;
+}
+
+bool fleet__may_write(const struct fleet *f)
+{
+	return !f->gather.dirty;
+}
+
+void fleet__expire(struct fleet *f, uint64_t now_ns)
+{
+	mark_timeouts(f, now_ns);
+	exchanges__expire(f->exchanges, now_ns);
+	forwards__expire(f->forwards, now_ns);
+}
+
+/* --- set-up --- */
+
+/* Partitions of each topic (-1: absent), from the cluster's metadata of
+ * every topic: asking for one by name would have the broker create it. */
+static int partitions_of(rd_kafka_t *rk, const char *const *names, int *out,
+			 int n)
+{
+	const struct rd_kafka_metadata *md;
+	rd_kafka_resp_err_t err;
+	int i, j;
+
+	err = rd_kafka_metadata(rk, 1, NULL, &md, 10000);
+	if (err) {
+		fprintf(stderr, "%s: kafka metadata: %s\n", WHO,
+			rd_kafka_err2str(err));
+		return -1;
+	}
+	for (j = 0; j < n; j++) {
+		out[j] = -1;
+		for (i = 0; i < md->topic_cnt; i++)
+			if (strcmp(md->topics[i].topic, names[j]) == 0)
+				out[j] = md->topics[i].partition_cnt;
+	}
+	rd_kafka_metadata_destroy(md);
+	return 0;
+}
+
+static rd_kafka_t *new_producer(const struct source_opts *o)
+{
+	const char *defaults[][2] = {
+		{ "bootstrap.servers", o->brokers },
+		{ "linger.ms", "5" },
+		{ "queue.buffering.max.messages", "1000000" },
+		{ "log.connection.close", "false" },
+	};
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	char errstr[512];
+	rd_kafka_t *rk;
+	size_t i;
+
+	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		if (rd_kafka_conf_set(conf, defaults[i][0], defaults[i][1],
+				      errstr, sizeof(errstr)))
+			goto fail;
+	rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+	if (rk)
+		return rk;
+fail:
+	rd_kafka_conf_destroy(conf);
+	fprintf(stderr, "%s: %s\n", WHO, errstr);
+	return NULL;
+}
+
+/* The stages' topics must be there: <prefix><group>.exchange with as many
+ * partitions as <prefix>tcp, so that the range assignor gives partition
+ * p of both to one member. */
+static int check_topics(struct fleet *f)
+{
+	const char *names[] = { f->tcp_name, f->exchange_name, f->span_name };
+	int parts[3], i;
+
+	if (partitions_of(f->producer, names, parts, 3))
+		return -1;
+	for (i = 0; i < 3; i++)
+		if (parts[i] < 0) {
+			fprintf(stderr,
+				"%s: no topic %s: create %s, %s and %s "
+				"first (the last two with as many partitions "
+				"as the first; docs/consumers.md)\n",
+				WHO, names[i], names[0], names[1], names[2]);
+			return -1;
+		}
+	if (parts[0] != parts[1]) {
+		fprintf(stderr,
+			"%s: %s has %d partitions, %s %d: they must be "
+			"equal\n",
+			WHO, names[0], parts[0], names[1], parts[1]);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_stage(struct fleet *f, struct stage *st,
+		      const struct source_opts *o, const char *group,
+		      const char *const *topics, int ntopics)
+{
+	st->member.who = WHO;
+	st->f = f;
+	st->rk = kafka_group__new(
+		&(struct kafka_group_opts){ .who = WHO,
+					    .member = &st->member,
+					    .rebalance = on_rebalance,
+					    .brokers = o->brokers,
+					    .group = group,
+					    .props = o->props,
+					    .nprops = o->nprops });
+	if (!st->rk)
+		return -1;
+	return kafka_group__subscribe_all(st->rk, WHO, topics, ntopics);
+}
+
+struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
+			  fleet_parse_fn parse, void *ctx)
+{
+	const struct source_opts *src = o->src;
+	struct fleet *f = xcalloc(1, sizeof(*f));
+	const char *join_topics[2], *gather_topic;
+	char group2[512];
+
+	f->traces = traces;
+	f->parse = parse;
+	f->ctx = ctx;
+	snprintf(f->tcp_name, sizeof(f->tcp_name), "%stcp", src->prefix);
+	snprintf(f->span_name, sizeof(f->span_name), "%s%s.span", src->prefix,
+		 src->group);
+	snprintf(f->exchange_name, sizeof(f->exchange_name), "%s%s.exchange",
+		 src->prefix, src->group);
+	snprintf(group2, sizeof(group2), "%s.traces", src->group);
+	f->exchanges = exchanges__new(o->max_pending, o->late_ns, on_move, f);
+	traces__remember_written(traces, o->max_pending);
+	f->forwards = forwards__new(FORWARDS_MAX, o->late_ns);
+	f->join.hand_over = hand_over_ends;
+	f->gather.hand_over = hand_over_traces;
+	f->producer = new_producer(src);
+	if (!f->producer || check_topics(f))
+		goto fail;
+	f->span_topic = rd_kafka_topic_new(f->producer, f->span_name, NULL);
+	f->exchange_topic =
+		rd_kafka_topic_new(f->producer, f->exchange_name, NULL);
+	join_topics[0] = f->tcp_name;
+	join_topics[1] = f->exchange_name;
+	gather_topic = f->span_name;
+	if (open_stage(f, &f->join, src, src->group, join_topics, 2) ||
+	    open_stage(f, &f->gather, src, group2, &gather_topic, 1))
+		goto fail;
+	snprintf(f->name, sizeof(f->name),
+		 "%s from %s as group %s, then %s as group %s", f->tcp_name,
+		 src->brokers, src->group, f->span_name, group2);
+	return f;
+fail:
+	fleet__close(f);
+	return NULL;
+}
+
+static void close_stage(struct stage *st)
+{
+	if (!st->rk)
+		return;
+	rd_kafka_consumer_close(st->rk); /* revokes: hands over */
+	rd_kafka_destroy(st->rk);
+	st->rk = NULL;
+}
+
+void fleet__leave(struct fleet *f)
+{
+	/* stage 1 first: its last moves reach stage 2's next owner */
+	close_stage(&f->join);
+	close_stage(&f->gather);
+	if (f->producer)
+		rd_kafka_flush(f->producer, HANDOVER_FLUSH_MS);
+}
+
+void fleet__close(struct fleet *f)
+{
+	if (!f)
+		return;
+	fleet__leave(f);
+	if (f->producer) {
+		if (f->span_topic)
+			rd_kafka_topic_destroy(f->span_topic);
+		if (f->exchange_topic)
+			rd_kafka_topic_destroy(f->exchange_topic);
+		rd_kafka_destroy(f->producer);
+	}
+	exchanges__free(f->exchanges);
+	forwards__free(f->forwards);
+	strbuf__free(&f->buf);
+	free(f->revoked);
+	free(f);
+}
+
+const char *fleet__name(const struct fleet *f)
+{
+	return f->name;
+}
+
+void fleet__counts(const struct fleet *f, struct strbuf *sb)
+{
+	const struct exchange_counts *x = exchanges__counts(f->exchanges);
+	const struct fleet_counts *c = &f->c;
+
+	strbuf__addf(
+		sb,
+		",\"fleet\":{\"ends\":%llu,\"ends_joined\":%llu,"
+		"\"moves\":%llu,\"ends_ambiguous\":%llu,"
+		"\"ends_mismatched\":%llu,\"ends_expired\":%llu,"
+		"\"ends_evicted\":%llu,\"ends_handed_over\":%llu,"
+		"\"ends_taken_over\":%llu,\"ends_pending\":%llu,"
+		"\"moves_in\":%llu,\"moves_repeated\":%llu,"
+		"\"traces_moved\":%llu,\"spans_moved\":%llu,"
+		"\"spans_forwarded\":%llu,\"traces_handed_over\":%llu,"
+		"\"spans_handed_over\":%llu,\"forwards_handed_over\":%llu,"
+		"\"forwards\":%zu,\"rebalances\":%llu,"
+		"\"produce_failed\":%llu,\"rejected\":%llu,"
+		"\"ends_repeated\":%llu,\"spans_repeated\":%llu,"
+		"\"partitions_marked\":%llu,\"partitions_unmarked\":%llu}",
+		(unsigned long long)x->ends, (unsigned long long)x->joined,
+		(unsigned long long)x->moves, (unsigned long long)x->ambiguous,
+		(unsigned long long)x->mismatched,
+		(unsigned long long)x->expired, (unsigned long long)x->evicted,
+		(unsigned long long)x->handed_over,
+		(unsigned long long)c->taken_over,
+		(unsigned long long)x->pending, (unsigned long long)c->moves_in,
+		(unsigned long long)c->moves_repeated,
+		(unsigned long long)c->traces_moved,
+		(unsigned long long)c->spans_moved,
+		(unsigned long long)c->spans_forwarded,
+		(unsigned long long)c->traces_handed_over,
+		(unsigned long long)c->spans_handed_over,
+		(unsigned long long)c->forwards_handed_over,
+		forwards__count(f->forwards), (unsigned long long)c->rebalances,
+		(unsigned long long)c->produce_failed,
+		(unsigned long long)c->rejected,
+		(unsigned long long)x->repeated,
+		(unsigned long long)c->spans_repeated,
+		(unsigned long long)c->marked, (unsigned long long)c->unmarked);
+}
