@@ -3,8 +3,9 @@
  * are in outcome.h, shared with user space; docs/design/outcomes.md).
  *
  * Whether a request succeeded is in its response's first bytes, its
- * method and route in the request's: the first TCP_HEAD_BYTES of every
- * message are kept in its connection's state, where they go by anyway:
+ * method and route in the request's: the first bytes of every message
+ * (TCP_REQ_HEAD of a request, TCP_RESP_HEAD of a response) are kept in
+ * its connection's state, where they go by anyway:
  * what a socket receives at the cgroup ingress program protocol
  * identification already runs (proto.bpf.h), what it sends at the send's
  * entry (tcp_sendmsg_locked) from the sender's own buffer, or at the
@@ -13,9 +14,10 @@
  * Where a message begins is the request model's to say (tcp.bpf.c), and
  * it says so only when the owner reads or writes it, after the bytes went
  * by: the next request may even be in before the last one finished. So
- * each direction keeps the first bytes of the last message begun, with
- * their sequence number (next_head), and the request model takes them
- * when a request or a response begins at that very byte (head_take); any
+ * the connection keeps the first bytes of the last request and of the
+ * last response begun, with their sequence numbers (next_req,
+ * next_resp), and the request model takes them when a request or a
+ * response begins at that very byte (head_request, head_response); any
  * other bytes are not its: the request has no head, and no outcome.
  * A segment (or a send) begins a message when the acknowledgement it
  * carries moved since the last one: its sender has heard from the other
@@ -65,13 +67,22 @@ static __always_inline bool head_begins(struct tcp_conn *c, __u8 dir, __u32 ack)
 	return true;
 }
 
-/* The bytes to keep of len: 1 .. TCP_HEAD_BYTES, as the verifier sees it. */
-static __always_inline __u32 head_cap(__u32 len)
+/* The bytes to keep of len: 1 .. size (a power of two up to 128, or
+ * less), as the verifier sees it (at most the next power of two: the
+ * heads lie inside the connection's state). */
+static __always_inline __u32 head_cap(__u32 len, __u32 size)
 {
-	__u32 cap = (len < TCP_HEAD_BYTES ? len : TCP_HEAD_BYTES) - 1;
+	__u32 cap = (len < size ? len : size) - 1;
 
-	asm volatile("%[cap] &= 63" : [cap] "+r"(cap));
+	asm volatile("%[cap] &= 127" : [cap] "+r"(cap));
 	return cap + 1;
+}
+
+/* Whether what goes in direction dir on c is a request (client to
+ * server; an accepted socket not yet read is a server's). */
+static __always_inline bool head_is_request(const struct tcp_conn *c, __u8 dir)
+{
+	return (c->role == TCP_ROLE_CLIENT) == (dir == PROTO_DIR_OUT);
 }
 
 /* A received (dir in) or sent (dir out, egress) segment with payload at
@@ -80,17 +91,23 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 					  struct tcp_conn *c, __u8 dir,
 					  __u32 off, __u32 seq, __u32 ack)
 {
-	struct tcp_head *h;
-	__u32 cap;
+	__u32 len = skb->len - off, cap;
 
 	if (!outcome_wanted(c) || !head_begins(c, dir, ack))
 		return;
-	h = &c->next_head[dir & 1];
-	cap = head_cap(skb->len - off);
-	if (bpf_skb_load_bytes(skb, off, h->data, cap))
+	if (head_is_request(c, dir)) {
+		cap = head_cap(len, TCP_REQ_HEAD);
+		if (bpf_skb_load_bytes(skb, off, c->next_req.data, cap))
+			cap = 0;
+		c->next_req.seq = seq;
+		c->next_req.len = cap;
+		return;
+	}
+	cap = head_cap(len, TCP_RESP_HEAD);
+	if (bpf_skb_load_bytes(skb, off, c->next_resp.data, cap))
 		cap = 0;
-	h->seq = seq;
-	h->len = cap;
+	c->next_resp.seq = seq;
+	c->next_resp.len = cap;
 }
 
 /* A send begins (its first chunk, tcp_sendmsg_locked): base holds the
@@ -100,17 +117,26 @@ static __always_inline void head_from_send(const struct sock *sk,
 					   __u32 avail)
 {
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
-	struct tcp_head *h = &c->next_head[PROTO_DIR_OUT];
 	__u32 cap;
 
 	if (!tp || !outcome_wanted(c) ||
 	    !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
 		return;
-	cap = head_cap(avail);
-	if (!base || !avail || bpf_probe_read_user(h->data, cap, base))
+	if (head_is_request(c, PROTO_DIR_OUT)) {
+		cap = head_cap(avail, TCP_REQ_HEAD);
+		if (!base || !avail ||
+		    bpf_probe_read_user(c->next_req.data, cap, base))
+			cap = 0;
+		c->next_req.seq = tp->write_seq;
+		c->next_req.len = cap;
+		return;
+	}
+	cap = head_cap(avail, TCP_RESP_HEAD);
+	if (!base || !avail ||
+	    bpf_probe_read_user(c->next_resp.data, cap, base))
 		cap = 0;
-	h->seq = tp->write_seq;
-	h->len = cap;
+	c->next_resp.seq = tp->write_seq;
+	c->next_resp.len = cap;
 }
 
 /* A send on c begins: its first chunk (tcp_sendmsg_locked fires per
@@ -129,33 +155,31 @@ send_head(const struct sock *sk, const struct msghdr *msg, struct tcp_conn *c)
 	head_from_send(sk, c, base, avail);
 }
 
-/* A request (dir: the way it goes) or a response begins at seq: its
- * head is the last message begun that way, when that began there. */
-static __always_inline void head_take(struct tcp_conn *c, struct tcp_head *to,
-				      __u8 dir, __u32 seq)
+/* A request (call) begins at seq: its head is the last request begun,
+ * when that began there; its response is not in yet. */
+static __always_inline void head_request(struct tcp_conn *c, __u32 seq)
 {
-	const struct tcp_head *from = &c->next_head[dir & 1];
-
-	if (from->len && from->seq == seq) {
-		*to = *from;
-		return;
-	}
-	to->len = 0;
+	if (c->next_req.len && c->next_req.seq == seq)
+		c->req_head = c->next_req;
+	else
+		c->req_head.len = 0;
+	c->resp_head.len = 0;
 }
 
-/* The request (call) in progress begins; its response is not in yet. */
-static __always_inline void head_request(struct tcp_conn *c, __u8 dir,
-					 __u32 seq)
+/* Its response begins at seq. */
+static __always_inline void head_response(struct tcp_conn *c, __u32 seq)
 {
-	head_take(c, &c->req_head, dir, seq);
-	c->resp_head.len = 0;
+	if (c->next_resp.len && c->next_resp.seq == seq)
+		c->resp_head = c->next_resp;
+	else
+		c->resp_head.len = 0;
 }
 
 /* What a response head says, for protocol proto: a global function,
  * verified once on its own. The rules of every protocol inlined at each
  * request's end would multiply the paths the verifier walks, past its
  * limit. */
-__noinline int outcome_of_head(struct outcome *o, const struct tcp_head *h,
+__noinline int outcome_of_head(struct outcome *o, const struct tcp_resp_head *h,
 			       __u32 proto, __u32 side)
 {
 	__u32 len;

@@ -11,14 +11,15 @@
  * through outcome_at(), which checks the offset against the captured
  * length and the buffer's size; loops have small constant trip counts.
  * It never reads a byte at or past resp_len (the kernel's buffer holds
- * an earlier response's bytes there), and it answers `known` only on
- * evidence: a head too short to say gives unknown, never a guess. */
+ * an earlier response's bytes there), and a head too short to say gives
+ * unknown. Where a protocol's head cannot show the whole answer (rows
+ * then an error) the function's comment says what is taken for it. */
 #ifndef KMON_OUTCOME_H
 #define KMON_OUTCOME_H
 
 #include "proto.h"
 
-#define OUTCOME_REQ_HEAD 96 /* request bytes captured, as the client sent */
+#define OUTCOME_REQ_HEAD 128 /* request bytes captured, as the client sent */
 #define OUTCOME_RESP_HEAD 48 /* response bytes captured */
 
 struct outcome {

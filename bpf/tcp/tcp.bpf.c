@@ -764,7 +764,7 @@ static __always_inline void on_request_bytes(struct tcp_conn *c,
 		account_start(c, false);
 		c->req_off = c->rx_off;
 		c->req_seq = received_seq(sk, len, trusted);
-		head_request(c, PROTO_DIR_IN, c->req_seq);
+		head_request(c, c->req_seq);
 		if (!c->src_checked)
 			find_src(c);
 	}
@@ -791,7 +791,7 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 		}
 		c->resp_off = c->tx_off;
 		c->resp_seq = sent_seq(sk, len, trusted);
-		head_take(c, &c->resp_head, PROTO_DIR_OUT, c->resp_seq);
+		head_response(c, c->resp_seq);
 		link_answered(c);
 	}
 	if (c->phase == TCP_RESPONSE) {
@@ -847,7 +847,7 @@ on_call_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 		account_start(c, true);
 		c->req_off = c->tx_off;
 		c->req_seq = sent_seq(sk, len, trusted);
-		head_request(c, PROTO_DIR_OUT, c->req_seq);
+		head_request(c, c->req_seq);
 	}
 	c->req_bytes += len;
 out:
@@ -955,7 +955,7 @@ on_reply_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 		c->phase = TCP_RESPONSE;
 		c->resp_off = c->rx_off;
 		c->resp_seq = received_seq(sk, len, trusted);
-		head_take(c, &c->resp_head, PROTO_DIR_IN, c->resp_seq);
+		head_response(c, c->resp_seq);
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;

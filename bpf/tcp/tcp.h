@@ -126,14 +126,22 @@ struct tcp_peer {
 };
 
 /* The first bytes of a message (request outcomes, bpf/tcp/outcome.bpf.h):
- * the status of a response, the method and path of an HTTP request. */
-#define TCP_HEAD_BYTES 64
+ * the method and path of an HTTP request, the status of a response. */
+#define TCP_REQ_HEAD 128 /* as OUTCOME_REQ_HEAD */
+#define TCP_RESP_HEAD 48 /* as OUTCOME_RESP_HEAD */
 
-struct tcp_head {
+struct tcp_req_head {
 	__u32 seq; /* TCP sequence number of data[0] */
 	__u16 len; /* bytes in data; 0: none captured */
 	__u16 pad;
-	__u8 data[TCP_HEAD_BYTES];
+	__u8 data[TCP_REQ_HEAD];
+};
+
+struct tcp_resp_head {
+	__u32 seq;
+	__u16 len;
+	__u16 pad;
+	__u8 data[TCP_RESP_HEAD];
 };
 
 struct tcp_conn {
@@ -210,17 +218,19 @@ struct tcp_conn {
 	 * atomically (the reader and the close may both release it). */
 	__u64 holds_thread;
 	/* Request outcomes (bpf/tcp/outcome.bpf.h): the first bytes of the
-	 * last message begun each way (PROTO_DIR_IN, _OUT) as it went by,
-	 * with the acknowledgement it carried (a message begins where that
-	 * moves: the sender has heard from the other end since), and those
-	 * of the request in progress and of its response, taken from them
-	 * when the request model sees that message begin at the same byte. */
+	 * last request and the last response begun, as they went by, and
+	 * those of the request in progress and of its response, taken from
+	 * them when the request model sees that message begin at the same
+	 * byte. head_ack: the acknowledgement the last message each way
+	 * carried (PROTO_DIR_IN, _OUT): a message begins where it moves, its
+	 * sender has heard from the other end since. */
 	__u32 head_ack[2];
 	__u8 head_acked[2]; /* head_ack holds one */
 	__u8 head_pad[2];
-	struct tcp_head next_head[2];
-	struct tcp_head req_head;
-	struct tcp_head resp_head;
+	struct tcp_req_head next_req;
+	struct tcp_resp_head next_resp;
+	struct tcp_req_head req_head;
+	struct tcp_resp_head resp_head;
 };
 
 /* One finished request (only when the requests policy wants it). A
@@ -251,8 +261,8 @@ struct tcp_event {
 	__u64 parent; /* 0: none */
 	__u32 link; /* enum tcp_link */
 	__u32 link_pad;
-	struct tcp_head req_head; /* len 0: not captured */
-	struct tcp_head resp_head;
+	struct tcp_req_head req_head; /* len 0: not captured */
+	struct tcp_resp_head resp_head;
 	/* One ring carries these and protocol samples, told apart by size
 	 * (user/collectors/tcp/tcp.c asserts they differ): keeps them apart. */
 	__u64 size_pad;
@@ -369,7 +379,7 @@ struct tcp_outcome_late {
 	__u8 on_edge; /* 0: counted by its server's end (on this host) */
 	__u8 side; /* enum tcp_side */
 	__u8 pad[2];
-	struct tcp_head resp_head;
+	struct tcp_resp_head resp_head;
 	__u64 size_pad[3]; /* a size no other ring record has */
 };
 

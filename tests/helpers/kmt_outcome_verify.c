@@ -4,14 +4,14 @@
  * are user space's. Loads tests/helpers/outcome_verify.bpf.c (its two
  * programs classify a head in a map value and in a stack array) and runs
  * them with BPF_PROG_TEST_RUN on response heads: the server messages of
- * the protocol fixtures in DIR (real traffic), a few failing replies,
+ * the fixtures in each DIR (real traffic), a few failing replies,
  * every truncation of each, and mutants (bytes changed, lengths changed,
  * other bytes past the length), under every protocol id and both sides.
  * Each answer must equal user space's outcome_classify() on the same
  * bytes. Prints the programs' verified instructions and the counts;
  * exits 1 on any difference, or when some protocol never gave a known
  * outcome or an error (a run that compared nothing proves nothing).
- *   kmt_outcome_verify DIR [MUTANTS]  (as root) */
+ *   kmt_outcome_verify DIR...  (as root; MUTANTS=N for another count) */
 #include <linux/types.h>
 
 #include <errno.h>
@@ -26,6 +26,7 @@
 #include "bpf/tcp/outcome.h"
 #include "lib/hash.h"
 #include "tests/helpers/outcome_verify.h"
+#include "tests/unit/fixture.h"
 #include "outcome_verify.skel.h"
 
 #define MAX_SEEDS 512
@@ -72,30 +73,18 @@ static void add_seed(const __u8 *b, size_t len)
 	nseeds++;
 }
 
-/* The server lines of a fixture: "S LEN HEX". */
+/* The server messages of a fixture. */
 static void read_fixture(const char *path)
 {
-	char line[16384];
-	FILE *f = fopen(path, "r");
+	static struct fixture f;
 
-	if (!f) {
+	if (!fixture_load(path, &f)) {
 		perror(path);
 		exit(1);
 	}
-	while (fgets(line, sizeof(line), f)) {
-		__u8 b[OUTCOME_RESP_HEAD];
-		char *hex = strchr(line + 2, ' ');
-		size_t n = 0;
-		unsigned int x;
-
-		if (line[0] != 'S' || !hex)
-			continue;
-		for (hex++; n < sizeof(b) && sscanf(hex, "%2x", &x) == 1;
-		     hex += 2)
-			b[n++] = x;
-		add_seed(b, n);
-	}
-	fclose(f);
+	for (size_t i = 0; i < f.n; i++)
+		if (f.m[i].from == 'S')
+			add_seed(f.m[i].b, f.m[i].caplen);
 }
 
 static void read_fixtures(const char *dir)
@@ -125,6 +114,54 @@ static void run(int fd)
 		fprintf(stderr, "test run: %s\n", strerror(errno));
 		exit(1);
 	}
+}
+
+/* ns per classification of head h under proto, in the kernel: the
+ * median of 11 rounds of TIMED_TURNS, less the empty loop's. */
+#define TIMED_TURNS 200000
+static double timed(__u32 proto, const char *b, __u32 len)
+{
+	int fd = bpf_program__fd(skel->progs.outcome_timed);
+	double d[11];
+
+	memset(skel->bss->input.resp, 0, OUTCOME_RESP_HEAD);
+	memcpy(skel->bss->input.resp, b, len);
+	skel->bss->input.len = len;
+	skel->bss->input.proto = proto;
+	skel->bss->input.side = TCP_SIDE_SERVER;
+	skel->bss->turns = TIMED_TURNS;
+	for (int r = 0; r < 11; r++) {
+		double floor;
+
+		skel->bss->classifying = 0;
+		run(fd);
+		floor = skel->bss->elapsed_ns;
+		skel->bss->classifying = 1;
+		run(fd);
+		d[r] = (skel->bss->elapsed_ns - floor) / TIMED_TURNS;
+	}
+	for (int i = 1; i < 11; i++) /* insertion sort: 11 figures */
+		for (int j = i; j > 0 && d[j] < d[j - 1]; j--) {
+			double t = d[j];
+
+			d[j] = d[j - 1];
+			d[j - 1] = t;
+		}
+	return d[5];
+}
+
+/* On failing replies above: the HTTP 404, the HTTP/2 literal 503, the
+ * Redis WRONGTYPE, the PostgreSQL ErrorResponse, memcached's SERVER_ERROR. */
+static void print_costs(void)
+{
+	printf("kernel ns per classification (median of 11 x %d): "
+	       "http %.1f, http2 %.1f, redis %.1f, postgresql %.1f, "
+	       "memcached %.1f\n",
+	       TIMED_TURNS, timed(PROTO_HTTP, failing[0].b, failing[0].len),
+	       timed(PROTO_HTTP2, failing[3].b, failing[3].len),
+	       timed(PROTO_REDIS, failing[5].b, failing[5].len),
+	       timed(PROTO_POSTGRESQL, failing[6].b, failing[6].len),
+	       timed(PROTO_MEMCACHED, failing[8].b, failing[8].len));
 }
 
 static int same(const struct outcome *a, const struct outcome *b)
@@ -200,16 +237,17 @@ static __u32 verified_insns(int fd)
 
 int main(int argc, char **argv)
 {
-	long mutants = argc > 2 ? atol(argv[2]) : 20000;
+	long mutants = getenv("MUTANTS") ? atol(getenv("MUTANTS")) : 20000;
 	int failed = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s FIXTURE_DIR [MUTANTS]\n", argv[0]);
+		fprintf(stderr, "usage: %s FIXTURE_DIR...\n", argv[0]);
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(failing) / sizeof(failing[0]); i++)
 		add_seed((const __u8 *)failing[i].b, failing[i].len);
-	read_fixtures(argv[1]);
+	for (int i = 1; i < argc; i++)
+		read_fixtures(argv[i]);
 	skel = outcome_verify_bpf__open_and_load();
 	if (!skel) {
 		fprintf(stderr,
@@ -250,6 +288,7 @@ int main(int argc, char **argv)
 		if (!decoded && known[p])
 			failed = 1;
 	}
+	print_costs();
 	outcome_verify_bpf__destroy(skel);
 	if (differ || failed) {
 		fprintf(stderr, "FAIL: kernel and user space differ, or a "

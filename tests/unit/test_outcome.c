@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The request-outcome classifier (bpf/tcp/outcome.h) on response heads
  * written from the protocols' specifications and taken from the real
- * traffic of tests/unit/protocol: the status and the error of each, on
- * both sides where the side matters (HTTP). Then every head cut short:
+ * traffic of tests/unit/protocol and tests/unit/outcome (nginx, Redis,
+ * PostgreSQL, MariaDB, memcached and dnsmasq answering Debian's clients):
+ * the status and the error of each, on both sides where the side matters
+ * (HTTP). Then every head cut short:
  * a prefix must give unknown or the whole head's answer, never another;
  * and bytes past the captured length must change nothing (the kernel's
  * buffer holds an earlier response's there). */
@@ -13,6 +15,7 @@
 #include <linux/types.h>
 
 #include "bpf/tcp/outcome.h"
+#include "fixture.h"
 #include "unit.h"
 
 #define S TCP_SIDE_SERVER
@@ -266,6 +269,16 @@ static int same(const struct outcome *a, const struct outcome *b)
 	return memcmp(a, b, sizeof(*a)) == 0;
 }
 
+/* The head the kernel would capture of message m. */
+static void classify_msg(struct outcome *o, int proto, int side,
+			 const struct fixture_msg *m)
+{
+	size_t len = m->caplen < OUTCOME_RESP_HEAD ? m->caplen :
+						     OUTCOME_RESP_HEAD;
+
+	outcome_classify(o, proto, side, m->b, len);
+}
+
 /* Whether o is what w wants. */
 static int as_wanted(const struct outcome *o, const struct want *w)
 {
@@ -314,39 +327,90 @@ static void check_prefixes(const struct want *w)
 	}
 }
 
-/* A fixture's server lines (real traffic) under its own protocol: none
- * is a failure, and each decoded one succeeded. */
+/* A fixture's server messages (real traffic) under its own protocol:
+ * none is a failure, and at least want_known are decoded. */
 static void check_fixture(const char *name, int proto, int want_known)
 {
-	char path[256], line[16384];
-	FILE *f;
+	static struct fixture f;
+	char path[256];
 	int known = 0;
 
 	snprintf(path, sizeof(path), "tests/unit/protocol/%s.txt", name);
-	f = fopen(path, "r");
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		__u8 b[OUTCOME_RESP_HEAD] = { 0 };
-		char *hex = strchr(line + 2, ' ');
-		unsigned int x, n = 0;
+	CHECK(fixture_load(path, &f));
+	for (size_t i = 0; i < f.n; i++) {
 		struct outcome o;
 
-		if (line[0] != 'S' || !hex)
+		if (f.m[i].from != 'S')
 			continue;
-		for (hex++; n < sizeof(b) && sscanf(hex, "%2x", &x) == 1;
-		     hex += 2)
-			b[n++] = x;
-		outcome_classify(&o, proto, TCP_SIDE_CLIENT, b, n);
+		classify_msg(&o, proto, TCP_SIDE_CLIENT, &f.m[i]);
 		CHECK(!o.error);
 		known += o.known;
 	}
-	fclose(f);
 	if (known < want_known)
 		fprintf(stderr, "%s: %d known, want %d\n", name, known,
 			want_known);
 	CHECK(known >= want_known);
+}
+
+/* Replies of real servers to real clients whose outcome is known
+ * (tests/unit/outcome, each file says how it was made): message msg. */
+static const struct captured {
+	const char *name;
+	size_t msg;
+	int proto, side, error;
+	long status;
+} captured[] = {
+	{ "http_nginx_status", 1, PROTO_HTTP, S, 0, 200 },
+	{ "http_nginx_status", 3, PROTO_HTTP, S, 0, 404 },
+	{ "http_nginx_status", 3, PROTO_HTTP, C, 1, 404 },
+	{ "http_nginx_status", 5, PROTO_HTTP, S, 1, 500 },
+	/* nginx's first HTTP/2 response: HEADERS past the head */
+	{ "http2_nginx_status", 1, PROTO_HTTP2, C, UNKNOWN, NO_STATUS },
+	{ "redis_cli_errors", 1, PROTO_REDIS, C, 0, NO_STATUS },
+	{ "redis_cli_errors", 6, PROTO_REDIS, C, 0, NO_STATUS },
+	{ "redis_cli_errors", 8, PROTO_REDIS, S, 1, NO_STATUS },
+	{ "redis_cli_errors", 10, PROTO_REDIS, C, 1, NO_STATUS },
+	{ "postgresql_psql_syntax", 1, PROTO_POSTGRESQL, C, 0, NO_STATUS },
+	{ "postgresql_psql_syntax", 3, PROTO_POSTGRESQL, C, 1, NO_STATUS },
+	{ "postgresql_psql_unique", 3, PROTO_POSTGRESQL, S, 1, NO_STATUS },
+	{ "mysql_mariadb_errors", 2, PROTO_MYSQL, C, 0, NO_STATUS },
+	{ "mysql_mariadb_errors", 4, PROTO_MYSQL, C, 1, 1064 },
+	{ "mysql_mariadb_nosuch", 4, PROTO_MYSQL, S, 0, NO_STATUS },
+	{ "mysql_mariadb_nosuch", 6, PROTO_MYSQL, S, 1, 1146 },
+	{ "memcached_memccat_miss", 1, PROTO_MEMCACHED, S, 0, NO_STATUS },
+	{ "memcached_memccat_binary_miss", 1, PROTO_MEMCACHED, C, 0, 1 },
+	{ "memcached_memccat_binary_miss", 3, PROTO_MEMCACHED, C, 0, 0 },
+	{ "dns_dig_nx", 1, PROTO_DNS, C, 0, 3 },
+	{ "dns_dig_refused", 1, PROTO_DNS, S, 1, 5 },
+	{ "dns_dig_ok", 1, PROTO_DNS, C, 0, 0 },
+};
+
+static void check_captured(const struct captured *c)
+{
+	static struct fixture f;
+	struct want w = { .proto = c->proto,
+			  .side = c->side,
+			  .error = c->error,
+			  .status = c->status };
+	char path[256];
+	struct outcome o;
+
+	snprintf(path, sizeof(path), "tests/unit/outcome/%s.txt", c->name);
+	if (!fixture_load(path, &f) || c->msg >= f.n ||
+	    f.m[c->msg].from != 'S') {
+		fprintf(stderr, "%s: no server message %zu\n", path, c->msg);
+		CHECK(0);
+		return;
+	}
+	if (c->proto == PROTO_HTTP || c->proto == PROTO_HTTP2)
+		w.status_class = c->status / 100;
+	classify_msg(&o, c->proto, c->side, &f.m[c->msg]);
+	if (!as_wanted(&o, &w))
+		fprintf(stderr,
+			"%s message %zu: known %d error %d status %d (has %d)\n",
+			c->name, c->msg, o.known, o.error, (__s32)o.status,
+			o.has_status);
+	CHECK(as_wanted(&o, &w));
 }
 
 int main(void)
@@ -366,5 +430,7 @@ int main(void)
 	check_fixture("mqtt_mosquitto_pub", PROTO_MQTT, 1);
 	check_fixture("postgresql_pgbench_init", PROTO_POSTGRESQL, 1);
 	check_fixture("mysql_mariadb_client", PROTO_MYSQL, 1);
+	for (size_t i = 0; i < sizeof(captured) / sizeof(captured[0]); i++)
+		check_captured(&captured[i]);
 	return unit_done("outcome");
 }

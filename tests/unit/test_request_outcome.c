@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collectors/tcp/request_outcome.h"
+#include "fixture.h"
 #include "unit.h"
 
 #define S TCP_SIDE_SERVER
@@ -228,6 +229,80 @@ static void check_unknown(void)
 	CHECK(!out.known && out.has_path);
 }
 
+/* Real servers' replies to Debian's clients (tests/unit/outcome): the
+ * status each record would carry, decoded with the request before it. */
+static const struct captured {
+	const char *name;
+	size_t msg; /* the reply; its request is the client's message before */
+	int proto, side;
+	const char *status; /* a word, a number as text, or NULL: none */
+	const char *method, *path;
+} captured[] = {
+	{ "http_nginx_status", 3, PROTO_HTTP, S, "404", "GET", "/missing" },
+	{ "http_nginx_status", 5, PROTO_HTTP, C, "500", "GET", "/boom" },
+	{ "redis_cli_errors", 8, PROTO_REDIS, S, "WRONGTYPE" },
+	{ "redis_cli_errors", 10, PROTO_REDIS, C, "ERR" },
+	{ "redis_cli_errors", 6, PROTO_REDIS, C, NULL },
+	{ "postgresql_psql_syntax", 3, PROTO_POSTGRESQL, C, "42601" },
+	{ "postgresql_psql_unique", 3, PROTO_POSTGRESQL, S, "23505" },
+	{ "mysql_mariadb_errors", 4, PROTO_MYSQL, C, "1064" },
+	{ "mysql_mariadb_nosuch", 6, PROTO_MYSQL, S, "1146" },
+	{ "mysql_mariadb_nosuch", 4, PROTO_MYSQL, S, NULL },
+	{ "memcached_memccat_miss", 1, PROTO_MEMCACHED, S, "END" },
+	{ "memcached_memccat_binary_miss", 1, PROTO_MEMCACHED, C, "NOT_FOUND" },
+	{ "dns_dig_nx", 1, PROTO_DNS, C, "NXDOMAIN" },
+	{ "dns_dig_refused", 1, PROTO_DNS, S, "REFUSED" },
+	{ "dns_dig_ok", 1, PROTO_DNS, C, "NOERROR" },
+};
+
+/* The status as text, or NULL. */
+static const char *status_text(char *buf, size_t size)
+{
+	if (!out.has_status)
+		return NULL;
+	if (out.status_is_str)
+		return out.status_str;
+	snprintf(buf, size, "%ld", out.status_num);
+	return buf;
+}
+
+static void check_captured(const struct captured *c)
+{
+	static struct fixture f;
+	const struct fixture_msg *req = NULL, *resp;
+	char path[256], num[24];
+	const char *got;
+
+	snprintf(path, sizeof(path), "tests/unit/outcome/%s.txt", c->name);
+	CHECK(fixture_load(path, &f) && c->msg < f.n);
+	if (c->msg >= f.n)
+		return;
+	resp = &f.m[c->msg];
+	for (size_t i = 0; i < c->msg; i++)
+		if (f.m[i].from == 'C')
+			req = &f.m[i];
+	CHECK(req != NULL && resp->from == 'S');
+	if (!req)
+		return;
+	request_outcome__decode(
+		&out, c->proto, c->side, req->b,
+		req->caplen < OUTCOME_REQ_HEAD ? req->caplen : OUTCOME_REQ_HEAD,
+		req->len, resp->b,
+		resp->caplen < OUTCOME_RESP_HEAD ? resp->caplen :
+						   OUTCOME_RESP_HEAD,
+		resp->len);
+	got = status_text(num, sizeof(num));
+	CHECK(out.known);
+	if (c->status)
+		CHECK_STR(got, c->status);
+	else
+		CHECK(got == NULL);
+	if (c->method) {
+		CHECK_STR(out.has_method ? out.method : NULL, c->method);
+		CHECK_STR(out.has_path ? out.path : NULL, c->path);
+	}
+}
+
 int main(void)
 {
 	check_http();
@@ -236,5 +311,7 @@ int main(void)
 	check_databases();
 	check_memcached_dns();
 	check_unknown();
+	for (size_t i = 0; i < sizeof(captured) / sizeof(captured[0]); i++)
+		check_captured(&captured[i]);
 	return unit_done("request_outcome");
 }

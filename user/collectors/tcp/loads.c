@@ -332,7 +332,10 @@ void tcp_loads__report(struct tcp_loads *l, const struct tcp_load_maps *m,
 		if (n > max)
 			max = n;
 		/* an interval of extended answers alone moves area and busy */
-		idle = v.arrivals == w->arrivals && !l->late[slot].outcomes &&
+		/* outcomes count at a request's end, which can come in an
+		 * interval after its response began */
+		idle = v.arrivals == w->arrivals && v.outcomes == w->outcomes &&
+		       !l->late[slot].outcomes &&
 		       v.completions == w->completions && !n &&
 		       !w->in_progress && area == w->area && busy == w->busy;
 		/* below zero: a start was lost (a reload, a slot retired under a

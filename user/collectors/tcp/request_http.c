@@ -12,9 +12,15 @@
 static size_t find(const uint8_t *b, size_t n, size_t from, const char *s,
 		   size_t slen)
 {
-	for (size_t i = from; i + slen <= n; i++)
-		if (memcmp(b + i, s, slen) == 0)
-			return i;
+	while (from + slen <= n) {
+		const uint8_t *p = memchr(b + from, s[0], n - slen + 1 - from);
+
+		if (!p)
+			break;
+		if (memcmp(p, s, slen) == 0)
+			return p - b;
+		from = p - b + 1;
+	}
 	return n;
 }
 

@@ -76,6 +76,9 @@ _Static_assert(
 		sizeof(struct tcp_outcome_late) != sizeof(struct proto_close) &&
 		sizeof(struct tcp_outcome_late) != sizeof(struct tcp_edge_miss),
 	"outcomes decided in user space need their own size");
+_Static_assert(TCP_REQ_HEAD == OUTCOME_REQ_HEAD &&
+		       TCP_RESP_HEAD == OUTCOME_RESP_HEAD,
+	       "the kernel keeps the heads the rules read");
 
 enum {
 	HOOK_RECV,
@@ -340,9 +343,9 @@ static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
 			  PROTO_UNKNOWN;
 }
 
-static size_t head_len(const struct tcp_head *h)
+static size_t head_len(__u16 len, size_t size)
 {
-	return h->len < TCP_HEAD_BYTES ? h->len : TCP_HEAD_BYTES;
+	return len < size ? len : size;
 }
 
 /* status, error, method, route: what the request's heads say, by the
@@ -356,8 +359,9 @@ static void add_outcome(struct tcp_collector *c, const struct tcp_event *e,
 	if (!e->resp_head.len && !e->req_head.len)
 		return;
 	request_outcome__decode(&o, proto, e->side, e->req_head.data,
-				head_len(&e->req_head), e->req_bytes,
-				e->resp_head.data, head_len(&e->resp_head),
+				head_len(e->req_head.len, TCP_REQ_HEAD),
+				e->req_bytes, e->resp_head.data,
+				head_len(e->resp_head.len, TCP_RESP_HEAD),
 				e->resp_bytes);
 	if (o.has_status && o.status_is_str)
 		record__str(&c->rec, "status", o.status_str);
