@@ -18,6 +18,7 @@ source "$(dirname "$0")/../lib/caller.sh"
 need_protocols
 CHECK="python3 $(dirname "$0")/../lib/outcome_check.py"
 ROUTE_BOUND=100 # collectors.tcp.routes: routes per service before "other"
+REQ_HEAD=$(awk '$2 == "OUTCOME_REQ_HEAD" { print $3 }' bpf/tcp/outcome.h)
 WRK_REQUESTS=30
 STORM=3000 # requests of the URL storm, each to a path of its own
 PORT=$(test_port)
@@ -62,7 +63,7 @@ for h in 9f86d081884c7d659a2feaa0c55ad015 da39a3ee5e6b4b0d3255bfef95601890afd807
 done
 for i in 1 2; do in_caller health$i curl -s "$url/health"; done
 # a path longer than the request head kmond keeps: no route, never a cut one
-long=$(printf 'quarterly-summary-of-the-regional-sales-for-the-board-%.0s' 1 2)
+long=$(printf 'quarterly-summary-of-the-regional-sales-for-the-board-%.0s' 1 2 3)
 in_caller long curl -s "$url/reports/$long"
 # wrk on one connection, exactly WRK_REQUESTS requests: its thread stops
 # at that answer, before it writes the next request (wrk itself ends at
@@ -133,7 +134,8 @@ echo "ok: the storm sent $storm distinct paths"
 failed=()
 head -n "$mark" "$out" >"$WORK/mix.json"
 for side in server client; do
-	$CHECK http-expect "$WORK/mix.log" --side $side >"$WORK/$side.expect"
+	$CHECK http-expect "$WORK/mix.log" --side $side --req-head "$REQ_HEAD" \
+		>"$WORK/$side.expect"
 	$CHECK exact "$WORK/mix.json" --side $side --port $PORT \
 		--expect "$WORK/$side.expect" || failed+=("$side-side outcomes")
 done

@@ -10,14 +10,14 @@ outcome_check.py exact FILE --side SIDE --port PORT --expect EXPECT
     {"n": COUNT, FIELD: VALUE, ...}. Prints what is missing and what is
     extra, with a record of each extra kind.
 
-outcome_check.py http-expect LOG --side SIDE [--req-head BYTES]
+outcome_check.py http-expect LOG --side SIDE --req-head BYTES
     Turns an nginx access log of tests/lib/nginx.sh (lines "status
     bytes_sent request_length method request_uri") into EXPECT lines for
     SIDE: the status, the method, the route (the path with numbers, UUIDs
     and hex strings of 16 digits or more folded to {id}, the query
     dropped), error by OpenTelemetry's rule for SIDE (server: 5xx; client:
     4xx and 5xx). A path that runs past the request head kmond captures
-    (BYTES, default 96: OUTCOME_REQ_HEAD) has no route: never a cut one.
+    (BYTES: OUTCOME_REQ_HEAD) has no route: never a cut one.
     A request nginx answered with no bytes (its client left) is left out.
 
 outcome_check.py aggregates FILE [--service NAME]... [--endpoint ADDR:PORT]...
@@ -187,7 +187,7 @@ def main():
     p = sub.add_parser("http-expect")
     p.add_argument("log")
     p.add_argument("--side", required=True, choices=("server", "client"))
-    p.add_argument("--req-head", type=int, default=96)
+    p.add_argument("--req-head", type=int, required=True)
     p = sub.add_parser("aggregates")
     p.add_argument("file")
     p.add_argument("--service", action="append", default=[])
