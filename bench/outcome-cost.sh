@@ -89,6 +89,8 @@ med() { sort -g | awk '{ v[NR] = $1 } END { printf "%.4f", NR % 2 ? v[(NR + 1) /
 
 R=$WORK/rounds # one line per run: round workload mode req/s requests kmond_ns bpf_ns
 : >"$R"
+P=$WORK/progs # one line per run and program: round workload mode name ns/request runs/request
+: >"$P"
 bpf_stats_hold
 load nginx >/dev/null # warm up
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -99,15 +101,21 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			c0=0 c1=0 b0=0 b1=0
 			if [ $m != off ]; then
 				start $w $m
-				read -r b0 _ < <(bpf_cost "")
+				bpf_progs "" >"$WORK/before"
 				c0=$(proc_cpu_ns "$KMOND_PID")
 			fi
 			read -r x n < <(load $w)
 			if [ $m != off ]; then
-				read -r b1 _ < <(bpf_cost "")
+				bpf_progs "" >"$WORK/after"
 				sleep 1.1 # the last interval's drain counts too
 				c1=$(proc_cpu_ns "$KMOND_PID")
 				kmond_stop
+				# per program: ns and runs per request during the load
+				awk -v p="$r $w $m" -v n=$n 'NR == FNR { ns[$1] = $2; c[$1] = $3; next }
+					{ print p, $1, ($2 - ns[$1]) / n, ($3 - c[$1]) / n }' \
+					"$WORK/before" "$WORK/after" >>"$P"
+				read -r b0 b1 < <(awk -v p="$r $w $m" -v n=$n \
+					'$1 " " $2 " " $3 == p { s += $5 * n } END { printf "0 %.0f\n", s }' "$P")
 			fi
 			echo "$r $w $m $x $n $((c1 - c0)) $((b1 - b0))" >>"$R"
 			echo "round $r $w $m: $x req/s ($n requests)," \
@@ -140,6 +148,16 @@ for w in nginx redis; do
 			"$(awk -v w=$w -v m=$m '$2 == w && $3 == m { print $6 / $5 }' "$R" | median)" \
 			"$(awk -v w=$w -v m=$m '$2 == w && $3 == m { print $7 / $5 }' "$R" | median)" \
 			"$(awk -v w=$w -v m=$m '$2 == w && $3 == m { print ($6 + $7) / $5 }' "$R" | median)"
+	done
+	echo "$w: BPF per program, ns per request (runs per request), median over the rounds:"
+	for prog in $(awk -v w=$w '$2 == w && $6 > 0 { print $4 }' "$P" | sort -u); do
+		line=$(printf "  %-24s" "$prog")
+		for m in false true ${KMOND_BEFORE:+before}; do
+			line+=$(printf " %8s %-14s" $m "$(awk -v w=$w -v m=$m -v p=$prog \
+				'$2 == w && $3 == m && $4 == p { print $5 }' "$P" | med | xargs printf "%.0f") ($(awk -v w=$w -v m=$m -v p=$prog \
+				'$2 == w && $3 == m && $4 == p { print $6 }' "$P" | med | xargs printf "%.2f"))")
+		done
+		echo "$line"
 	done
 	for b in false ${KMOND_BEFORE:+before}; do
 		share=$(delta $w true $b)

@@ -10,14 +10,15 @@ outcome_check.py exact FILE --side SIDE --port PORT --expect EXPECT
     {"n": COUNT, FIELD: VALUE, ...}. Prints what is missing and what is
     extra, with a record of each extra kind.
 
-outcome_check.py http-expect LOG --side SIDE
+outcome_check.py http-expect LOG --side SIDE --req-head BYTES
     Turns an nginx access log of tests/lib/nginx.sh (lines "status
     bytes_sent request_length method request_uri") into EXPECT lines for
     SIDE: the status, the method, the route (the path with numbers, UUIDs
     and hex strings of 16 digits or more folded to {id}, the query
     dropped), error by OpenTelemetry's rule for SIDE (server: 5xx; client:
-    4xx and 5xx). A request nginx answered with no bytes (its client left)
-    is left out.
+    4xx and 5xx). A path that runs past the request head kmond captures
+    (BYTES: OUTCOME_REQ_HEAD) has no route: never a cut one.
+    A request nginx answered with no bytes (its client left) is left out.
 
 outcome_check.py aggregates FILE [--service NAME]... [--endpoint ADDR:PORT]...
     For each server-side service: the topology edges' outcomes, errors
@@ -96,12 +97,17 @@ def http_expect(a):
             if int(sent) == 0:
                 continue
             status = int(status)
-            route = "/".join(fold(s) for s in uri.split("?")[0].split("/"))
+            path = uri.split("?")[0]
+            route = None
+            if len(f"{method} {path}") < a.req_head:
+                route = "/".join(fold(s) for s in path.split("/"))
             error = status >= 500 or (a.side == "client" and status >= 400)
             want[(status, error, method, route)] += 1
-    for (status, error, method, route), n in sorted(want.items()):
-        print(json.dumps({"n": n, "status": status, "error": error,
-                          "method": method, "route": route}))
+    for (status, error, method, route), n in sorted(want.items(), key=str):
+        e = {"n": n, "status": status, "error": error, "method": method}
+        if route:
+            e["route"] = route
+        print(json.dumps(e))
 
 
 def tally(recs):
@@ -181,6 +187,7 @@ def main():
     p = sub.add_parser("http-expect")
     p.add_argument("log")
     p.add_argument("--side", required=True, choices=("server", "client"))
+    p.add_argument("--req-head", type=int, required=True)
     p = sub.add_parser("aggregates")
     p.add_argument("file")
     p.add_argument("--service", action="append", default=[])
