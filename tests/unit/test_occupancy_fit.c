@@ -18,6 +18,7 @@
 #include "lib/histogram.h"
 #include "collectors/tcp/occupancy_fit.h"
 #include "collectors/tcp/occupancy_given_n.h"
+#include "collectors/tcp/occupancy_interval.h"
 #include "collectors/tcp/occupancy_sequence.h"
 
 static uint64_t rng_state;
@@ -114,6 +115,30 @@ static void test_given_split(void)
 static void add_ns(uint64_t *b, double ns)
 {
 	b[hist_bucket((uint64_t)llround(ns))]++;
+}
+
+/* The interval of a mixture against the normal's own quantiles, and its
+ * cut at rho 1 (a law half above 1 has its interval below). */
+static void test_mixture(void)
+{
+	struct occ_mixture m = { 0 };
+	double lo, hi, z = 1.6448536269514722; /* the normal's 95% point */
+
+	CHECK(occ__mixture_interval(&m, 0.9, &lo, &hi) == -1);
+	occ__mixture_add(&m, 3, log(0.5), 0.1);
+	CHECK(occ__mixture_interval(&m, 0.9, &lo, &hi) == 0);
+	CHECK(near(lo, 0.5 * exp(-z * 0.1), 1e-5));
+	CHECK(near(hi, 0.5 * exp(z * 0.1), 1e-5));
+	/* two equal halves far apart: the 5% point within the lower */
+	occ__mixture_add(&m, 3, log(0.1), 0.1);
+	CHECK(occ__mixture_interval(&m, 0.9, &lo, &hi) == 0);
+	CHECK(lo < 0.1 && hi > 0.5);
+	memset(&m, 0, sizeof(m));
+	occ__mixture_add(&m, 1, 0, 0.1); /* half of it at rho > 1 */
+	CHECK(occ__mixture_interval(&m, 0.9, &lo, &hi) == 0);
+	/* Phi^-1(0.475) and Phi^-1(0.025): the 5% and 95% of what is below */
+	CHECK(near(hi, exp(-0.1 * 0.0627067779432), 1e-5));
+	CHECK(near(lo, exp(-0.1 * 1.9599639845400538), 1e-5));
 }
 
 /* Independent hypoexponential samples: the rates come back. */
@@ -348,6 +373,10 @@ struct cell {
 	 * the configured one */
 	double real_err[2], real_dist, floor_err[2], floor_dist;
 	int windows, refused;
+	/* the credible intervals: given, and holding the truth, per tier;
+	 * their widths summed */
+	int intervals, covered[2];
+	double width[2];
 };
 
 struct grid {
@@ -392,6 +421,22 @@ static void add_error(double *err, double *dist, double *dist2,
 	*dist += sqrt(e0 * e0 + e1 * e1);
 	if (dist2)
 		*dist2 += e0 * e0 + e1 * e1;
+}
+
+/* Whether f's credible intervals hold the sorted truth a, b. */
+static void add_coverage(struct cell *c, const struct occ_fit *f, double a,
+			 double b)
+{
+	double truth[2] = { fmax(a, b), fmin(a, b) };
+
+	if (!f->interval)
+		return;
+	c->intervals++;
+	for (int i = 0; i < 2; i++) {
+		c->covered[i] += f->rho_lo[i] <= truth[i] &&
+				 truth[i] <= f->rho_hi[i];
+		c->width[i] += f->rho_hi[i] - f->rho_lo[i];
+	}
 }
 
 /* One utilization pair: a tandem of two FIFO single servers fed by
@@ -493,6 +538,7 @@ static void run_pair(int i1, int i2, int samples, enum way way, struct grid *g)
 			continue;
 		}
 		add_error(c->err, &c->dist, &c->dist2, f.rho, rho1, rho2);
+		add_coverage(c, &f, rho1, rho2);
 		add_error(c->real_err, &c->real_dist, NULL, f.rho, u[0], u[1]);
 		add_error(c->floor_err, &c->floor_dist, NULL, u, rho1, rho2);
 	}
@@ -500,10 +546,13 @@ static void run_pair(int i1, int i2, int samples, enum way way, struct grid *g)
 
 static void cell_add(struct cell *to, const struct cell *c)
 {
+	to->intervals += c->intervals;
 	for (int i = 0; i < 2; i++) {
 		to->err[i] += c->err[i];
 		to->real_err[i] += c->real_err[i];
 		to->floor_err[i] += c->floor_err[i];
+		to->covered[i] += c->covered[i];
+		to->width[i] += c->width[i];
 	}
 	to->dist += c->dist;
 	to->dist2 += c->dist2;
@@ -514,6 +563,29 @@ static void cell_add(struct cell *to, const struct cell *c)
 }
 
 static const char *range_name[] = { "0.1-0.3", "0.4-0.6", "0.7-0.9" };
+
+/* The credible intervals' coverage, overall and by range of rho: how
+ * often each tier's holds the truth, and its mean width. */
+static void print_coverage(const struct cell *sum, struct cell byrange[3][3])
+{
+	printf("  credible intervals (%.0f%%) in %d of %d windows: holding "
+	       "the truth high %.3f, low %.3f; width high %.3f, low %.3f\n",
+	       OCC_LEVEL * 100, sum->intervals, sum->windows,
+	       (double)sum->covered[0] / sum->intervals,
+	       (double)sum->covered[1] / sum->intervals,
+	       sum->width[0] / sum->intervals, sum->width[1] / sum->intervals);
+	printf("  rho1     rho2     cover-high cover-low width-high width-low\n");
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++) {
+			const struct cell *r = &byrange[i][j];
+			double n = r->intervals ? r->intervals : 1;
+
+			printf("  %-8s %-8s %.3f      %.3f     %.3f      %.3f\n",
+			       range_name[i], range_name[j], r->covered[0] / n,
+			       r->covered[1] / n, r->width[0] / n,
+			       r->width[1] / n);
+		}
+}
 
 /* The protocol's figures: MAE per sorted layer and the Euclidean distance
  * of the sorted pairs, over all 81 pairs and by range of rho1 x rho2,
@@ -572,10 +644,24 @@ static void grid(const char *what, enum way way, int samples, double mae_high,
 			       r->windows);
 			worst = fmax(worst, m);
 		}
+	if (sum.intervals)
+		print_coverage(&sum, byrange);
 	CHECK(mae0 <= mae_high);
 	CHECK(mae1 <= mae_low);
 	CHECK(mean <= dist);
 	CHECK(worst <= worst_dist);
+	/* Where the sequence refines the fit, every estimate has its
+	 * credible interval, and they are calibrated: each tier's holds the
+	 * truth in 85% to 95% of the windows (at OCC_LEVEL 0.9) */
+	if (way == SEQUENCE || way == DELAYED) {
+		CHECK(sum.intervals == sum.windows - sum.refused);
+		for (i = 0; i < 2; i++) {
+			double cover = (double)sum.covered[i] / sum.intervals;
+
+			CHECK(cover >= OCC_LEVEL - 0.05 &&
+			      cover <= OCC_LEVEL + 0.05);
+		}
+	}
 	/* a true tandem is refused rarely: under 1% of its windows */
 	CHECK(sum.refused * 100 <= sum.windows);
 	/* a delay is found where there is one (the quieter windows), near
@@ -600,6 +686,7 @@ static int env_int(const char *name, int def)
 int main(void)
 {
 	test_survival();
+	test_mixture();
 	test_recover();
 	test_refuse();
 	test_given_split();

@@ -362,6 +362,20 @@ static uint64_t count_of(const uint64_t *b)
 	return n;
 }
 
+/* A list of one figure per tier, or null where it is not known. */
+static void emit_rhos(struct record *rec, const char *name, bool known,
+		      const double *v, int tiers)
+{
+	if (!known) {
+		record__null(rec, name);
+		return;
+	}
+	record__array_begin(rec, name);
+	for (int i = 0; i < tiers; i++)
+		record__double(rec, NULL, v[i]);
+	record__array_end(rec);
+}
+
 static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 		 const struct target *t, const char *scope,
 		 const uint64_t *buckets, const struct occ_given_n *g,
@@ -387,14 +401,9 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 	record__u64(rec, "tiers", t->tiers);
 	record__u64(rec, "samples", f.samples);
 	record__double(rec, "throughput", lambda);
-	if (f.ok) {
-		record__array_begin(rec, "rho");
-		for (int i = 0; i < f.tiers; i++)
-			record__double(rec, NULL, f.rho[i]);
-		record__array_end(rec);
-	} else {
-		record__null(rec, "rho");
-	}
+	emit_rhos(rec, "rho", f.ok, f.rho, f.tiers);
+	emit_rhos(rec, "rho_lo", f.ok && f.interval, f.rho_lo, f.tiers);
+	emit_rhos(rec, "rho_hi", f.ok && f.interval, f.rho_hi, f.tiers);
 	record__object_begin(rec, "fit");
 	record__bool(rec, "holds", f.ok);
 	if (f.ok)

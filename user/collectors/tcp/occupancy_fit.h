@@ -23,14 +23,22 @@
 #include "lib/histogram.h"
 
 #define OCC_MAX_TIERS 4
-/* Fewer samples than this give rates too loose to report. */
-#define OCC_MIN_SAMPLES 50
+/* Fewer samples than this give no rho ("too few samples"): too few to
+ * tell a tandem from what is not one. At 50 a heavy tail (a tenth of
+ * the requests 100 times slower) was taken for a tandem in a slow
+ * guest's interval of 53 (occupancy_refuse); at 200 the tail holds about
+ * 20 of them, past the 2% the fit censors. */
+#define OCC_MIN_SAMPLES 200
 
 struct occ_fit {
 	int ok; /* rho holds; else why says what failed */
 	const char *why;
 	int tiers;
 	double rho[OCC_MAX_TIERS]; /* sorted, highest first */
+	int interval; /* rho_lo and rho_hi hold */
+	/* the credible interval of each rho (occupancy_interval.h's
+	 * OCC_LEVEL), same order */
+	double rho_lo[OCC_MAX_TIERS], rho_hi[OCC_MAX_TIERS];
 	double rate[OCC_MAX_TIERS]; /* mu_i - lambda, per second, same order */
 	uint64_t samples;
 	double lambda; /* per second, as given */
