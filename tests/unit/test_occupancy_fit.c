@@ -19,6 +19,7 @@
 #include "collectors/tcp/occupancy_fit.h"
 #include "collectors/tcp/occupancy_given_n.h"
 #include "collectors/tcp/occupancy_interval.h"
+#include "collectors/tcp/occupancy_order.h"
 #include "collectors/tcp/occupancy_sequence.h"
 
 static uint64_t rng_state;
@@ -349,6 +350,51 @@ static void test_sequence(void)
 	CHECK(near(f.rho[1], 0.4, 0.02));
 	/* fewer departures than OCC_MIN_SAMPLES: no refinement */
 	CHECK(occ__refine_sequence(st, OCC_MIN_SAMPLES, &f) == -1);
+}
+
+/* Requests leaving in order pair exactly, across intervals (those in
+ * progress at an interval's end carried to the next); requests that
+ * overtake pair to a smaller sum of squares; steps left out make the
+ * pairing unknown until an interval is whole again. */
+static void test_order(void)
+{
+	/* arrivals at 0, 10, 20 ms; FIFO ends at 30, 35, 50 ms; the cut
+	 * between two intervals at 32 ms */
+	struct occ_step fifo[] = {
+		{ 0, 1, 1 },	     { 10000000, 2, 1 },  { 20000000, 3, 1 },
+		{ 30000000, 2, -1 }, { 35000000, 1, -1 }, { 50000000, 0, -1 },
+	};
+	/* the second request (10 ms) leaves first, at 15 ms */
+	struct occ_step over[] = {
+		{ 0, 1, 1 },
+		{ 10000000, 2, 1 },
+		{ 15000000, 1, -1 },
+		{ 30000000, 0, -1 },
+	};
+	struct occ_order o = { .known = true };
+	double sq, want;
+
+	CHECK(occ_order__pair(&o, fifo, 4, true, 0, &sq) == 1);
+	CHECK(near(sq, 0.03 * 0.03, 1e-12));
+	CHECK(o.n == 2 && o.known);
+	CHECK(occ_order__pair(&o, fifo + 4, 2, true, 0, &sq) == 2);
+	CHECK(near(sq, 0.025 * 0.025 + 0.03 * 0.03, 1e-12));
+	CHECK(o.n == 0);
+	/* the kernel's sum: 0.005^2 + 0.03^2; paired in order: 0.015^2 +
+	 * 0.02^2, less by the overtaking */
+	CHECK(occ_order__pair(&o, over, 4, true, 0, &sq) == 2);
+	want = 0.015 * 0.015 + 0.02 * 0.02;
+	CHECK(near(sq, want, 1e-12) && sq < 0.005 * 0.005 + 0.03 * 0.03);
+	/* lost steps: unknown, then from a whole interval known again */
+	CHECK(occ_order__pair(&o, fifo, 4, false, 0, &sq) == -1);
+	CHECK(occ_order__pair(&o, fifo, 4, true, 0, &sq) == -1);
+	CHECK(o.known && o.n == 2);
+	CHECK(occ_order__pair(&o, fifo + 4, 2, true, 0, &sq) == 2);
+	/* the kernel's rounding: ns >> 10 */
+	o = (struct occ_order){ .known = true };
+	CHECK(occ_order__pair(&o, over, 4, true, 10, &sq) == 2);
+	CHECK(near(sq, want, 1e-7)); /* 1 us a request */
+	occ_order__free(&o);
 }
 
 /* --- the protocol on a simulated tandem --- */
@@ -691,6 +737,7 @@ int main(void)
 	test_refuse();
 	test_given_split();
 	test_sequence();
+	test_order();
 	/* The estimator on the model's own law: issue 17's targets (0.03
 	 * per layer, 0.05 mean distance) hold. */
 	grid("independent response times", IID, env_int("OCC_SAMPLES", 10),

@@ -825,8 +825,10 @@ static void widen_by_delays(const struct delays *all, double lambda,
 		if (!(f->cost <= k->cost + DELAY_RISE))
 			continue;
 		for (int i = 0; i < 2; i++) {
-			in->lo[i] += fmin(0, rho[i] - kept[i]);
-			in->hi[i] += fmax(0, rho[i] - kept[i]);
+			in->lo[i] =
+				fmax(0, in->lo[i] + fmin(0, rho[i] - kept[i]));
+			in->hi[i] =
+				fmin(1, in->hi[i] + fmax(0, rho[i] - kept[i]));
 		}
 	}
 }
