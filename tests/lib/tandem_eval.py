@@ -103,6 +103,8 @@ def write_config(a, combos, base, cfg, out):
             f.write("  - { name: callers, match: { comm: tandem-caller } }\n")
         f.write("collectors:\n  tcp:\n    requests: none\n    occupancy:\n")
         window = f", window: {a.window}s" if a.window else ""
+        if a.slide:
+            window += f", slide: {a.slide}"
         for i in range(len(combos)):
             f.write(f"      - {{ service: front-{i}, tiers: 2{window} }}\n")
             if a.client_side:
@@ -227,6 +229,9 @@ def score_batch(a, combos, base, recs, offset, log):
     for r in recs:
         if r["kind"] == "occupancy" and r["scope"] == "window":
             results.append({"window": r})
+        if r["kind"] == "occupancy" and r["scope"] == "sliding":
+            i = int(r["service"].split("-")[1])
+            results.append({"sliding": r, "combo": combos[i]})
     stats = [r for r in recs if r["kind"] == "stats"]
     if stats:
         tcp = stats[-1]["collectors"]["tcp"]
@@ -463,6 +468,26 @@ def report(results, a):
             print(f"FAIL: {side}: {refused} of {len(est)} samples refused",
                   file=sys.stderr)
             rc = 1
+    sliding = [x for x in results if "sliding" in x]
+    if a.slide:
+        ok = [x for x in sliding if x["sliding"]["rho"] is not None]
+        short = [x for x in sliding if x["sliding"]["samples"] < a.slide]
+        seq = [x for x in ok if x["sliding"]["fit"].get("sequence")]
+        print(f"sliding windows of {a.slide} requests: {len(sliding)}, "
+              f"{len(ok)} hold, refined by the sequence {len(seq)}")
+        if ok:
+            e = [errors(x["sliding"]["rho"], x["combo"]) for x in ok]
+            print(f"  against the configured utilizations: MAE high "
+                  f"{sum(x[0] for x in e) / len(e):.4f}, low "
+                  f"{sum(x[1] for x in e) / len(e):.4f}")
+        if not sliding or short:
+            print(f"FAIL: no sliding window, or {len(short)} of fewer "
+                  f"than {a.slide} requests", file=sys.stderr)
+            rc = 1
+        if a.require_sequence and a.steps_whole and len(seq) < len(ok):
+            print("FAIL: sliding windows not refined by the sequence",
+                  file=sys.stderr)
+            rc = 1
     windows = [x["window"] for x in results if "window" in x]
     if a.window:
         seq = [w for w in windows if w["fit"].get("sequence")]
@@ -493,6 +518,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--window", type=int,
                     help="the fronts' targets also over windows of this many s")
+    ap.add_argument("--slide", type=int,
+                    help="the fronts' targets also over sliding windows "
+                    "of this many requests")
     ap.add_argument("--client-side", action="store_true",
                     help="the fronts' endpoints are targets of their callers")
     ap.add_argument("--front-threads", action="store_true",

@@ -142,6 +142,41 @@ static void test_mixture(void)
 	CHECK(near(lo, exp(-0.1 * 1.9599639845400538), 1e-5));
 }
 
+/* The bare services (requests that found none inside) against the law
+ * of S1 + S2 at the fit's rates: exponential ones pass, fixed and
+ * lognormal ones (a CV of 1.31) do not; a fixed delay is taken off. */
+static void test_bare(void)
+{
+	static uint64_t b[HIST_BUCKETS];
+	struct occ_fit f = { .ok = 1, .tiers = 2, .lambda = 100 };
+	int n, kind;
+
+	/* mu 500 and 200 per second */
+	f.rate[0] = 100;
+	f.rate[1] = 400;
+	rng_state = 5;
+	for (kind = 0; kind < 4; kind++) {
+		memset(b, 0, sizeof(b));
+		f.ok = 1;
+		f.delay_ns = kind == 3 ? 250000 : 0;
+		for (n = 0; n < 300; n++) {
+			double t = rng_exp(500 / 1e9) + rng_exp(200 / 1e9);
+
+			if (kind == 1)
+				t = 1e9 / 500 + 1e9 / 200;
+			if (kind == 2)
+				t = 7e6 * exp(1.0 * rng_normal() - 0.5);
+			add_ns(b, t + (double)f.delay_ns);
+		}
+		n = occ__check_bare(b, &f);
+		CHECK(n == (kind == 1 || kind == 2 ? -1 : 0));
+		CHECK(f.bare_samples == 300 && f.bare_ks >= 0);
+		if (kind == 1 || kind == 2)
+			CHECK(f.why &&
+			      !strcmp(f.why, "service times not exponential"));
+	}
+}
+
 /* Independent hypoexponential samples: the rates come back. */
 static void test_recover(void)
 {
@@ -566,6 +601,8 @@ static void run_pair(int i1, int i2, int samples, enum way way, struct grid *g)
 			occ__refine_given_n(&gn, &f);
 		if (way == SEQUENCE || way == DELAYED)
 			occ__refine_sequence(st, k, &f);
+		if (way == SEQUENCE || way == DELAYED)
+			occ__check_bare(gn.empty, &f);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 		g->cpu_ns += (t1.tv_sec - t0.tv_sec) * 1e9 +
 			     (t1.tv_nsec - t0.tv_nsec);
@@ -733,6 +770,7 @@ int main(void)
 {
 	test_survival();
 	test_mixture();
+	test_bare();
 	test_recover();
 	test_refuse();
 	test_given_split();

@@ -59,11 +59,30 @@ struct steps {
 	double paired_sq;
 };
 
+/* One interval of a sliding window (occupancy.slide). */
+struct part {
+	uint64_t hist[HIST_BUCKETS];
+	struct occ_given_n g;
+	struct steps steps;
+	uint64_t span_ns;
+};
+
+/* The intervals a sliding window holds, oldest first: the fewest last
+ * ones that hold `slide` requests, at most SLIDE_PARTS. */
+#define SLIDE_PARTS 64
+
+struct slide {
+	struct part *parts[SLIDE_PARTS];
+	int n;
+};
+
 struct target {
 	char name[CONFIG_NAME_MAX]; /* the service, or the endpoint */
 	bool endpoint;
 	uint32_t tiers;
 	uint64_t window_ns;
+	uint32_t slide_requests; /* 0: no sliding window */
+	struct slide slide;
 	struct tcp_target_key key;
 	int slot; /* in the kernel's arrays, -1: none */
 	uint64_t since; /* monotonic ns its kernel entry was made */
@@ -103,6 +122,11 @@ static void target_free(struct target *t)
 	free(t->isteps.v);
 	free(t->wsteps.v);
 	occ_order__free(&t->order);
+	for (int i = 0; i < t->slide.n; i++) {
+		free(t->slide.parts[i]->steps.v);
+		free(t->slide.parts[i]);
+	}
+	t->slide.n = 0;
 }
 
 void occupancy__free(struct occupancy *o)
@@ -198,7 +222,7 @@ static bool same_target(const struct target *t,
 {
 	return t->endpoint == !!c->endpoint[0] &&
 	       !strcmp(t->name, c->endpoint[0] ? c->endpoint : c->service) &&
-	       t->window_ns == c->window_ns;
+	       t->window_ns == c->window_ns && t->slide_requests == c->slide;
 }
 
 int occupancy__configure(struct occupancy *o, const struct tcp_cfg *tc,
@@ -225,6 +249,7 @@ int occupancy__configure(struct occupancy *o, const struct tcp_cfg *tc,
 				 c->endpoint[0] ? c->endpoint : c->service);
 			t[i].endpoint = c->endpoint[0];
 			t[i].window_ns = c->window_ns;
+			t[i].slide_requests = c->slide;
 			t[i].slot = -1;
 			steps_reset(&t[i].isteps);
 			steps_reset(&t[i].wsteps);
@@ -429,6 +454,8 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 		sequence = occ__refine_sequence(s->v, s->n, &f) == 0;
 	if (!sequence)
 		given_n = occ__refine_given_n(g, &f) == 0;
+	if (sequence)
+		occ__check_bare(g->empty, &f);
 	overtaken = overtaken_share(g, buckets, s);
 	if (f.ok && overtaken > OCC_OVERTAKEN_LIMIT) {
 		f.ok = 0;
@@ -458,6 +485,11 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 	record__double(rec, "cv", f.cv);
 	record__bool(rec, "sequence", sequence);
 	record__u64(rec, "delay_ns", f.delay_ns);
+	record__u64(rec, "bare_samples", f.bare_samples);
+	if (isnan(f.bare_ks))
+		record__null(rec, "bare_ks");
+	else
+		record__double(rec, "bare_ks", f.bare_ks);
 	if (isnan(overtaken))
 		record__null(rec, "overtaken");
 	else
@@ -512,6 +544,73 @@ static void close_window(struct target *t, struct kmond *k, struct record *rec,
 	t->window_start = now;
 }
 
+/* The interval just read joins t's sliding window, whose oldest
+ * intervals leave while the others hold its requests without them. */
+static void slide_push(struct target *t, uint64_t span)
+{
+	struct slide *w = &t->slide;
+	struct part *p;
+	uint64_t total = 0;
+
+	if (w->n == SLIDE_PARTS) { /* the oldest's room, for the newest */
+		p = w->parts[0];
+		memmove(w->parts, w->parts + 1, --w->n * sizeof(*w->parts));
+	} else {
+		p = xcalloc(1, sizeof(*p));
+	}
+	memcpy(p->hist, t->interval, sizeof(p->hist));
+	p->g = t->interval_n;
+	steps_reset(&p->steps);
+	steps_add(&p->steps, t->isteps.v, t->isteps.n);
+	p->steps.whole = t->isteps.whole;
+	p->steps.paired = t->isteps.paired;
+	p->steps.paired_sq = t->isteps.paired_sq;
+	p->span_ns = span;
+	w->parts[w->n++] = p;
+	for (int i = 0; i < w->n; i++)
+		total += count_of(w->parts[i]->hist);
+	while (w->n > 1 &&
+	       total - count_of(w->parts[0]->hist) >= t->slide_requests) {
+		total -= count_of(w->parts[0]->hist);
+		free(w->parts[0]->steps.v);
+		free(w->parts[0]);
+		memmove(w->parts, w->parts + 1, --w->n * sizeof(*w->parts));
+	}
+}
+
+/* The sliding window's record, once it holds its requests: its
+ * intervals' sums, and their steps while each is whole. */
+static void emit_slide(struct target *t, struct kmond *k, struct record *rec,
+		       uint64_t ts)
+{
+	static uint64_t hist[HIST_BUCKETS];
+	static struct occ_given_n g;
+	struct steps s = { .whole = true };
+	uint64_t span = 0;
+
+	memset(hist, 0, sizeof(hist));
+	memset(&g, 0, sizeof(g));
+	for (int i = 0; i < t->slide.n; i++) {
+		const struct part *p = t->slide.parts[i];
+
+		for (uint32_t b = 0; b < HIST_BUCKETS; b++)
+			hist[b] += p->hist[b];
+		merge_given_n(&g, &p->g);
+		span += p->span_ns;
+		s.whole = s.whole && p->steps.whole &&
+			  s.n + p->steps.n <= STEPS_PER_WINDOW;
+		if (s.whole)
+			steps_add(&s, p->steps.v, p->steps.n);
+		s.paired = s.paired < 0 || p->steps.paired < 0 ?
+				   -1 :
+				   s.paired + p->steps.paired;
+		s.paired_sq += p->steps.paired_sq;
+	}
+	if (count_of(hist) >= t->slide_requests)
+		emit(k, rec, ts, t, "sliding", hist, &g, &s, span);
+	free(s.v);
+}
+
 void occupancy__report(struct occupancy *o, const struct occupancy_maps *m,
 		       struct kmond *k, struct record *rec, uint64_t ts)
 {
@@ -543,6 +642,10 @@ void occupancy__report(struct occupancy *o, const struct occupancy_maps *m,
 			     &t->interval_n, &t->isteps, span);
 		if (t->window_ns)
 			close_window(t, k, rec, ts, now, span);
+		if (t->slide_requests) {
+			slide_push(t, span);
+			emit_slide(t, k, rec, ts);
+		}
 		memset(t->interval, 0, sizeof(t->interval));
 		memset(&t->interval_n, 0, sizeof(t->interval_n));
 		steps_reset(&t->isteps);

@@ -49,6 +49,11 @@ struct occ_fit {
 		     * fitted and the observed CDF at a bucket bound */
 	double ks_limit; /* the largest ks that is accepted for these samples */
 	int evals; /* likelihood evaluations the fit took */
+	/* the check of the bare services (occ__check_bare): how many
+	 * requests found none inside, and their distance from the law of
+	 * S1 + ... + Sk (NAN: not judged) */
+	uint64_t bare_samples;
+	double bare_ks;
 	uint64_t delay_ns; /* the fixed delay outside the tiers the
 			    * sequence's fit found (occupancy_sequence.h),
 			    * else 0 */
@@ -59,6 +64,17 @@ struct occ_fit {
  * Always fills *out; returns 0 when rho holds, -1 when it does not. */
 int occ__fit(const uint64_t *buckets, double lambda, int tiers,
 	     struct occ_fit *out);
+
+/* Checks f, a holding fit, against the response times of the requests
+ * that found none inside (histogram.h buckets, ns): those are the bare
+ * services S1 + ... + Sk (and f->delay_ns), a hypoexponential of rates
+ * mu_i, drawn independently of the window's busy periods, so Kolmogorov's
+ * distance holds for them as it does not for the whole window. Where it
+ * is too far f does not hold ("service times not exponential": fixed or
+ * heavy-tailed services make a tandem the fit cannot tell). For rates
+ * refined by the sequence (occupancy_sequence.h): the histogram's are
+ * too loose for it. Returns -1 when f does not hold. */
+int occ__check_bare(const uint64_t *empty, struct occ_fit *f);
 
 /* Sets f's two tiers from their service rates mu1, mu2 (per second) at
  * throughput f->lambda: rate mu - lambda and rho = lambda / mu, the slower
