@@ -6,6 +6,9 @@
  *   tandem tier2  --port P --mean-us M --seed S [--spans FILE]
  *   tandem tier1  --port P --next P2 --mean-us M --seed S [--spans FILE]
  *   tandem client --port P --rate R --count N --seed S
+ *   tandem tier1|tier2 ... --dist fixed|lognormal   other service laws
+ *   tandem tier1 ... --threads 1     a thread-per-connection front
+ *   tandem client ... --per-request 1  a new connection per request
  *
  * Each tier has one server thread taking requests in order of arrival:
  * it holds each for an exponential service time (a sleep, then a short
@@ -17,6 +20,14 @@
  * request then its response per connection, sees every request; each
  * connection has its own reader thread, so a request's first byte is read
  * as it arrives. Messages are 16 bytes: a request id and a return path.
+ *
+ * --threads 1 makes tier 1 another shape (issue 44): each connection's
+ * thread serves its own requests at once, side by side (no queue), then
+ * forwards each over one persistent connection to tier 2, held from the
+ * request written to its answer read. Its service spans then overlap;
+ * its busy clock is the time at least one is served. --handoff-us M
+ * adds a hand-off of random length (exponential, mean M us) between a
+ * request's service and its forwarding, in no tier.
  *
  * --spans: a line "ARRIVED START SERVED DONE" (monotonic ns) per
  * request: read in, service begun, service over, handed on; the truth of
@@ -47,12 +58,40 @@ struct msg {
 };
 
 static uint64_t rng_state;
+static pthread_mutex_t rng_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static double rng_exp(double mean)
 {
-	uint64_t z = splitmix64_next(&rng_state);
+	uint64_t z;
+
+	pthread_mutex_lock(&rng_lock);
+	z = splitmix64_next(&rng_state);
+	pthread_mutex_unlock(&rng_lock);
 
 	return -log(((z >> 11) + 1) * 0x1.0p-53) * mean;
+}
+
+/* --dist: the law of the service times, of the given mean: exponential
+ * (the model's), fixed, or lognormal of sigma 1 (a CV of 1.31). */
+enum dist { EXPONENTIAL, FIXED, LOGNORMAL };
+static enum dist service_dist;
+
+static double rng_service(double mean)
+{
+	double u, v;
+
+	switch (service_dist) {
+	case FIXED:
+		return mean;
+	case LOGNORMAL:
+		/* exp(N(-1/2, 1)) has a mean of 1 */
+		u = rng_exp(1) + 1e-300;
+		v = rng_exp(1);
+		u = sqrt(2 * u) * cos(2 * M_PI * (1 - exp(-v)));
+		return mean * exp(u - 0.5);
+	default:
+		return rng_exp(mean);
+	}
 }
 
 static uint64_t now_ns(void)
@@ -179,6 +218,48 @@ static struct job pop(void)
 	return j;
 }
 
+/* --threads: the front's own settings */
+static int threads_mode, persistent_fd = -1, next_port;
+static double front_mean_ns, handoff_mean_ns;
+static FILE *front_spans;
+static pthread_mutex_t persistent_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void log_span(FILE *spans, uint64_t arrived, uint64_t start,
+		     uint64_t served)
+{
+	if (!spans)
+		return;
+	flockfile(spans);
+	fprintf(spans, "%llu %llu %llu %llu\n", (unsigned long long)arrived,
+		(unsigned long long)start, (unsigned long long)served,
+		(unsigned long long)now_ns());
+	fflush(spans);
+	funlockfile(spans);
+}
+
+/* A thread-per-connection front's request: served at once, then through
+ * tier 2 over the one persistent connection, then answered. */
+static void serve_in_thread(int fd, struct msg *m)
+{
+	uint64_t arrived = now_ns(), start = arrived, served;
+
+	wait_until(start + (uint64_t)rng_service(front_mean_ns));
+	served = now_ns();
+	if (handoff_mean_ns > 0)
+		wait_until(served + (uint64_t)rng_exp(handoff_mean_ns));
+	pthread_mutex_lock(&persistent_lock);
+	/* made at the first request: after the monitor has started, which
+	 * counts requests on the connections it saw begin */
+	if (persistent_fd < 0)
+		persistent_fd = connect_to(next_port);
+	write_msg(persistent_fd, m);
+	if (read_msg(persistent_fd, m))
+		die("tier 2 closed");
+	pthread_mutex_unlock(&persistent_lock);
+	log_span(front_spans, arrived, start, served);
+	write_msg(fd, m);
+}
+
 static void *reader(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
@@ -186,8 +267,12 @@ static void *reader(void *arg)
 	int one = 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	while (read_msg(fd, &m) == 0)
-		push(fd, &m);
+	while (read_msg(fd, &m) == 0) {
+		if (threads_mode)
+			serve_in_thread(fd, &m);
+		else
+			push(fd, &m);
+	}
 	close(fd);
 	return NULL;
 }
@@ -213,7 +298,7 @@ static void *acceptor(void *arg)
 
 #define POOL_MAX 4096
 
-static int pool_fd[POOL_MAX], pool_busy[POOL_MAX], pool_n, next_port;
+static int pool_fd[POOL_MAX], pool_busy[POOL_MAX], pool_n;
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *answers(void *arg)
@@ -257,6 +342,12 @@ static void tier(int port, int next, double mean_ns, FILE *spans)
 	pthread_t t;
 	struct job j;
 
+	if (threads_mode) {
+		front_mean_ns = mean_ns;
+		front_spans = spans;
+		next_port = next;
+		acceptor((void *)(intptr_t)listen_on(port));
+	}
 	if (pthread_create(&t, NULL, acceptor,
 			   (void *)(intptr_t)listen_on(port)))
 		die("pthread_create");
@@ -264,7 +355,7 @@ static void tier(int port, int next, double mean_ns, FILE *spans)
 	for (;;) {
 		j = pop();
 		start = now_ns();
-		end = start + (uint64_t)rng_exp(mean_ns);
+		end = start + (uint64_t)rng_service(mean_ns);
 		wait_until(end);
 		served = now_ns();
 		if (next) {
@@ -273,20 +364,13 @@ static void tier(int port, int next, double mean_ns, FILE *spans)
 		} else {
 			write_msg(j.fd, &j.m);
 		}
-		if (spans) {
-			fprintf(spans, "%llu %llu %llu %llu\n",
-				(unsigned long long)j.arrived,
-				(unsigned long long)start,
-				(unsigned long long)served,
-				(unsigned long long)now_ns());
-			fflush(spans);
-		}
+		log_span(spans, j.arrived, start, served);
 	}
 }
 
 /* --- the client --- */
 
-static int c_fd[POOL_MAX], c_busy[POOL_MAX], c_n;
+static int c_fd[POOL_MAX], c_busy[POOL_MAX], c_n, c_port;
 static unsigned long answered;
 static pthread_mutex_t c_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t c_cond = PTHREAD_COND_INITIALIZER;
@@ -306,6 +390,26 @@ static void *client_reader(void *arg)
 	return NULL;
 }
 
+/* --per-request: each request on a connection of its own, closed after
+ * its answer, by a thread of its own (open loop). */
+static int per_request;
+
+static void *one_request(void *arg)
+{
+	struct msg m = { .id = (uint64_t)(uintptr_t)arg };
+	int fd = connect_to(c_port);
+
+	write_msg(fd, &m);
+	if (read_msg(fd, &m))
+		die("no answer");
+	close(fd);
+	pthread_mutex_lock(&c_lock);
+	answered++;
+	pthread_cond_signal(&c_cond);
+	pthread_mutex_unlock(&c_lock);
+	return NULL;
+}
+
 static void client(int port, double rate, unsigned long count)
 {
 	uint64_t at = now_ns();
@@ -317,6 +421,14 @@ static void client(int port, double rate, unsigned long count)
 
 		at += (uint64_t)rng_exp(1e9 / rate);
 		wait_until(at);
+		if (per_request) {
+			c_port = port;
+			if (pthread_create(&t, NULL, one_request,
+					   (void *)(uintptr_t)i))
+				die("pthread_create");
+			pthread_detach(t);
+			continue;
+		}
 		pthread_mutex_lock(&c_lock);
 		for (slot = 0; slot < c_n && c_busy[slot]; slot++)
 			;
@@ -358,6 +470,17 @@ int main(int argc, char **argv)
 			mean_us = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--rate"))
 			rate = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--threads"))
+			threads_mode = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--dist"))
+			service_dist =
+				!strcmp(argv[i + 1], "fixed")	  ? FIXED :
+				!strcmp(argv[i + 1], "lognormal") ? LOGNORMAL :
+								    EXPONENTIAL;
+		else if (!strcmp(argv[i], "--handoff-us"))
+			handoff_mean_ns = atof(argv[i + 1]) * 1000;
+		else if (!strcmp(argv[i], "--per-request"))
+			per_request = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--count"))
 			count = strtoul(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--spans")) {
@@ -394,7 +517,7 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr,
 		"usage: tandem tier2 --port P --mean-us M [--seed S] [--spans F]\n"
-		"       tandem tier1 --port P --next P2 --mean-us M [--seed S] [--spans F]\n"
-		"       tandem client --port P --rate R --count N [--seed S]\n");
+		"       tandem tier1 --port P --next P2 --mean-us M [--seed S] [--spans F] [--threads 1 [--handoff-us M]]\n"
+		"       tandem client --port P --rate R --count N [--seed S] [--per-request 1]\n");
 	return 2;
 }

@@ -7,7 +7,9 @@
 # "rho": null and the reason, per interval and per window, never a
 # number; the samples and the throughput are still given. (A tail that
 # is long but rare, beyond what an interval holds, is told from a
-# tandem only in samples that hold it.)
+# tandem only in samples that hold it.) Fewer than 200 samples give no
+# rho at all ("too few samples", OCC_MIN_SAMPLES): in a slow guest an
+# interval of 53 once passed for a tandem.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 
@@ -34,7 +36,7 @@ ms=$(python3 -c '
 import random, sys
 r, k = random.Random(7), int(sys.argv[1])
 print(",".join(str(r.randint(100 * k, 200 * k) if r.random() < 0.1 else
-                   r.randint(1, 2)) for _ in range(150)))' "${TEST_TIME_SCALE:-1}")
+                   r.randint(1, 2)) for _ in range(600)))' "${TEST_TIME_SCALE:-1}")
 n=$($SVC client --port $PORT --conns 16 --ms "$ms")
 sleep 2.5 # the last interval and window
 stop_kmond
@@ -49,17 +51,19 @@ scopes = {r["scope"] for r in occ}
 assert scopes == {"interval", "window"}, f"scopes {scopes}"
 total = sum(r["samples"] for r in occ if r["scope"] == "interval")
 assert total == int(sys.argv[2]), f"samples {total} != {sys.argv[2]}"
+judged = 0
 for r in occ:
     assert r["service"] == "heavy" and r["tiers"] == 2, r
     assert r["throughput"] > 0, r
-    if r["samples"] < 50:
-        assert r["rho"] is None and r["fit"]["why"] == "too few samples", r
-        continue
-    if r["samples"] < 200 and r["scope"] == "interval":
-        continue  # the last interval's few: a small sample may look fine
     assert r["rho"] is None, f"a number for heavy tails: {r}"
+    assert r["rho_lo"] is None and r["rho_hi"] is None, r
     assert not r["fit"]["holds"], r
+    if r["samples"] < 200:
+        assert r["fit"]["why"] == "too few samples", r
+        continue
     assert r["fit"]["why"] in ("cv above 1", "poor fit"), r
+    judged += 1
     print(r["scope"], r["samples"], r["fit"])
+assert judged, "no sample large enough to judge the tail"
 PY
 echo PASS

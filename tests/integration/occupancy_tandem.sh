@@ -14,7 +14,8 @@
 # interval (measured: 0.0005 and 0.0045 at most); every fit, of either
 # side and of the fronts' 20 s windows too, is refined by the likelihood
 # of the sequence of arrivals and departures the kernel sends for the
-# targets (occupancy_sequence.h); the
+# targets (occupancy_sequence.h), and so is every sliding window of 1.5
+# intervals' requests (occupancy.slide, so two intervals each); the
 # estimates are near the configured utilizations (bounds about twice
 # what was measured on a shared machine: MAE 0.018 to 0.040 per layer,
 # distance 0.046 to 0.054, either side: nine samples of 1000 requests
@@ -50,6 +51,7 @@ python3 "$(dirname "$0")/../lib/tandem_eval.py" --kmond "$KMOND" \
 	--combos "$combos" --batch $batch --rate $rate --interval $interval \
 	--kmond-prio $prio \
 	--samples $samples --seed 17 --client-side --window $((2 * interval)) \
+	--slide $((rate * interval * 3 / 2)) \
 	--max-busy-err 0.02 --max-mae $mae --max-dist $dist \
 	--max-refused 0.12 --require-sequence --max-overhead 0.01
 rc=$?

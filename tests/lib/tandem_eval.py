@@ -103,6 +103,8 @@ def write_config(a, combos, base, cfg, out):
             f.write("  - { name: callers, match: { comm: tandem-caller } }\n")
         f.write("collectors:\n  tcp:\n    requests: none\n    occupancy:\n")
         window = f", window: {a.window}s" if a.window else ""
+        if a.slide:
+            window += f", slide: {a.slide}"
         for i in range(len(combos)):
             f.write(f"      - {{ service: front-{i}, tiers: 2{window} }}\n")
             if a.client_side:
@@ -124,6 +126,8 @@ def start_tiers(a, combos, base, procs):
             [a.tandem, "tier1", "--port", str(p1), "--next", str(p2),
              "--mean-us", str(r1 / a.rate * 1e6),
              "--seed", str(a.seed * 1000 + 2 * i + 1),
+             "--threads", str(int(a.front_threads)), "--dist", a.dist,
+             "--handoff-us", str(a.handoff_us),
              "--spans", os.path.join(a.work, f"t1-{i}.spans")]))
         wait_listening(p1)
 
@@ -161,7 +165,9 @@ def run_batch(a, combos, base, log):
         clients = [subprocess.Popen(
             [caller, "client", "--port", str(base + 2 * i), "--rate",
              str(a.rate), "--count", str(count), "--seed",
-             str(a.seed * 1000 + 500 + i)], stdout=subprocess.PIPE)
+             str(a.seed * 1000 + 500 + i),
+             "--per-request", str(int(a.per_request))],
+            stdout=subprocess.PIPE)
             for i in range(len(combos))]
         procs += clients
         for c in clients:
@@ -206,6 +212,9 @@ def score_batch(a, combos, base, recs, offset, log):
                                 "real": real})
                 log.write(json.dumps({"combo": [r1, r2], "side": side,
                                       "real": real, "rho": r["rho"],
+                                      "rho_lo": r.get("rho_lo"),
+                                      "rho_hi": r.get("rho_hi"),
+                                      "ts": r["ts"],
                                       "fit": r["fit"],
                                       "samples": r["samples"]}) + "\n")
         loads = [r for r in recs if r["kind"] == "load" and
@@ -220,6 +229,9 @@ def score_batch(a, combos, base, recs, offset, log):
     for r in recs:
         if r["kind"] == "occupancy" and r["scope"] == "window":
             results.append({"window": r})
+        if r["kind"] == "occupancy" and r["scope"] == "sliding":
+            i = int(r["service"].split("-")[1])
+            results.append({"sliding": r, "combo": combos[i]})
     stats = [r for r in recs if r["kind"] == "stats"]
     if stats:
         tcp = stats[-1]["collectors"]["tcp"]
@@ -237,6 +249,44 @@ def errors(rho, truth):
 def mean_sd(v):
     m = sum(v) / len(v)
     return m, math.sqrt(max(0, sum(x * x for x in v) / len(v) - m * m))
+
+
+def covers(x):
+    """Whether each tier's interval holds its realized utilization (the
+    tier's own busy clock), sorted as rho: (high, low), or None."""
+    r = x["rec"]
+    if not r.get("rho_lo") or not r.get("rho_hi"):
+        return None
+    truth = sorted(x["real"], reverse=True)
+    return tuple(lo <= t <= hi for lo, hi, t in
+                 zip(r["rho_lo"], r["rho_hi"], truth))
+
+
+def coverage(ok):
+    cov = [c for c in (covers(x) for x in ok) if c is not None]
+    if not cov:
+        return "credible intervals: none"
+    return (f"credible intervals in {len(cov)} of {len(ok)} estimates: "
+            f"holding the realized utilization high "
+            f"{sum(c[0] for c in cov) / len(cov):.3f}, low "
+            f"{sum(c[1] for c in cov) / len(cov):.3f}")
+
+
+def dishonest(est, within):
+    """The estimates that hold, off the realized utilization by more
+    than `within` on a tier, whose interval does not hold it there."""
+    bad = []
+    for x in est:
+        r = x["rec"]
+        if not r["fit"]["holds"]:
+            continue
+        truth = sorted(x["real"], reverse=True)
+        c = covers(x) or (False, False)
+        for i, t in enumerate(truth):
+            if abs(r["rho"][i] - t) > within and not c[i]:
+                bad.append(x)
+                break
+    return bad
 
 
 def table(est, a, what):
@@ -273,6 +323,7 @@ def table(est, a, what):
           f"the configured: {sum(e[0] for e in floor) / len(ok):.4f}, "
           f"{sum(e[1] for e in floor) / len(ok):.4f}; "
           f"{sum(e[2] for e in floor) / len(ok):.4f})")
+    print(f"  {coverage(ok)}")
     print(f"  refused {len(refused)} of {len(est)}; refined by the sequence "
           f"{len(seq)}, by the sums given n {len(given)}; estimator cpu "
           f"{sum(cpu) / len(cpu) / 1e6:.2f} ms per interval "
@@ -374,10 +425,28 @@ def report(results, a):
     for side, what in sides:
         est = [x for x in results if x.get("side") == side]
         got = table(est, a, what)
+        if got is None and a.honest is not None and est:
+            # none holds: honest, if each says why
+            print(f"  honest: none of {len(est)} estimates holds: "
+                  f"{sorted(set(x['rec']['fit']['why'] for x in est))}")
+            continue
         if got is None:
             rc = 1
             continue
         mae0, mae1, mean, refused, unrefined = got
+        if a.honest is not None:
+            bad = dishonest(est, a.honest)
+            for x in bad:
+                print(f"FAIL: {side}: holds, off by more than {a.honest} "
+                      f"outside its interval: realized {x['real']}, rho "
+                      f"{x['rec']['rho']}, {x['rec']['rho_lo']} to "
+                      f"{x['rec']['rho_hi']}", file=sys.stderr)
+            rc |= bool(bad)
+            held = len(est) - refused
+            print(f"  honest: {held} of {len(est)} estimates hold, "
+                  f"{len(bad)} of them wrong by more than {a.honest} "
+                  f"outside their interval; the others say why not: "
+                  f"{sorted(set(x['rec']['fit']['why'] for x in est if not x['rec']['fit']['holds']))}")
         if a.require_sequence and a.steps_whole and unrefined:
             print(f"FAIL: {side}: {unrefined} fits not refined by the "
                   f"sequence of arrivals and departures", file=sys.stderr)
@@ -397,6 +466,26 @@ def report(results, a):
             rc = 1
         if refused > a.max_refused * len(est):
             print(f"FAIL: {side}: {refused} of {len(est)} samples refused",
+                  file=sys.stderr)
+            rc = 1
+    sliding = [x for x in results if "sliding" in x]
+    if a.slide:
+        ok = [x for x in sliding if x["sliding"]["rho"] is not None]
+        short = [x for x in sliding if x["sliding"]["samples"] < a.slide]
+        seq = [x for x in ok if x["sliding"]["fit"].get("sequence")]
+        print(f"sliding windows of {a.slide} requests: {len(sliding)}, "
+              f"{len(ok)} hold, refined by the sequence {len(seq)}")
+        if ok:
+            e = [errors(x["sliding"]["rho"], x["combo"]) for x in ok]
+            print(f"  against the configured utilizations: MAE high "
+                  f"{sum(x[0] for x in e) / len(e):.4f}, low "
+                  f"{sum(x[1] for x in e) / len(e):.4f}")
+        if not sliding or short:
+            print(f"FAIL: no sliding window, or {len(short)} of fewer "
+                  f"than {a.slide} requests", file=sys.stderr)
+            rc = 1
+        if a.require_sequence and a.steps_whole and len(seq) < len(ok):
+            print("FAIL: sliding windows not refined by the sequence",
                   file=sys.stderr)
             rc = 1
     windows = [x["window"] for x in results if "window" in x]
@@ -429,8 +518,24 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--window", type=int,
                     help="the fronts' targets also over windows of this many s")
+    ap.add_argument("--slide", type=int,
+                    help="the fronts' targets also over sliding windows "
+                    "of this many requests")
     ap.add_argument("--client-side", action="store_true",
                     help="the fronts' endpoints are targets of their callers")
+    ap.add_argument("--front-threads", action="store_true",
+                    help="tier 1 a thread-per-connection front (tandem.c)")
+    ap.add_argument("--handoff-us", type=float, default=0,
+                    help="with --front-threads: a random hand-off delay "
+                    "(exponential, of this mean) after tier 1's service")
+    ap.add_argument("--dist", default="exponential",
+                    help="the tiers' service times: exponential, fixed or "
+                    "lognormal (tandem.c)")
+    ap.add_argument("--per-request", action="store_true",
+                    help="the clients open a connection per request")
+    ap.add_argument("--honest", type=float,
+                    help="every estimate that holds is within this of each "
+                    "tier's realized utilization, or its interval holds it")
     ap.add_argument("--max-mae", type=float)
     ap.add_argument("--max-mae-low", type=float)
     ap.add_argument("--max-dist", type=float)

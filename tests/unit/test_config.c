@@ -515,16 +515,18 @@ static void test_occupancy(void)
 			  "  - name: db\n    match: { port: 5432 }\n";
 	char text[1024];
 
-	snprintf(text, sizeof(text),
-		 "%scollectors:\n  tcp:\n    occupancy:\n"
-		 "      - { service: api }\n"
-		 "      - { service: db, tiers: 3, window: 10s }\n",
-		 svc);
+	snprintf(
+		text, sizeof(text),
+		"%scollectors:\n  tcp:\n    occupancy:\n"
+		"      - { service: api }\n"
+		"      - { service: db, tiers: 3, window: 10s, slide: 8000 }\n",
+		svc);
 	CHECK_STR(parse(text, &cfg), "ok");
 	CHECK(cfg.tcp.sw.enabled && cfg.tcp.noccupancy == 2);
 	CHECK_STR(cfg.tcp.occupancy[0].service, "api");
 	CHECK(cfg.tcp.occupancy[0].tiers == 2 &&
-	      !cfg.tcp.occupancy[0].window_ns);
+	      !cfg.tcp.occupancy[0].window_ns && !cfg.tcp.occupancy[0].slide);
+	CHECK(cfg.tcp.occupancy[1].slide == 8000);
 	CHECK_STR(cfg.tcp.occupancy[1].service, "db");
 	CHECK(cfg.tcp.occupancy[1].tiers == 3);
 	CHECK(cfg.tcp.occupancy[1].window_ns == 10000000000ULL);
@@ -547,6 +549,12 @@ static void test_occupancy(void)
 		 svc);
 	CHECK_STR(parse(text, NULL),
 		  "t.yaml:7:46: occupancy.tiers: 0 is out of range (1 to 4)");
+	snprintf(text, sizeof(text),
+		 "%scollectors:\n  tcp: { occupancy: [ { service: api, "
+		 "slide: 100 } ] }\n",
+		 svc);
+	CHECK_STR(parse(text, NULL), "t.yaml:7:46: occupancy.slide: 100 is "
+				     "out of range (200 to 16384)");
 	snprintf(text, sizeof(text),
 		 "%scollectors:\n  tcp: { occupancy: [ { tiers: 2 } ] }\n",
 		 svc);

@@ -18,6 +18,8 @@
 #include "lib/histogram.h"
 #include "collectors/tcp/occupancy_fit.h"
 #include "collectors/tcp/occupancy_given_n.h"
+#include "collectors/tcp/occupancy_interval.h"
+#include "collectors/tcp/occupancy_order.h"
 #include "collectors/tcp/occupancy_sequence.h"
 
 static uint64_t rng_state;
@@ -114,6 +116,65 @@ static void test_given_split(void)
 static void add_ns(uint64_t *b, double ns)
 {
 	b[hist_bucket((uint64_t)llround(ns))]++;
+}
+
+/* The interval of a mixture against the normal's own quantiles, and its
+ * cut at rho 1 (a law half above 1 has its interval below). */
+static void test_mixture(void)
+{
+	struct occ_mixture m = { 0 };
+	double lo, hi, z = 1.6448536269514722; /* the normal's 95% point */
+
+	CHECK(occ__mixture_interval(&m, 0.9, &lo, &hi) == -1);
+	occ__mixture_add(&m, 3, log(0.5), 0.1);
+	CHECK(occ__mixture_interval(&m, 0.9, &lo, &hi) == 0);
+	CHECK(near(lo, 0.5 * exp(-z * 0.1), 1e-5));
+	CHECK(near(hi, 0.5 * exp(z * 0.1), 1e-5));
+	/* two equal halves far apart: the 5% point within the lower */
+	occ__mixture_add(&m, 3, log(0.1), 0.1);
+	CHECK(occ__mixture_interval(&m, 0.9, &lo, &hi) == 0);
+	CHECK(lo < 0.1 && hi > 0.5);
+	memset(&m, 0, sizeof(m));
+	occ__mixture_add(&m, 1, 0, 0.1); /* half of it at rho > 1 */
+	CHECK(occ__mixture_interval(&m, 0.9, &lo, &hi) == 0);
+	/* Phi^-1(0.475) and Phi^-1(0.025): the 5% and 95% of what is below */
+	CHECK(near(hi, exp(-0.1 * 0.0627067779432), 1e-5));
+	CHECK(near(lo, exp(-0.1 * 1.9599639845400538), 1e-5));
+}
+
+/* The bare services (requests that found none inside) against the law
+ * of S1 + S2 at the fit's rates: exponential ones pass, fixed and
+ * lognormal ones (a CV of 1.31) do not; a fixed delay is taken off. */
+static void test_bare(void)
+{
+	static uint64_t b[HIST_BUCKETS];
+	struct occ_fit f = { .ok = 1, .tiers = 2, .lambda = 100 };
+	int n, kind;
+
+	/* mu 500 and 200 per second */
+	f.rate[0] = 100;
+	f.rate[1] = 400;
+	rng_state = 5;
+	for (kind = 0; kind < 4; kind++) {
+		memset(b, 0, sizeof(b));
+		f.ok = 1;
+		f.delay_ns = kind == 3 ? 250000 : 0;
+		for (n = 0; n < 300; n++) {
+			double t = rng_exp(500 / 1e9) + rng_exp(200 / 1e9);
+
+			if (kind == 1)
+				t = 1e9 / 500 + 1e9 / 200;
+			if (kind == 2)
+				t = 7e6 * exp(1.0 * rng_normal() - 0.5);
+			add_ns(b, t + (double)f.delay_ns);
+		}
+		n = occ__check_bare(b, &f);
+		CHECK(n == (kind == 1 || kind == 2 ? -1 : 0));
+		CHECK(f.bare_samples == 300 && f.bare_ks >= 0);
+		if (kind == 1 || kind == 2)
+			CHECK(f.why &&
+			      !strcmp(f.why, "service times not exponential"));
+	}
 }
 
 /* Independent hypoexponential samples: the rates come back. */
@@ -326,6 +387,51 @@ static void test_sequence(void)
 	CHECK(occ__refine_sequence(st, OCC_MIN_SAMPLES, &f) == -1);
 }
 
+/* Requests leaving in order pair exactly, across intervals (those in
+ * progress at an interval's end carried to the next); requests that
+ * overtake pair to a smaller sum of squares; steps left out make the
+ * pairing unknown until an interval is whole again. */
+static void test_order(void)
+{
+	/* arrivals at 0, 10, 20 ms; FIFO ends at 30, 35, 50 ms; the cut
+	 * between two intervals at 32 ms */
+	struct occ_step fifo[] = {
+		{ 0, 1, 1 },	     { 10000000, 2, 1 },  { 20000000, 3, 1 },
+		{ 30000000, 2, -1 }, { 35000000, 1, -1 }, { 50000000, 0, -1 },
+	};
+	/* the second request (10 ms) leaves first, at 15 ms */
+	struct occ_step over[] = {
+		{ 0, 1, 1 },
+		{ 10000000, 2, 1 },
+		{ 15000000, 1, -1 },
+		{ 30000000, 0, -1 },
+	};
+	struct occ_order o = { .known = true };
+	double sq, want;
+
+	CHECK(occ_order__pair(&o, fifo, 4, true, 0, &sq) == 1);
+	CHECK(near(sq, 0.03 * 0.03, 1e-12));
+	CHECK(o.n == 2 && o.known);
+	CHECK(occ_order__pair(&o, fifo + 4, 2, true, 0, &sq) == 2);
+	CHECK(near(sq, 0.025 * 0.025 + 0.03 * 0.03, 1e-12));
+	CHECK(o.n == 0);
+	/* the kernel's sum: 0.005^2 + 0.03^2; paired in order: 0.015^2 +
+	 * 0.02^2, less by the overtaking */
+	CHECK(occ_order__pair(&o, over, 4, true, 0, &sq) == 2);
+	want = 0.015 * 0.015 + 0.02 * 0.02;
+	CHECK(near(sq, want, 1e-12) && sq < 0.005 * 0.005 + 0.03 * 0.03);
+	/* lost steps: unknown, then from a whole interval known again */
+	CHECK(occ_order__pair(&o, fifo, 4, false, 0, &sq) == -1);
+	CHECK(occ_order__pair(&o, fifo, 4, true, 0, &sq) == -1);
+	CHECK(o.known && o.n == 2);
+	CHECK(occ_order__pair(&o, fifo + 4, 2, true, 0, &sq) == 2);
+	/* the kernel's rounding: ns >> 10 */
+	o = (struct occ_order){ .known = true };
+	CHECK(occ_order__pair(&o, over, 4, true, 10, &sq) == 2);
+	CHECK(near(sq, want, 1e-7)); /* 1 us a request */
+	occ_order__free(&o);
+}
+
 /* --- the protocol on a simulated tandem --- */
 
 #define WINDOW 2000
@@ -348,6 +454,10 @@ struct cell {
 	 * the configured one */
 	double real_err[2], real_dist, floor_err[2], floor_dist;
 	int windows, refused;
+	/* the credible intervals: given, and holding the truth, per tier;
+	 * their widths summed */
+	int intervals, covered[2];
+	double width[2];
 };
 
 struct grid {
@@ -392,6 +502,22 @@ static void add_error(double *err, double *dist, double *dist2,
 	*dist += sqrt(e0 * e0 + e1 * e1);
 	if (dist2)
 		*dist2 += e0 * e0 + e1 * e1;
+}
+
+/* Whether f's credible intervals hold the sorted truth a, b. */
+static void add_coverage(struct cell *c, const struct occ_fit *f, double a,
+			 double b)
+{
+	double truth[2] = { fmax(a, b), fmin(a, b) };
+
+	if (!f->interval)
+		return;
+	c->intervals++;
+	for (int i = 0; i < 2; i++) {
+		c->covered[i] += f->rho_lo[i] <= truth[i] &&
+				 truth[i] <= f->rho_hi[i];
+		c->width[i] += f->rho_hi[i] - f->rho_lo[i];
+	}
 }
 
 /* One utilization pair: a tandem of two FIFO single servers fed by
@@ -475,6 +601,8 @@ static void run_pair(int i1, int i2, int samples, enum way way, struct grid *g)
 			occ__refine_given_n(&gn, &f);
 		if (way == SEQUENCE || way == DELAYED)
 			occ__refine_sequence(st, k, &f);
+		if (way == SEQUENCE || way == DELAYED)
+			occ__check_bare(gn.empty, &f);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 		g->cpu_ns += (t1.tv_sec - t0.tv_sec) * 1e9 +
 			     (t1.tv_nsec - t0.tv_nsec);
@@ -493,6 +621,7 @@ static void run_pair(int i1, int i2, int samples, enum way way, struct grid *g)
 			continue;
 		}
 		add_error(c->err, &c->dist, &c->dist2, f.rho, rho1, rho2);
+		add_coverage(c, &f, rho1, rho2);
 		add_error(c->real_err, &c->real_dist, NULL, f.rho, u[0], u[1]);
 		add_error(c->floor_err, &c->floor_dist, NULL, u, rho1, rho2);
 	}
@@ -500,10 +629,13 @@ static void run_pair(int i1, int i2, int samples, enum way way, struct grid *g)
 
 static void cell_add(struct cell *to, const struct cell *c)
 {
+	to->intervals += c->intervals;
 	for (int i = 0; i < 2; i++) {
 		to->err[i] += c->err[i];
 		to->real_err[i] += c->real_err[i];
 		to->floor_err[i] += c->floor_err[i];
+		to->covered[i] += c->covered[i];
+		to->width[i] += c->width[i];
 	}
 	to->dist += c->dist;
 	to->dist2 += c->dist2;
@@ -514,6 +646,29 @@ static void cell_add(struct cell *to, const struct cell *c)
 }
 
 static const char *range_name[] = { "0.1-0.3", "0.4-0.6", "0.7-0.9" };
+
+/* The credible intervals' coverage, overall and by range of rho: how
+ * often each tier's holds the truth, and its mean width. */
+static void print_coverage(const struct cell *sum, struct cell byrange[3][3])
+{
+	printf("  credible intervals (%.0f%%) in %d of %d windows: holding "
+	       "the truth high %.3f, low %.3f; width high %.3f, low %.3f\n",
+	       OCC_LEVEL * 100, sum->intervals, sum->windows,
+	       (double)sum->covered[0] / sum->intervals,
+	       (double)sum->covered[1] / sum->intervals,
+	       sum->width[0] / sum->intervals, sum->width[1] / sum->intervals);
+	printf("  rho1     rho2     cover-high cover-low width-high width-low\n");
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++) {
+			const struct cell *r = &byrange[i][j];
+			double n = r->intervals ? r->intervals : 1;
+
+			printf("  %-8s %-8s %.3f      %.3f     %.3f      %.3f\n",
+			       range_name[i], range_name[j], r->covered[0] / n,
+			       r->covered[1] / n, r->width[0] / n,
+			       r->width[1] / n);
+		}
+}
 
 /* The protocol's figures: MAE per sorted layer and the Euclidean distance
  * of the sorted pairs, over all 81 pairs and by range of rho1 x rho2,
@@ -572,10 +727,24 @@ static void grid(const char *what, enum way way, int samples, double mae_high,
 			       r->windows);
 			worst = fmax(worst, m);
 		}
+	if (sum.intervals)
+		print_coverage(&sum, byrange);
 	CHECK(mae0 <= mae_high);
 	CHECK(mae1 <= mae_low);
 	CHECK(mean <= dist);
 	CHECK(worst <= worst_dist);
+	/* Where the sequence refines the fit, every estimate has its
+	 * credible interval, and they are calibrated: each tier's holds the
+	 * truth in 85% to 95% of the windows (at OCC_LEVEL 0.9) */
+	if (way == SEQUENCE || way == DELAYED) {
+		CHECK(sum.intervals == sum.windows - sum.refused);
+		for (i = 0; i < 2; i++) {
+			double cover = (double)sum.covered[i] / sum.intervals;
+
+			CHECK(cover >= OCC_LEVEL - 0.05 &&
+			      cover <= OCC_LEVEL + 0.05);
+		}
+	}
 	/* a true tandem is refused rarely: under 1% of its windows */
 	CHECK(sum.refused * 100 <= sum.windows);
 	/* a delay is found where there is one (the quieter windows), near
@@ -600,10 +769,13 @@ static int env_int(const char *name, int def)
 int main(void)
 {
 	test_survival();
+	test_mixture();
+	test_bare();
 	test_recover();
 	test_refuse();
 	test_given_split();
 	test_sequence();
+	test_order();
 	/* The estimator on the model's own law: issue 17's targets (0.03
 	 * per layer, 0.05 mean distance) hold. */
 	grid("independent response times", IID, env_int("OCC_SAMPLES", 10),

@@ -660,7 +660,7 @@ static int occupancy_endpoint(struct parser *p, yaml_node_t *v,
 }
 
 /* occupancy: [ { service: NAME | endpoint: ADDR:PORT, tiers: N,
- * window: DURATION } ] */
+ * window: DURATION, slide: REQUESTS } ] */
 static int occupancy_pair(struct parser *p, const char *key, yaml_node_t *k,
 			  yaml_node_t *v, void *arg)
 {
@@ -681,6 +681,14 @@ static int occupancy_pair(struct parser *p, const char *key, yaml_node_t *k,
 	if (strcmp(key, "window") == 0)
 		return get_duration(p, v, "occupancy.window", MIN_INTERVAL_NS,
 				    24 * 3600 * NS_PER_SEC, &t->window_ns);
+	/* at least a fit's samples; at most what its steps may hold */
+	if (strcmp(key, "slide") == 0) {
+		if (get_uint(p, v, "occupancy.slide", CONFIG_MIN_SLIDE,
+			     CONFIG_MAX_SLIDE, &n))
+			return -1;
+		t->slide = (uint32_t)n;
+		return 0;
+	}
 	return unknown_key(p, k, "occupancy");
 }
 

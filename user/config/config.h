@@ -113,6 +113,9 @@ enum tcp_requests_cfg {
 #define CONFIG_MAX_OCC_TARGETS \
 	64 /* TCP_MAX_TARGETS: a slot each in the kernel */
 #define CONFIG_MAX_TIERS 4 /* OCC_MAX_TIERS */
+/* occupancy.slide: OCC_MIN_SAMPLES, and a sequence of 32768 steps */
+#define CONFIG_MIN_SLIDE 200
+#define CONFIG_MAX_SLIDE 16384
 
 /* collectors.tcp.occupancy: a service (its server side), or an endpoint
  * monitored callers call (its client side), whose tiers are estimated
@@ -124,6 +127,7 @@ struct occupancy_target_cfg {
 	uint16_t port, family; /* AF_INET, AF_INET6; 0 for a service */
 	uint32_t tiers;
 	uint64_t window_ns; /* 0: per interval only */
+	uint32_t slide; /* requests of a sliding window, 0: none */
 	size_t line, col; /* where the file gives it (0-based) */
 };
 
