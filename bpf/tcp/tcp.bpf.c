@@ -192,58 +192,82 @@ static __always_inline bool listener_unmonitored(const struct sock *sk,
 	       *v == (TCP_LISTEN_UNMONITORED | config_gen());
 }
 
-/* A new state's bytes before its fields are set: too large for the
- * stack. Never written. */
-struct tcp_conn conn_zero;
+/* A new state is built here, whole, before it is stored: one the
+ * socket's close or a reset on another CPU could find half made would be
+ * dropped under the program still filling it. Too large for the stack; a
+ * slot per program nested on the CPU (one in a process, one in the
+ * softirq that interrupts it). */
+#define CONN_NEST 2
 
-static __always_inline void conn_init(struct tcp_conn *c, __u8 role, __u32 tgid,
-				      __u32 svc)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CONN_NEST);
+	__type(key, __u32);
+	__type(value, struct tcp_conn);
+} conn_build SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} conn_build_depth SEC(".maps");
+
+/* A zeroed state with its owner's fields, in this nesting level's slot;
+ * NULL when the levels are taken. conn_built() gives the slot back. */
+static __always_inline struct tcp_conn *conn_building(__u64 *depth, __u8 role,
+						      __u32 tgid, __u32 svc)
 {
+	struct tcp_conn *c;
+	__u32 level;
+
+	level = __sync_fetch_and_add(depth, 1);
+	c = bpf_map_lookup_elem(&conn_build, &level);
+	if (!c)
+		return NULL;
+	__builtin_memset(c, 0, sizeof(*c));
 	c->role = role;
 	c->pid = tgid;
 	c->svc = svc;
 	c->gen = config_gen();
 	c->proto_state = proto_capture ? PROTO_CAPTURING : PROTO_OFF;
+	return c;
 }
 
-/* A socket's state, made unless it has one (which then wins: only the
- * one that made it sets its fields). */
+/* A socket's state, made unless it has one (which then wins). */
 static __always_inline struct tcp_conn *
 new_conn(const struct sock *sk, bool trusted, __u8 role, __u32 tgid, __u32 svc)
 {
-	struct tcp_conn *cp;
+	__u32 zero = 0;
+	__u64 *depth = bpf_map_lookup_elem(&conn_build_depth, &zero);
+	struct tcp_conn *c, *cp = NULL;
 	__u64 skp = (__u64)sk;
-	long err;
+	long err = 0;
 
+	if (!depth)
+		return NULL;
+	c = conn_building(depth, role, tgid, svc);
+	if (c && in_socket(trusted))
+		cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, c,
+					BPF_SK_STORAGE_GET_F_CREATE);
+	else if (c)
+		err = bpf_map_update_elem(&conns, &skp, c, BPF_NOEXIST);
+	__sync_fetch_and_add(depth, -1);
 	if (in_socket(trusted)) {
-		cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, 0, 0);
-		if (!cp) {
-			cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk,
-						&conn_zero,
-						BPF_SK_STORAGE_GET_F_CREATE);
-			if (cp)
-				conn_init(cp, role, tgid, svc);
-		}
 		/* NULL too when another CPU made it first: use theirs. */
 		if (!cp)
 			cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk,
 						0, 0);
-		if (!cp) {
+	} else {
+		if (!c || (err && err != -EEXIST)) /* full */
 			stat_inc(&tcp_stats, TCP_CONNS_FULL);
-			return NULL;
-		}
-		proto_count(cp);
-		count_once(&cp->followed_counted, &followed);
-		return cp;
+		cp = bpf_map_lookup_elem(&conns, &skp);
 	}
-	err = bpf_map_update_elem(&conns, &skp, &conn_zero, BPF_NOEXIST);
-	if (err && err != -EEXIST) /* full */
-		stat_inc(&tcp_stats, TCP_CONNS_FULL);
-	cp = bpf_map_lookup_elem(&conns, &skp);
-	if (!cp)
+	if (!cp) {
+		if (in_socket(trusted))
+			stat_inc(&tcp_stats, TCP_CONNS_FULL);
 		return NULL;
-	if (!err)
-		conn_init(cp, role, tgid, svc);
+	}
 	proto_count(cp);
 	count_once(&cp->followed_counted, &followed);
 	return cp;

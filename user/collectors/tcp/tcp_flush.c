@@ -10,7 +10,6 @@
 #include "collectors/tcp/tcp_flush.h"
 #include "lib/clock.h"
 #include "lib/log.h"
-#include "bpf/tcp/tcp.h" /* the skeleton's conn_zero */
 #include "tcp.skel.h"
 
 bool tcp_flush__select(struct tcp_bpf *skel, const struct hook *hook,
