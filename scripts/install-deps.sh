@@ -10,8 +10,8 @@
 #     bench  that and what bench/peers.sh compares kmond with
 #     image  what `make image` needs (podman, mmdebstrap)
 #     arm64  what `make ARCH=arm64` needs: the build's host tools, Debian's
-#            aarch64 cross compiler and the arm64 libraries (this set alone
-#            adds the arm64 architecture to dpkg)
+#            aarch64 cross compiler and the arm64 libraries, and qemu for
+#            an arm64 guest (this set alone adds the arm64 architecture)
 #   --if-missing   do nothing when every tool and header is already there;
 #                  as a user, name what is missing and install nothing
 set -euo pipefail
@@ -50,7 +50,9 @@ image_packages=(podman runc mmdebstrap)
 # make ARCH=arm64: the cross compiler and the build set's libraries for
 # arm64 (multiarch: their headers land in /usr/include/aarch64-linux-gnu,
 # where aarch64-linux-gnu-gcc looks). clang, bpftool and scdoc run on the host.
+# tests/vm/kernel.sh 6.1-arm64 boots under qemu-system-aarch64.
 arm64_packages=(
+	qemu-system-arm
 	make clang llvm bpftool scdoc gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 librdkafka-dev:arm64
 	libyaml-dev:arm64 libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64
@@ -130,8 +132,8 @@ have_vm() {
 }
 
 have_arm64() {
-	have_tools clang llvm-strip bpftool make scdoc aarch64-linux-gnu-gcc ||
-		return 1
+	have_tools clang llvm-strip bpftool make scdoc aarch64-linux-gnu-gcc \
+		qemu-system-aarch64 || return 1
 	local header ret=0
 	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka.h yaml.h \
 		microhttpd.h curl/curl.h asm/unistd.h; do
