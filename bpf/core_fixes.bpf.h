@@ -26,19 +26,61 @@ static __always_inline __u32 skb_drop_reason_not_specified(void)
 /* Kernel 6.11 (commit c53795d48ee8 "net: add rx_sk to trace_kfree_skb")
  * passes the receiving socket as a fourth kfree_skb argument; before it,
  * only skb->sk (NULL for most received packets) names a socket. The
- * tp_btf program must not read an argument the kernel does not pass. */
+ * tp_btf program must not read an argument the kernel does not pass.
+ * The field is named through a flavor so the programs also build on an
+ * older vmlinux.h (vmlinux/arm64 is 6.1's); the layout is 6.11's. */
+struct trace_event_raw_kfree_skb___6_11 {
+	struct trace_entry ent;
+	void *skbaddr;
+	void *location;
+	void *rx_sk;
+} __attribute__((preserve_access_index));
+
 static __always_inline bool kfree_skb_has_rx_sk(void)
 {
-	return bpf_core_field_exists(struct trace_event_raw_kfree_skb, rx_sk);
+	return bpf_core_field_exists(struct trace_event_raw_kfree_skb___6_11,
+				     rx_sk);
 }
 
 static __always_inline struct sock *
 kfree_skb_rx_sk_of(struct trace_event_raw_kfree_skb *ctx)
 {
-	if (bpf_core_field_exists(ctx->rx_sk))
-		return ctx->rx_sk;
+	struct trace_event_raw_kfree_skb___6_11 *new = (void *)ctx;
+
+	if (bpf_core_field_exists(new->rx_sk))
+		return new->rx_sk;
 	return NULL;
 }
+
+/* Kernel 6.4 (the iter_iov() series, "iov_iter: rename iov to __iov")
+ * renamed iov_iter's iov to __iov. Named through a flavor, as above, so
+ * the programs build on 6.1's vmlinux.h too; a kernel without __iov
+ * fails this relocation exactly as it did before the flavor. */
+struct iov_iter___6_4 {
+	u8 iter_type;
+	bool nofault;
+	bool data_source;
+	size_t iov_offset;
+	const struct iovec *__iov;
+} __attribute__((preserve_access_index));
+
+static __always_inline const struct iovec *
+iov_iter_first_iovec(const struct iov_iter *it)
+{
+	return ((const struct iov_iter___6_4 *)it)->__iov;
+}
+
+/* Kernel 6.3 added the sock:sock_{send,recv}_length tracepoints, so
+ * 6.1's vmlinux.h lacks their record; its layout, as 6.3 defines it. */
+struct trace_event_raw_sock_msg_length___6_3 {
+	struct trace_entry ent;
+	void *sk;
+	__u16 family;
+	__u16 protocol;
+	int ret;
+	int flags;
+	char __data[0];
+} __attribute__((preserve_access_index));
 
 /* Kernel 5.14 (commit 2f064a59a11f "sched: Change task_struct::state")
  * renamed task_struct's `state` (long) to `__state` (unsigned int). */

@@ -9,6 +9,9 @@
 #            (tests/vm/), and nothing plain make needs
 #     bench  that and what bench/peers.sh compares kmond with
 #     image  what `make image` needs (podman, mmdebstrap)
+#     arm64  what `make ARCH=arm64` needs: the build's host tools, Debian's
+#            aarch64 cross compiler and the arm64 libraries, and qemu for
+#            an arm64 guest (this set alone adds the arm64 architecture)
 #   --if-missing   do nothing when every tool and header is already there;
 #                  as a user, name what is missing and install nothing
 set -euo pipefail
@@ -44,6 +47,17 @@ fuzz_packages=(clang libclang-rt-14-dev)
 vm_packages=(qemu-system-x86 busybox-static kmod e2fsprogs xz-utils zstd binutils)
 # make image: podman builds the Containerfile on a base mmdebstrap makes.
 image_packages=(podman runc mmdebstrap)
+# make ARCH=arm64: the cross compiler and the build set's libraries for
+# arm64 (multiarch: their headers land in /usr/include/aarch64-linux-gnu,
+# where aarch64-linux-gnu-gcc looks). clang, bpftool and scdoc run on the host.
+# tests/vm/kernel.sh 6.1-arm64 boots under qemu-system-aarch64.
+arm64_packages=(
+	qemu-system-arm
+	make clang llvm bpftool scdoc gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 librdkafka-dev:arm64
+	libyaml-dev:arm64 libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64
+	linux-libc-dev:arm64
+)
 # bench/peers.sh: the tools an operator would use instead of kmond.
 bench_packages=(libbpf-tools bpftrace nginx wrk)
 
@@ -117,6 +131,22 @@ have_vm() {
 	[ -x /bin/busybox ] && ! readelf -l /bin/busybox | grep -q INTERP
 }
 
+have_arm64() {
+	have_tools clang llvm-strip bpftool make scdoc aarch64-linux-gnu-gcc \
+		qemu-system-aarch64 || return 1
+	local header ret=0
+	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka.h yaml.h \
+		microhttpd.h curl/curl.h asm/unistd.h; do
+		[ -e "/usr/include/$header" ] ||
+			[ -e "/usr/include/aarch64-linux-gnu/$header" ] ||
+			{ missing+=("$header:arm64"); ret=1; }
+	done
+	# libbpf-dev's headers are arch-independent: the arm64 library proves it.
+	[ -e /usr/lib/aarch64-linux-gnu/libbpf.so ] ||
+		{ missing+=(libbpf-dev:arm64); ret=1; }
+	return $ret
+}
+
 have_image() {
 	have_tools podman runc mmdebstrap
 }
@@ -133,7 +163,8 @@ fuzz) packages=("${fuzz_packages[@]}") ;;
 vm) packages=("${vm_packages[@]}") ;;
 bench) packages=("${build_packages[@]}" "${bench_packages[@]}") ;;
 image) packages=("${image_packages[@]}") ;;
-*) echo "install-deps: unknown set '$set_name' (build, test, fuzz, vm, bench or image)" >&2; exit 2 ;;
+arm64) packages=("${arm64_packages[@]}") ;;
+*) echo "install-deps: unknown set '$set_name' (build, test, fuzz, vm, bench, image or arm64)" >&2; exit 2 ;;
 esac
 
 if [ $if_missing -eq 1 ] && "have_$set_name"; then
@@ -151,5 +182,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${packages[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Only the arm64 set needs a foreign architecture; the others never add one.
+if [ "$set_name" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null

@@ -6,6 +6,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
+#include "core_fixes.bpf.h"
 
 /* Where a send's first bytes are: its user buffer, or its first iovec
  * (*iov), holding *avail of its len bytes; NULL for a send from the
@@ -23,7 +24,7 @@ static __always_inline const void *send_base(const struct iov_iter *it,
 		base = it->ubuf;
 		*avail = len;
 	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
-		*iov = it->__iov;
+		*iov = iov_iter_first_iovec(it);
 		base = (*iov)->iov_base;
 		*avail = (*iov)->iov_len;
 	}

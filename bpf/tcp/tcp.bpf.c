@@ -1225,7 +1225,7 @@ int BPF_PROG(tcp_recv_btf, struct sock *sk, int ret, int flags)
 }
 
 SEC("tracepoint/sock/sock_recv_length")
-int tcp_recv_tp(struct trace_event_raw_sock_msg_length *ctx)
+int tcp_recv_tp(struct trace_event_raw_sock_msg_length___6_3 *ctx)
 {
 	return handle_recv(ctx->sk, ctx->ret, ctx->flags, false);
 }
@@ -1243,7 +1243,7 @@ int BPF_PROG(tcp_send_btf, struct sock *sk, int ret, int flags)
 }
 
 SEC("tracepoint/sock/sock_send_length")
-int tcp_send_tp(struct trace_event_raw_sock_msg_length *ctx)
+int tcp_send_tp(struct trace_event_raw_sock_msg_length___6_3 *ctx)
 {
 	return handle_send(ctx->sk, ctx->ret, false);
 }

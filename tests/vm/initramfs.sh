@@ -3,20 +3,22 @@
 # Builds the guest's initramfs: static busybox, the modules that mount the
 # host's root over 9p and the scratch disk, and loop devices (a test makes
 # disks of its own), in dependency order; and tests/vm/init.
-#   tests/vm/initramfs.sh KERNEL_ROOT VERSION OUT.gz
+#   tests/vm/initramfs.sh KERNEL_ROOT VERSION OUT.gz [BUSYBOX]
+# BUSYBOX is the guest architecture's static busybox (/bin/busybox).
 set -euo pipefail
 kroot=$1
 version=$2
 out=$3
+busybox=${4:-/bin/busybox}
 here=$(cd "$(dirname "$0")" && pwd)
 
 stage=$(mktemp -d /tmp/kmond-initramfs.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,dev,proc,sys,newroot,modules}
-cp /bin/busybox "$stage/bin/busybox"
+cp "$busybox" "$stage/bin/busybox"
 # a dynamic busybox would find no libc in the initramfs
 if readelf -l "$stage/bin/busybox" | grep -q INTERP; then
-	echo "initramfs.sh: /bin/busybox is not static (install busybox-static)" >&2
+	echo "initramfs.sh: $busybox is not static (install busybox-static)" >&2
 	exit 1
 fi
 ln -s busybox "$stage/bin/sh"

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Fetches one Debian kernel package and makes it bootable under qemu,
 # without installing anything into the host's /boot:
-#   tests/vm/kernel.sh NAME CACHE_DIR      NAME: 6.1, 6.1-rt or 6.12
+#   tests/vm/kernel.sh NAME CACHE_DIR      NAME: 6.1, 6.1-rt, 6.12 or 6.1-arm64
 # Leaves CACHE_DIR/NAME/{root/,vmlinux,version,initrd.gz} and prints that
-# directory. Done once per package version (a newer Debian kernel gets a
+# directory; an arm64 kernel also leaves arch (run.sh reads it) and the
+# arm64 busybox its initramfs holds. Done once per package version (a newer Debian kernel gets a
 # new tree), the initramfs again when tests/vm/init changes.
 set -euo pipefail
 name=$1
@@ -12,12 +13,15 @@ cache=$2
 here=$(cd "$(dirname "$0")" && pwd)
 
 # The meta package names the newest image of each series.
+arch=x86
 case "$name" in
 6.1) meta=linux-image-amd64 ;;
 6.1-rt) meta=linux-image-rt-amd64 ;;
 6.12) meta=linux-image-6.12-amd64 ;;
+# needs the arm64 architecture in dpkg (scripts/install-deps.sh arm64)
+6.1-arm64) meta=linux-image-arm64:arm64 arch=arm64 ;;
 *)
-	echo "kernel.sh: unknown kernel '$name' (6.1, 6.1-rt, 6.12)" >&2
+	echo "kernel.sh: unknown kernel '$name' (6.1, 6.1-rt, 6.12, 6.1-arm64)" >&2
 	exit 2
 	;;
 esac
@@ -30,7 +34,8 @@ pkg=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/ { pri
 dir=$(realpath -m "$cache/$name")
 mkdir -p "$dir"
 if [ "$(cat "$dir/package" 2>/dev/null)" != "$pkg" ]; then
-	rm -rf "$dir/root" "$dir"/*.deb "$dir/vmlinux" "$dir/initrd.gz" "$dir/package"
+	rm -rf "$dir/root" "$dir"/*.deb "$dir/vmlinux" "$dir/initrd.gz" "$dir/package" \
+		"$dir/arch" "$dir/busybox-root"
 	(cd "$dir" && apt-get download -q "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true)
 	deb=$(ls "$dir"/*.deb)
 	dpkg -x "$deb" "$dir/root"
@@ -38,27 +43,42 @@ if [ "$(cat "$dir/package" 2>/dev/null)" != "$pkg" ]; then
 	version=$(ls "$dir/root/lib/modules")
 	# The .deb ships no modules.dep.
 	depmod -b "$dir/root" "$version"
-	# Boot the uncompressed ELF (it has a PVH entry point): decompressing
-	# bzImage in the guest costs ~3 s under TCG. The payload is the xz
-	# (6.1) or zstd (6.12) stream inside vmlinuz: the first offset with a
-	# magic number that decompresses to an ELF.
-	vmlinuz=$dir/root/boot/vmlinuz-$version
-	for magic in 'xz \xfd7zXZ\x00' 'zstd \x28\xb5\x2f\xfd'; do
-		for off in $(LC_ALL=C grep -obUaP "${magic#* }" "$vmlinuz" | cut -d: -f1); do
-			tail -c +$((off + 1)) "$vmlinuz" | "${magic%% *}" -dcq >"$dir/vmlinux" 2>/dev/null || true
-			head -c4 "$dir/vmlinux" | grep -q ELF && break 2
+	if [ "$arch" = arm64 ]; then
+		# Debian's arm64 vmlinuz is already an uncompressed Image, which
+		# qemu's virt machine boots as it is.
+		cp "$dir/root/boot/vmlinuz-$version" "$dir/vmlinux"
+		# The initramfs's static busybox, for arm64: unpacked, never
+		# installed (it would replace the host's /bin/busybox).
+		(cd "$dir" && apt-get download -q busybox-static:arm64 2>&1 |
+			grep -v '^W: Download is performed unsandboxed' >&2 || true)
+		dpkg -x "$dir"/busybox-static_*.deb "$dir/busybox-root"
+		rm -f "$dir"/busybox-static_*.deb
+	else
+		# Boot the uncompressed ELF (it has a PVH entry point): decompressing
+		# bzImage in the guest costs ~3 s under TCG. The payload is the xz
+		# (6.1) or zstd (6.12) stream inside vmlinuz: the first offset with a
+		# magic number that decompresses to an ELF.
+		vmlinuz=$dir/root/boot/vmlinuz-$version
+		for magic in 'xz \xfd7zXZ\x00' 'zstd \x28\xb5\x2f\xfd'; do
+			for off in $(LC_ALL=C grep -obUaP "${magic#* }" "$vmlinuz" | cut -d: -f1); do
+				tail -c +$((off + 1)) "$vmlinuz" | "${magic%% *}" -dcq >"$dir/vmlinux" 2>/dev/null || true
+				head -c4 "$dir/vmlinux" | grep -q ELF && break 2
+			done
 		done
-	done
-	head -c4 "$dir/vmlinux" | grep -q ELF || {
-		echo "kernel.sh: could not unpack vmlinux from $vmlinuz" >&2
-		exit 1
-	}
+		head -c4 "$dir/vmlinux" | grep -q ELF || {
+			echo "kernel.sh: could not unpack vmlinux from $vmlinuz" >&2
+			exit 1
+		}
+	fi
+	echo "$arch" >"$dir/arch"
 	echo "$version" >"$dir/version"
 	echo "$pkg" >"$dir/package"
 fi
 # Again whenever the init or the module list changed.
 if [ ! -s "$dir/initrd.gz" ] || [ "$here/init" -nt "$dir/initrd.gz" ] ||
 	[ "$here/initramfs.sh" -nt "$dir/initrd.gz" ]; then
-	"$here/initramfs.sh" "$dir/root" "$(cat "$dir/version")" "$dir/initrd.gz"
+	busybox=/bin/busybox
+	[ -d "$dir/busybox-root" ] && busybox=$dir/busybox-root/bin/busybox
+	"$here/initramfs.sh" "$dir/root" "$(cat "$dir/version")" "$dir/initrd.gz" "$busybox"
 fi
 echo "$dir"

@@ -22,6 +22,7 @@ VMTEST_BOOT='$kdir/root/boot'
 VMTEST_MODULES='$kdir/root/lib/modules'
 VMTEST_CWD='$PWD'
 VMTEST_NOFILE='$(ulimit -n)'
+VMTEST_FOREIGN='$([ "$(cat "$kdir/arch" 2>/dev/null)" = arm64 ] && echo 1 || echo 0)'
 ENV
 {
 	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb'
@@ -38,13 +39,21 @@ ENV
 # attach and detach) after the patch was done: "Oops: int3" in do_exit
 # and a panic, seen once in the 6.12 guest's full run (tandem-caller
 # exiting while kmond detached).
+# An arm64 kernel (kernel.sh wrote its arch) boots on qemu's virt machine,
+# whose console is the PL011 UART.
+qemu=(qemu-system-x86_64)
+console=ttyS0
+if [ "$(cat "$kdir/arch" 2>/dev/null)" = arm64 ]; then
+	qemu=(qemu-system-aarch64 -M virt)
+	console=ttyAMA0
+fi
 timeout --kill-after=10 "${VMTEST_TIMEOUT:-3600}" \
-	qemu-system-x86_64 -accel "tcg,thread=${VMTEST_TCG_THREAD:-single}" -cpu max \
+	"${qemu[@]}" -accel "tcg,thread=${VMTEST_TCG_THREAD:-single}" -cpu max \
 	-smp "${VMTEST_CPUS:-2}" -m "${VMTEST_MEM:-2G}" \
 	-nodefaults -display none -serial stdio -no-reboot \
 	-name vmtest,debug-threads=on \
 	-kernel "$kdir/vmlinux" -initrd "$kdir/initrd.gz" \
-	-append "console=ttyS0 rdinit=/init panic=-1 loglevel=5 mitigations=off" \
+	-append "console=$console rdinit=/init panic=-1 loglevel=5 mitigations=off" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs "local,path=$share,mount_tag=vmshare,security_model=none" \
 	-drive "file=$share/disk.img,if=virtio,format=raw,cache=unsafe" </dev/null || true
