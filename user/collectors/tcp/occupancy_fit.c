@@ -447,19 +447,22 @@ void occ__set_service_rates(struct occ_fit *f, double mu1, double mu2)
  * exponential ones, if too little to refuse: then what the window tells
  * least, how the load splits between the tiers, is not to be trusted
  * (lognormal services of equal tiers, sigma 1, read 0.66 and 0.33 for
- * 0.55 and 0.52 by the tiers' clocks, at 2.1 and 2.8 here), while their
- * sum is held by the bare services' mean: each interval reaches over
- * the tiers' common value at that sum. */
+ * 0.55 and 0.52 by the tiers' clocks, at 2.8 here), while their sum is
+ * held by the bare services' mean: each interval reaches over the tiers'
+ * common value at that sum, rho1 + rho2, plus lambda x the fixed delay
+ * where that is the tiers' own (0.59 and 0.29 with a delay of 0.86 ms,
+ * at 2.1, for 0.49 and 0.48). */
 #define BARE_DISPERSION_SUSPECT 1.64
 
 static void reach_to_common(struct occ_fit *f)
 {
-	double common = (f->rho[0] + f->rho[1]) / 2;
+	double sum = f->rho[0] + f->rho[1];
+	double delay_rho = f->lambda * (double)f->delay_ns / 1e9;
 
 	if (!f->interval || f->tiers != 2)
 		return;
-	f->rho_lo[0] = fmin(f->rho_lo[0], common);
-	f->rho_hi[1] = fmax(f->rho_hi[1], common);
+	f->rho_lo[0] = fmin(f->rho_lo[0], sum / 2);
+	f->rho_hi[1] = fmax(f->rho_hi[1], fmin(1, (sum + delay_rho) / 2));
 }
 
 /* Raw moments E[T^k], k = 0..4, of T = S1 + ... + Sk, Si exponential of
