@@ -13,17 +13,25 @@
 #                 side by side), a new connection per request
 #   threads-handoff  the same with a random hand-off (exponential, 5 ms
 #                 at 40/s) between tier 1 and tier 2
+#   python        both tiers in Python (tests/helpers/tandem_tier.py),
+#                 one thread on an event loop serving on its CPU, in order
+#   event-loop    tier 1 in Python on an event loop that waits each
+#                 service out on a timer (requests served side by side),
+#                 a new connection per request
+#   three-tiers   a third tier (C, utilization 0.2) between the two;
+#                 kmond fits two: the truth is the two busiest
 # Each: COMBOS (default "0.3,0.7 0.7,0.3 0.5,0.5 0.2,0.4") at RATE
 # (100/s; 40 for the threads shapes, as issue 44's check), SAMPLES
 # intervals of INTERVAL s (3 of 10 s), about a minute a shape.
-#   sudo bench/occupancy-shapes.sh [SHAPE ...]
+#   sudo [KEEP=DIR] bench/occupancy-shapes.sh [SHAPE ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 make -s "$BUILD/kmond" "$BUILD/tests/tandem"
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] ||
-	shapes=(fifo per-request fixed lognormal threads threads-handoff)
+	shapes=(fifo per-request fixed lognormal threads threads-handoff
+		python event-loop three-tiers)
 for shape in "${shapes[@]}"; do
 	rate=${RATE:-100} flags=()
 	case $shape in
@@ -35,6 +43,9 @@ for shape in "${shapes[@]}"; do
 		rate=${RATE:-40}
 		flags=(--front-threads --per-request --handoff-us 5000)
 		;;
+	python) flags=(--front cpu --back cpu) ;;
+	event-loop) rate=${RATE:-40} flags=(--front wait --per-request) ;;
+	three-tiers) flags=(--middle 0.2) ;;
 	*)
 		echo "unknown shape $shape" >&2
 		exit 2
@@ -49,5 +60,7 @@ for shape in "${shapes[@]}"; do
 		--samples "${SAMPLES:-3}" --seed 44 --max-refused 1 \
 		--honest 0.05 "${flags[@]}" 2>&1 |
 		grep -E "against|credible|refused|honest|FAIL" || true
+	# KEEP=DIR: each shape's estimates (samples.jsonl) kept as DIR/SHAPE.jsonl
+	[ -z "${KEEP:-}" ] || cp "$work/samples.jsonl" "$KEEP/$shape.jsonl"
 	rm -rf "$work"
 done

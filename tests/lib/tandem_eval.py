@@ -57,6 +57,12 @@ import sys
 import time
 
 
+TANDEM_TIER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "..", "helpers", "tandem_tier.py")
+# --middle's tiers listen at BASE + this + i
+MIDDLE_PORTS = 50
+
+
 def ranges(r):
     return "0.1-0.3" if r < 0.35 else "0.4-0.6" if r < 0.65 else "0.7-0.9"
 
@@ -114,21 +120,38 @@ def write_config(a, combos, base, cfg, out):
     os.chmod(cfg, 0o600)
 
 
+def tier_cmd(a, impl, port, nxt, rho, seed, spans):
+    """A tier's command: tandem.c's (C) or tandem_tier.py's (Python, one
+    thread on an event loop; impl "cpu" or "wait", its --serve)."""
+    common = ["--port", str(port), "--mean-us", str(rho / a.rate * 1e6),
+              "--seed", str(seed), "--spans", os.path.join(a.work, spans)]
+    if impl != "c":
+        return (["python3", TANDEM_TIER, "--serve", impl] + common +
+                (["--next", str(nxt)] if nxt else []))
+    if not nxt:
+        return [a.tandem, "tier2"] + common
+    return ([a.tandem, "tier1", "--next", str(nxt)] + common +
+            ["--threads", str(int(a.front_threads)), "--dist", a.dist,
+             "--handoff-us", str(a.handoff_us)])
+
+
 def start_tiers(a, combos, base, procs):
     for i, (r1, r2) in enumerate(combos):
         p1, p2 = base + 2 * i, base + 2 * i + 1
-        procs.append(subprocess.Popen(
-            [a.tandem, "tier2", "--port", str(p2), "--mean-us",
-             str(r2 / a.rate * 1e6), "--seed", str(a.seed * 1000 + 2 * i + 2),
-             "--spans", os.path.join(a.work, f"t2-{i}.spans")]))
+        procs.append(subprocess.Popen(tier_cmd(
+            a, a.back, p2, 0, r2, a.seed * 1000 + 2 * i + 2, f"t2-{i}.spans")))
         wait_listening(p2)
-        procs.append(subprocess.Popen(
-            [a.tandem, "tier1", "--port", str(p1), "--next", str(p2),
-             "--mean-us", str(r1 / a.rate * 1e6),
-             "--seed", str(a.seed * 1000 + 2 * i + 1),
-             "--threads", str(int(a.front_threads)), "--dist", a.dist,
-             "--handoff-us", str(a.handoff_us),
-             "--spans", os.path.join(a.work, f"t1-{i}.spans")]))
+        if a.middle:
+            # --middle: a third tier between them, unknown to kmond
+            pm = base + MIDDLE_PORTS + i
+            procs.append(subprocess.Popen(tier_cmd(
+                a, "c", pm, p2, a.middle, a.seed * 1000 + 700 + i,
+                f"tm-{i}.spans")))
+            wait_listening(pm)
+            p2 = pm
+        procs.append(subprocess.Popen(tier_cmd(
+            a, a.front, p1, p2, r1, a.seed * 1000 + 2 * i + 1,
+            f"t1-{i}.spans")))
         wait_listening(p1)
 
 
@@ -190,6 +213,8 @@ def score_batch(a, combos, base, recs, offset, log):
     for i, (r1, r2) in enumerate(combos):
         t1, held1 = read_spans(os.path.join(a.work, f"t1-{i}.spans"))
         t2, held2 = read_spans(os.path.join(a.work, f"t2-{i}.spans"))
+        tm = (read_spans(os.path.join(a.work, f"tm-{i}.spans"))[0]
+              if a.middle else None)
         # each tier's own clock over its tandem's run (from the first
         # request in to the last out), against its configuration
         run = (held1[0][0], max(e for _, e in held1))
@@ -208,6 +233,11 @@ def score_batch(a, combos, base, recs, offset, log):
                 end = r["ts"] - offset
                 start = end - r["span_ns"]
                 real = (realized(t1, start, end), realized(t2, start, end))
+                if tm:
+                    # three tiers fitted as two: the truth is the two
+                    # busiest (the third's lies in their estimates)
+                    real = tuple(sorted(real + (realized(tm, start, end),),
+                                        reverse=True)[:2])
                 results.append({"combo": (r1, r2), "side": side, "rec": r,
                                 "real": real})
                 log.write(json.dumps({"combo": [r1, r2], "side": side,
@@ -531,6 +561,14 @@ def main():
     ap.add_argument("--dist", default="exponential",
                     help="the tiers' service times: exponential, fixed or "
                     "lognormal (tandem.c)")
+    ap.add_argument("--front", choices=("c", "cpu", "wait"), default="c",
+                    help="tier 1 in C (tandem.c) or in Python on an event "
+                    "loop (tandem_tier.py --serve cpu or wait)")
+    ap.add_argument("--back", choices=("c", "cpu", "wait"), default="c",
+                    help="tier 2, the same way")
+    ap.add_argument("--middle", type=float, default=0,
+                    help="a third tier (C) of this utilization between "
+                    "them; kmond still fits two")
     ap.add_argument("--per-request", action="store_true",
                     help="the clients open a connection per request")
     ap.add_argument("--honest", type=float,

@@ -174,6 +174,16 @@ static void test_bare(void)
 		if (kind == 1 || kind == 2)
 			CHECK(f.why &&
 			      !strcmp(f.why, "service times not exponential"));
+		/* their dispersion against the law's: none for fixed
+		 * ones, far above for lognormal ones, about the law's for
+		 * exponential ones (in its standard errors) */
+		if (kind == 1)
+			CHECK(f.bare_dispersion < -3);
+		else if (kind == 2)
+			CHECK(f.bare_dispersion > 3);
+		else
+			CHECK(f.bare_dispersion > -3 &&
+			      f.bare_dispersion < 1.64);
 	}
 }
 

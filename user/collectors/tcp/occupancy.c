@@ -490,6 +490,10 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 		record__null(rec, "bare_ks");
 	else
 		record__double(rec, "bare_ks", f.bare_ks);
+	if (isnan(f.bare_dispersion))
+		record__null(rec, "bare_dispersion");
+	else
+		record__double(rec, "bare_dispersion", f.bare_dispersion);
 	if (isnan(overtaken))
 		record__null(rec, "overtaken");
 	else

@@ -54,6 +54,8 @@ struct occ_fit {
 	 * S1 + ... + Sk (NAN: not judged) */
 	uint64_t bare_samples;
 	double bare_ks;
+	/* their squared CV above the law's, in its standard errors */
+	double bare_dispersion;
 	uint64_t delay_ns; /* the fixed delay outside the tiers the
 			    * sequence's fit found (occupancy_sequence.h),
 			    * else 0 */
