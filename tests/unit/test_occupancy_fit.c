@@ -745,14 +745,19 @@ static void grid(const char *what, enum way way, int samples, double mae_high,
 	CHECK(worst <= worst_dist);
 	/* Where the sequence refines the fit, every estimate has its
 	 * credible interval, and they are calibrated: each tier's holds the
-	 * truth in 85% to 95% of the windows (at OCC_LEVEL 0.9) */
+	 * truth in 85% to 95% of the windows (at OCC_LEVEL 0.9), within two
+	 * standard errors of this run's own count (405 windows: 0.015; the
+	 * bench's 2430 hold the band itself) */
 	if (way == SEQUENCE || way == DELAYED) {
+		double slack;
+
 		CHECK(sum.intervals == sum.windows - sum.refused);
+		slack = 2 * sqrt(OCC_LEVEL * (1 - OCC_LEVEL) / sum.intervals);
 		for (i = 0; i < 2; i++) {
 			double cover = (double)sum.covered[i] / sum.intervals;
 
-			CHECK(cover >= OCC_LEVEL - 0.05 &&
-			      cover <= OCC_LEVEL + 0.05);
+			CHECK(cover >= OCC_LEVEL - 0.05 - slack &&
+			      cover <= OCC_LEVEL + 0.05 + slack);
 		}
 	}
 	/* a true tandem is refused rarely: under 1% of its windows */
