@@ -385,7 +385,9 @@ static void outcomes__add(struct outcome_sum *sum,
 		sum->status[c] += more->status[c];
 }
 
-void topo__add(struct topo_graph *g, const struct topo_report *r)
+/* The raw edge of r's names as written and side, created empty. */
+static struct raw_edge *raw_edge__get(struct topo_graph *g,
+				      const struct topo_report *r)
 {
 	size_t ls = strlen(r->src), ld = strlen(r->dst);
 	char *key = xrealloc(NULL, ls + ld + 3);
@@ -403,6 +405,13 @@ void topo__add(struct topo_graph *g, const struct topo_report *r)
 		e->side = r->side;
 		table__init(&e->nodes, sizeof(struct keyed));
 	}
+	return e;
+}
+
+void topo__add(struct topo_graph *g, const struct topo_report *r)
+{
+	struct raw_edge *e = raw_edge__get(g, r);
+
 	span__add(&e->first_ts, &e->last_ts, e->reports, r->ts, r->ts);
 	e->reports++;
 	e->requests += r->requests;
@@ -774,4 +783,236 @@ void topo__dot(struct topo_graph *g, struct strbuf *out)
 	strbuf__adds(out, "}\n");
 	free(names);
 	table__free(&services);
+}
+
+/* --- partial graphs (kmon-topo --fleet) ---
+ *
+ * A partial is the raw edges, aliases and node names as they are, not
+ * merged: adding partials sums them exactly as adding their records
+ * would (sums, bucket counts, first and last, node sets; an address
+ * claimed by two services in two partials is ambiguous as in one). */
+
+static void json_hist(struct record *r, const struct hist *h)
+{
+	char name[16];
+
+	record__object_begin(r, "lat");
+	record__u64(r, "count", h->count);
+	record__u64(r, "sum", h->sum);
+	record__u64(r, "min", h->min);
+	record__u64(r, "max", h->max);
+	record__object_begin(r, "buckets");
+	for (uint32_t b = 0; b < HIST_BUCKETS; b++) {
+		if (!h->buckets[b])
+			continue;
+		snprintf(name, sizeof(name), "%u", b);
+		record__u64(r, name, h->buckets[b]);
+	}
+	record__object_end(r);
+	record__object_end(r);
+}
+
+static void json_raw_edge(struct record *r, const struct raw_edge *e)
+{
+	const char **names = xrealloc(NULL, (e->nodes.n + 1) * sizeof(*names));
+	char name[16];
+
+	record__object_begin(r, NULL);
+	record__str(r, "src", e->src);
+	record__str(r, "dst", e->dst);
+	record__str(r, "side", side_name(e->side));
+	record__u64(r, "reports", e->reports);
+	record__u64(r, "requests", e->requests);
+	record__u64(r, "bytes", e->bytes);
+	record__u64(r, "first_ts", e->first_ts);
+	record__u64(r, "last_ts", e->last_ts);
+	record__object_begin(r, "protocols");
+	for (int p = 1; p < PROTO_NR; p++)
+		if (e->protos[p])
+			record__u64(r, protocol__name(p), e->protos[p]);
+	record__object_end(r);
+	if (e->outcomes.reports) {
+		record__u64(r, "outcome_reports", e->outcomes.reports);
+		record__u64(r, "outcomes", e->outcomes.outcomes);
+		record__u64(r, "errors", e->outcomes.errors);
+		for (int c = 0; c < TOPO_STATUS_CLASSES; c++) {
+			snprintf(name, sizeof(name), "status_%dxx", c + 1);
+			record__u64(r, name, e->outcomes.status[c]);
+		}
+	}
+	if (e->lat)
+		json_hist(r, e->lat);
+	names_of(&e->nodes, &(const char **){ names });
+	json_names(r, "nodes", names);
+	record__object_end(r);
+	free(names);
+}
+
+void topo__partial_fields(const struct topo_graph *g, struct record *r)
+{
+	const char **names = xrealloc(NULL, (g->nodes.n + 1) * sizeof(*names));
+
+	record__u64(r, "records", g->records);
+	record__u64(r, "rejected", g->rejected);
+	names_of(&g->nodes, &(const char **){ names });
+	json_names(r, "nodes", names);
+	free(names);
+	record__array_begin(r, "aliases");
+	for (size_t i = 0; i < g->aliases.n; i++) {
+		const struct alias *a =
+			(const struct alias *)table__at(&g->aliases, i);
+
+		record__object_begin(r, NULL);
+		record__str(r, "addr", a->k.key);
+		record__str(r, "service", a->service);
+		record__bool(r, "ambiguous", a->ambiguous);
+		record__object_end(r);
+	}
+	record__array_end(r);
+	record__array_begin(r, "edges");
+	for (size_t i = 0; i < g->raw.n; i++)
+		json_raw_edge(r,
+			      (const struct raw_edge *)table__at(&g->raw, i));
+	record__array_end(r);
+}
+
+/* The unsigned integer name of v, 0 when absent; false when not one. */
+static bool get_u64(const struct json_value *v, const char *name, uint64_t *out)
+{
+	const struct json_value *f = json__get(v, name);
+
+	*out = 0;
+	return !f || json__u64(f, out);
+}
+
+static int read_hist(const struct json_value *v, struct hist *h)
+{
+	const struct json_value *b = json__get(v, "buckets");
+
+	hist__reset(h);
+	if (!get_u64(v, "count", &h->count) || !get_u64(v, "sum", &h->sum) ||
+	    !get_u64(v, "min", &h->min) || !get_u64(v, "max", &h->max) || !b ||
+	    b->type != JSON_OBJECT)
+		return -1;
+	for (size_t i = 0; i < b->obj.n; i++) {
+		char *end;
+		unsigned long idx = strtoul(b->obj.members[i].key, &end, 10);
+		uint64_t n;
+
+		if (*end || idx >= HIST_BUCKETS ||
+		    !json__u64(&b->obj.members[i].value, &n))
+			return -1;
+		h->buckets[idx] = n;
+	}
+	return 0;
+}
+
+static int read_names(const struct json_value *v, struct table *t)
+{
+	if (!v || v->type != JSON_ARRAY)
+		return -1;
+	for (size_t i = 0; i < v->arr.n; i++) {
+		const char *s = json__str(&v->arr.items[i]);
+
+		if (!s)
+			return -1;
+		table__add_name(t, s);
+	}
+	return 0;
+}
+
+/* The raw edge e of a partial, added to g's raw edge of the same key. */
+static int add_raw_edge(struct topo_graph *g, const struct json_value *e)
+{
+	struct topo_report r = { .node = "" };
+	const char *side = json__str(json__get(e, "side"));
+	const struct json_value *protos = json__get(e, "protocols");
+	const struct json_value *lat = json__get(e, "lat");
+	struct outcome_sum o = { 0 };
+	struct raw_edge *raw, part = { 0 };
+
+	r.src = json__str(json__get(e, "src"));
+	r.dst = json__str(json__get(e, "dst"));
+	if (!r.src || !r.dst || !side || !protos ||
+	    protos->type != JSON_OBJECT ||
+	    !get_u64(e, "reports", &part.reports) ||
+	    !get_u64(e, "requests", &part.requests) ||
+	    !get_u64(e, "bytes", &part.bytes) ||
+	    !get_u64(e, "first_ts", &part.first_ts) ||
+	    !get_u64(e, "last_ts", &part.last_ts) ||
+	    !get_u64(e, "outcome_reports", &o.reports) ||
+	    !get_u64(e, "outcomes", &o.outcomes) ||
+	    !get_u64(e, "errors", &o.errors))
+		return -1;
+	for (int c = 0; c < TOPO_STATUS_CLASSES; c++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "status_%dxx", c + 1);
+		if (!get_u64(e, name, &o.status[c]))
+			return -1;
+	}
+	r.side = strcmp(side, "client") == 0 ? TOPO_CLIENT : TOPO_SERVER;
+	raw = raw_edge__get(g, &r);
+	if (!part.reports)
+		return 0;
+	span__add(&raw->first_ts, &raw->last_ts, raw->reports, part.first_ts,
+		  part.last_ts);
+	raw->reports += part.reports;
+	raw->requests += part.requests;
+	raw->bytes += part.bytes;
+	outcomes__add(&raw->outcomes, &o);
+	for (int p = 1; p < PROTO_NR; p++) {
+		uint64_t n;
+
+		if (!get_u64(protos, protocol__name(p), &n))
+			return -1;
+		raw->protos[p] += n;
+	}
+	if (lat) {
+		struct hist h;
+
+		if (read_hist(lat, &h))
+			return -1;
+		if (!raw->lat) {
+			raw->lat = xrealloc(NULL, sizeof(*raw->lat));
+			hist__reset(raw->lat);
+		}
+		hist__merge(raw->lat, &h);
+	}
+	return read_names(json__get(e, "nodes"), &raw->nodes);
+}
+
+int topo__add_partial(struct topo_graph *g, const struct json_value *v)
+{
+	const struct json_value *aliases = json__get(v, "aliases");
+	const struct json_value *edges = json__get(v, "edges");
+	uint64_t records, rejected;
+
+	if (!get_u64(v, "records", &records) ||
+	    !get_u64(v, "rejected", &rejected) || !aliases ||
+	    aliases->type != JSON_ARRAY || !edges ||
+	    edges->type != JSON_ARRAY ||
+	    read_names(json__get(v, "nodes"), &g->nodes))
+		return -1;
+	g->records += records;
+	g->rejected += rejected;
+	for (size_t i = 0; i < aliases->arr.n; i++) {
+		const struct json_value *a = &aliases->arr.items[i];
+		const char *addr = json__str(json__get(a, "addr"));
+		const char *service = json__str(json__get(a, "service"));
+		bool ambiguous = false;
+
+		if (!addr || !service ||
+		    !json__bool(json__get(a, "ambiguous"), &ambiguous))
+			return -1;
+		alias__learn(g, addr, service);
+		if (ambiguous)
+			((struct alias *)table__find(&g->aliases, addr,
+						     strlen(addr)))
+				->ambiguous = true;
+	}
+	for (size_t i = 0; i < edges->arr.n; i++)
+		if (add_raw_edge(g, &edges->arr.items[i]))
+			return -1;
+	return 0;
 }

@@ -111,6 +111,15 @@ uint64_t topo__rejected(const struct topo_graph *g); /* refused */
  * node is the host kmon-topo runs on. */
 void topo__json(struct topo_graph *g, uint64_t ts, const char *node,
 		struct record *r);
+/* kmon-topo --fleet: g's records as a partial graph, the fields of a
+ * record the caller begins and ends: "records","rejected","nodes",
+ * "aliases" and "edges" (each before merging, its latency histogram's
+ * buckets as they are). */
+void topo__partial_fields(const struct topo_graph *g, struct record *r);
+/* Adds a partial (those fields of v) to g: the same as adding the
+ * records it was made of. Returns 0, or -1 for a malformed one (what was
+ * read before the fault stays added). */
+int topo__add_partial(struct topo_graph *g, const struct json_value *v);
 /* The graph as Graphviz DOT. */
 void topo__dot(struct topo_graph *g, struct strbuf *out);
 

@@ -4,8 +4,12 @@
  * merges the edges (graph.h) and prints the graph as one JSON line every
  * interval and at exit, and as Graphviz DOT.
  *
- *   kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--dot FILE] [--json FILE]
- *             [--interval DURATION] [--duration DURATION] [-X prop=value]...
+ *   kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--fleet] [--dot FILE]
+ *             [--json FILE] [--interval DURATION] [--duration DURATION]
+ *             [-X prop=value]...
+ *
+ * With --fleet, members of one group each read some partitions and
+ * together print one graph, the same as one member's (fleet.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +25,7 @@
 
 #include "consumers/common/cli.h"
 #include "consumers/common/kafka_group.h"
+#include "fleet.h"
 #include "graph.h"
 #include "lib/clock.h"
 #include "lib/record.h"
@@ -38,6 +43,7 @@ struct opts {
 	const char *json;
 	uint64_t interval_ns;
 	uint64_t duration_ns; /* 0: until SIGINT/SIGTERM */
+	bool fleet;
 	const char *props[MAX_PROPS][2];
 	int nprops;
 };
@@ -53,8 +59,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--dot FILE] "
-		"[--json FILE]\n"
+		"usage: kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--fleet] "
+		"[--dot FILE] [--json FILE]\n"
 		"                 [--interval DURATION] [--duration DURATION] "
 		"[-X prop=value]...\n"
 		"  -b, --brokers BROKERS  Kafka bootstrap servers "
@@ -62,6 +68,11 @@ static void usage(FILE *f)
 		"  -p, --prefix P         kmond's topic_prefix (default kmon.): "
 		"reads Ptopology\n"
 		"  -g, --group G          consumer group (default kmon-topo)\n"
+		"      --fleet            one member of a group of several: "
+		"each reads some\n"
+		"                         partitions, all print one graph "
+		"(through\n"
+		"                         PGROUP.topology_partial)\n"
 		"  -o, --dot FILE         write the graph as Graphviz DOT "
 		"(replaced at each\n"
 		"                         snapshot)\n"
@@ -79,7 +90,7 @@ static void usage(FILE *f)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_INTERVAL = 256 };
+	enum { OPT_INTERVAL = 256, OPT_FLEET };
 	static const struct option longopts[] = {
 		{ "brokers", required_argument, NULL, 'b' },
 		{ "prefix", required_argument, NULL, 'p' },
@@ -87,6 +98,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "dot", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "fleet", no_argument, NULL, OPT_FLEET },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -122,6 +134,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_INTERVAL:
 			if (cli__duration(optarg, &o->interval_ns))
 				goto bad;
+			break;
+		case OPT_FLEET:
+			o->fleet = true;
 			break;
 		case 'd':
 			if (cli__duration(optarg, &o->duration_ns))
@@ -243,6 +258,68 @@ static int run(rd_kafka_t *rk, struct topo_graph *g, const struct opts *o,
 	return snapshot(g, o, json, host);
 }
 
+static void fleet_stats(const struct topo_fleet *f)
+{
+	const struct topo_fleet_counts *c = topo_fleet__counts(f);
+
+	fprintf(stderr,
+		"kmon-topo: fleet: %llu segments merged, %llu offsets read "
+		"twice, %llu partials written, %llu read, %llu rejected, "
+		"%llu rebalances, %llu not produced, %llu commits refused\n",
+		(unsigned long long)c->segments,
+		(unsigned long long)c->read_twice,
+		(unsigned long long)c->partials_written,
+		(unsigned long long)c->partials_read,
+		(unsigned long long)c->partials_rejected,
+		(unsigned long long)c->rebalances,
+		(unsigned long long)c->produce_failed,
+		(unsigned long long)c->commits_failed);
+}
+
+/* Every interval: this member's segments out, the fleet's graph in. */
+static int fleet_snapshot(struct topo_fleet *f, const struct opts *o,
+			  FILE *json, const char *host)
+{
+	struct topo_graph *g = topo_fleet__graph(f);
+	int err = snapshot(g, o, json, host);
+
+	topo__free(g);
+	return err;
+}
+
+static int run_fleet(const struct opts *o, FILE *json, const char *host)
+{
+	struct topo_fleet *f;
+	uint64_t start = mono_ns(), next = start + o->interval_ns, now;
+	int err = 0;
+
+	f = topo_fleet__new(&(struct topo_fleet_opts){ .brokers = o->brokers,
+						       .prefix = o->prefix,
+						       .group = o->group,
+						       .host = host,
+						       .props = o->props,
+						       .nprops = o->nprops });
+	if (!f)
+		return 2;
+	while (!exiting && !err) {
+		topo_fleet__poll(f, 100);
+		now = mono_ns();
+		if (o->duration_ns && now - start >= o->duration_ns)
+			break;
+		if (now >= next) {
+			topo_fleet__publish(f);
+			err = fleet_snapshot(f, o, json, host);
+			next = now + o->interval_ns;
+		}
+	}
+	topo_fleet__leave(f);
+	if (fleet_snapshot(f, o, json, host))
+		err = 1;
+	fleet_stats(f);
+	topo_fleet__free(f);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -265,6 +342,10 @@ int main(int argc, char **argv)
 				strerror(errno));
 			return 1;
 		}
+	}
+	if (o.fleet) {
+		err = run_fleet(&o, json, host);
+		goto cleanup;
 	}
 	rk = kafka_group__new(&(struct kafka_group_opts){ .who = "kmon-topo",
 							  .brokers = o.brokers,
