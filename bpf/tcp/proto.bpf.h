@@ -353,7 +353,8 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	if (!sk)
 		return;
 	c = conn_of_skb_sock(sk);
-	if (!c)
+	/* a TLS connection read in plaintext: its ciphertext says nothing */
+	if (!c || c->tls)
 		return;
 	if (heads)
 		head_from_skb(skb, c, dir, off, seq, ack);

@@ -50,6 +50,12 @@
 #define PROTO_DIR_IN 0
 #define PROTO_DIR_OUT 1
 
+/* The cookie of a TLS connection's plaintext (bpf/tcp/tls.bpf.h): its
+ * socket's cookie with this bit, so that its samples, verdict and
+ * requests are told from its ciphertext's (which named it `tls`, with
+ * its server name). Socket cookies count up from 1: never this high. */
+#define PROTO_TLS_COOKIE (1ULL << 63)
+
 struct proto_sample {
 	__u64 cookie; /* the socket's cookie: names the connection */
 	__u64 ts; /* monotonic ns */

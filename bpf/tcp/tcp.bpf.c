@@ -24,6 +24,7 @@
 #include "proto.bpf.h"
 #include "tcp_load.bpf.h"
 #include "outcome.bpf.h"
+#include "tls.bpf.h"
 #include "tcp_link.bpf.h"
 #include "tcp_batch.bpf.h"
 
@@ -656,6 +657,7 @@ static __always_inline void finish(struct tcp_conn *c)
 	__u32 side = TCP_SIDE_SERVER;
 	struct outcome o;
 
+	tls_take_heads(c); /* a TLS read's plaintext heads */
 	proto_resolve(c); /* before this request counts */
 	c->phase = TCP_IDLE;
 	c->requests++;
@@ -947,6 +949,7 @@ bool sends_uncaptured;
 static __always_inline int handle_send_entry(struct sock *sk,
 					     const struct msghdr *msg)
 {
+	struct tls_call *call;
 	struct tcp_conn *c;
 
 	bool heads = capture_sends && KMON_READ_ONCE(outcomes_on);
@@ -961,6 +964,16 @@ static __always_inline int handle_send_entry(struct sock *sk,
 	if (stamp_sends)
 		stamp_send(c);
 	if (sends_uncaptured)
+		return 0;
+	call = capture_sends ? tls_call_now(sk, true) : NULL;
+	if (call) {
+		if (call->kind == TLS_CALL_HANDSHAKE)
+			c->tls_hs = 1;
+		else
+			tls_send_entry(sk, msg, c, call);
+	}
+	/* its ciphertext: no head, no sample of it */
+	if (c->tls)
 		return 0;
 	if (heads)
 		send_head(sk, msg, c);
@@ -1000,10 +1013,20 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 	c = conn_of(sk, trusted);
 	if (!c)
 		return 0;
+	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted)) {
+		c->rx_off += ret;
+		return 0;
+	}
 	if (c->role == TCP_ROLE_SERVER)
 		on_request_bytes(c, sk, ret, trusted);
 	else
 		on_reply_bytes(c, sk, ret, trusted);
+	/* looked up again: a pointer kept across the request model would
+	 * double the paths the verifier walks */
+	if (trusted && c->tls) {
+		tls_uncount(c, PROTO_DIR_IN, ret);
+		tls_read_seen(c, tls_call_now(sk, trusted), ret, sk);
+	}
 	return 0;
 }
 
@@ -1052,10 +1075,16 @@ static __always_inline int handle_send(const struct sock *sk, int ret,
 	}
 	if (sends_stashed)
 		take_stashed_send(c, sk);
+	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted)) {
+		c->tx_off += ret;
+		return 0;
+	}
 	if (c->role == TCP_ROLE_SERVER)
 		on_response_bytes(c, sk, ret, trusted);
 	else
 		on_call_bytes(c, sk, ret, trusted);
+	if (trusted && c->tls)
+		tls_uncount(c, PROTO_DIR_OUT, ret);
 	return 0;
 }
 
@@ -1086,6 +1115,8 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 		bpf_map_delete_elem(&server_of, &c->t);
 	}
 	proto_closed(c);
+	if (c->tls)
+		tls_forget(c);
 	conn_forget(sk, c, trusted);
 }
 
@@ -1354,5 +1385,54 @@ SEC("raw_tp")
 int tcp_flush_conns(void *ctx)
 {
 	bpf_for_each_map_elem(&conns, flush_conn, NULL, 0);
+	return 0;
+}
+
+/* --- TLS in plaintext (tls.bpf.h): attached per process by user space
+ * (user/collectors/tcp/tls_attach.c) --- */
+
+SEC("uprobe")
+int BPF_KPROBE(tls_write_entry, void *ssl, const void *buf, int num)
+{
+	tls_enter(TLS_CALL_WRITE, buf, num > 0 ? num : 0, NULL);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(tls_write_ex_entry, void *ssl, const void *buf, __u64 num,
+	       __u64 *written)
+{
+	tls_enter(TLS_CALL_WRITE, buf, num, written);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(tls_read_entry, void *ssl, void *buf, int num)
+{
+	tls_enter(TLS_CALL_READ, buf, num > 0 ? num : 0, NULL);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(tls_read_ex_entry, void *ssl, void *buf, __u64 num,
+	       __u64 *readbytes)
+{
+	tls_enter(TLS_CALL_READ, buf, num, readbytes);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(tls_handshake_entry)
+{
+	tls_enter(TLS_CALL_HANDSHAKE, NULL, 0, NULL);
+	return 0;
+}
+
+/* SSL_read, SSL_write and SSL_do_handshake return (SSL_read_ex and
+ * SSL_write_ex too: 1 on success, the count behind their pointer). */
+SEC("uretprobe")
+int BPF_KRETPROBE(tls_exit_ret, long ret)
+{
+	tls_exit((int)ret); /* an int: the upper half of the register is not */
 	return 0;
 }

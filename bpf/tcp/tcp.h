@@ -168,7 +168,12 @@ struct tcp_conn {
 	__u32 gen; /* kmon_ctl.gen when svc was taken */
 	__u8 src_external; /* remote, not a known node: the shared edge */
 	__u8 src_late; /* older than kmond: src looked up again (below) */
-	__u8 pad[2];
+	/* TLS read in plaintext (bpf/tcp/tls.bpf.h): tls_hs once an SSL
+	 * call of its owner moved its bytes (its bytes outside SSL_read and
+	 * SSL_write, the handshake's, are no request's); tls once one of
+	 * those moved them (its protocol is the plaintext's). */
+	__u8 tls_hs;
+	__u8 tls;
 	/* TCP sequence numbers of the request's and the response's first
 	 * byte, as the client sent them: the same at both ends of the
 	 * connection, whoever sees it and through any destination NAT. */

@@ -4,7 +4,8 @@
 # run asking for another server name: every client-side record of a
 # connection says `tls` and carries the name its ClientHello sent
 # (tls_sni), on every exchange of the connection (the handshake's and the
-# request's), not only the first.
+# request's), not only the first. TLS read in plaintext is off here (the
+# connections stay `tls`): tls_nginx.sh tests it.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/caller.sh"
 
@@ -28,7 +29,7 @@ interval: 500ms
 services:
   - { name: cli, match: { pid: $CALLER_PID } }
 collectors:
-  tcp: { enabled: true }
+  tcp: { enabled: true, tls: false }
 YAML
 start_kmond "$WORK/kmond.yaml"
 sleep 0.6 # one interval: the caller is selected

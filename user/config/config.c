@@ -815,6 +815,8 @@ static int tcp_pair(struct parser *p, const char *key, yaml_node_t *k,
 		return parse_routes(p, v, tc);
 	if (strcmp(key, "protocols") == 0)
 		return get_bool(p, v, "protocols", &tc->protocols);
+	if (strcmp(key, "tls") == 0)
+		return get_bool(p, v, "tls", &tc->tls);
 	if (strcmp(key, "occupancy") == 0)
 		return parse_occupancy(p, v, tc);
 	return unknown_key(p, k, "collectors.tcp");
@@ -828,6 +830,7 @@ static void drop_defaults(struct config *cfg)
 static void tcp_defaults(struct config *cfg)
 {
 	cfg->tcp.protocols = true;
+	cfg->tcp.tls = true;
 	cfg->tcp.routes = CONFIG_ROUTES;
 }
 

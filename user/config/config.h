@@ -151,6 +151,9 @@ struct tcp_cfg {
 	/* identify each connection's protocol (default on; read when the
 	 * collector starts) */
 	bool protocols;
+	/* read TLS connections in plaintext through uprobes on OpenSSL
+	 * (default on; read when the collector starts) */
+	bool tls;
 	struct occupancy_target_cfg occupancy[CONFIG_MAX_OCC_TARGETS];
 	int noccupancy;
 };

@@ -29,6 +29,7 @@ const char *attach_kind_name(enum attach_kind kind)
 		[ATTACH_ITER] = "iter",
 		[ATTACH_RUN] = "run",
 		[ATTACH_CGROUP] = "cgroup",
+		[ATTACH_UPROBE] = "uprobe",
 	};
 
 	return names[kind];
@@ -341,6 +342,14 @@ bool probe__available(const struct attach_candidate *c, char *why,
 	case ATTACH_RUN:
 	case ATTACH_CGROUP:
 		return true; /* the load decides */
+	case ATTACH_UPROBE:
+		if (access("/sys/bus/event_source/devices/uprobe/type", F_OK) ==
+		    0)
+			return true; /* the load and the attach decide */
+		snprintf(
+			why, whylen,
+			"uprobes are not available (CONFIG_UPROBE_EVENTS off)");
+		return false;
 	case ATTACH_KPROBE:
 		if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) !=
 		    0) {

@@ -24,6 +24,8 @@ enum attach_kind {
 	ATTACH_RUN, /* run by user space (BPF_PROG_TEST_RUN); target:
 			* what it runs over */
 	ATTACH_CGROUP, /* attached to cgroups; target: the attach point */
+	ATTACH_UPROBE, /* attached per process to a library's function;
+			* target: the function */
 };
 
 struct attach_candidate {

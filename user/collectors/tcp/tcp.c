@@ -50,7 +50,9 @@
 #include "lib/protocol.h"
 #include "collectors/tcp/proto_cgroups.h"
 #include "collectors/tcp/proto_track.h"
+#include "collectors/tcp/tls_attach.h"
 #include "bpf/tcp/tcp.h"
+#include "bpf/tcp/tls.h"
 #include "tcp.skel.h"
 
 /* One ring carries them all, told apart by their sizes (request events
@@ -90,6 +92,7 @@ enum {
 	HOOK_BATCHES,
 	HOOK_PROTO_IN,
 	HOOK_PROTO_OUT,
+	HOOK_TLS,
 	NR_HOOKS
 };
 
@@ -110,6 +113,7 @@ struct tcp_collector {
 	struct bpf_link *flush; /* finishes quiet connections' requests */
 	struct proto_cgroups *cgroups; /* where the capture programs run */
 	struct routes *routes; /* HTTP routes per service (outcomes) */
+	struct tls_attach *tls; /* NULL: TLS not read in plaintext */
 	uint32_t routes_max; /* collectors.tcp.routes it was made with */
 };
 
@@ -169,6 +173,14 @@ static const struct hook tcp_hooks[] = {
 	  { { ATTACH_CGROUP, "proto_egress", "cgroup_skb/egress" } },
 	  1, .optional = true,
 	  .feature = "protocols are not identified without tcp_sendmsg" },
+	/* TLS in plaintext: uprobes on OpenSSL 3's SSL_read, SSL_write
+	 * (and their _ex forms) and SSL_do_handshake, per monitored
+	 * process (bpf/tcp/tls.bpf.h); its other programs follow this
+	 * one's choice */
+	[HOOK_TLS] = { "tls",
+	  { { ATTACH_UPROBE, "tls_write_entry", "SSL_write" } },
+	  1, .optional = true,
+	  .feature = "TLS connections read as tls, not in plaintext" },
 };
 /* clang-format on */
 
@@ -384,6 +396,7 @@ static void add_outcome(struct tcp_collector *c, const struct tcp_event *e,
 
 static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 {
+	bool plain = e->cookie & PROTO_TLS_COOKIE;
 	struct proc_name who;
 	const char *sni;
 	int proto;
@@ -402,7 +415,11 @@ static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 	tcp_links__fields(&c->rec, e->id, e->parent, e->link);
 	proto = conn_proto(c, e);
 	record__str(&c->rec, "protocol", protocol__name(proto));
-	if (proto == PROTO_TLS && (sni = proto_track__sni(c->proto, e->cookie)))
+	/* read in plaintext: the name is its ciphertext's */
+	if (plain)
+		record__bool(&c->rec, "tls", true);
+	if ((proto == PROTO_TLS || plain) &&
+	    (sni = proto_track__sni(c->proto, e->cookie & ~PROTO_TLS_COOKIE)))
 		record__str(&c->rec, "tls_sni", sni);
 	add_outcome(c, e, proto);
 	record__end(&c->rec);
@@ -570,6 +587,8 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 		proto_track__collect(c->proto, ts);
 	if (c->cgroups)
 		proto_cgroups__sync(c->cgroups, k->provider, !k->cfg.nservices);
+	if (c->tls)
+		tls_attach__sync(c->tls, k->provider);
 	refresh_listeners(c);
 }
 
@@ -619,6 +638,11 @@ static void tcp_stats_record(void *state, struct record *r)
 		record__u64(r, "protocol_cgroup_failures",
 			    proto_cgroups__failures(c->cgroups));
 	}
+	if (c->tls) {
+		record__u64(r, "tls_processes", tls_attach__procs(c->tls));
+		record__u64(r, "tls_attach_failures",
+			    tls_attach__failures(c->tls));
+	}
 }
 
 /* --- life cycle --- */
@@ -633,6 +657,7 @@ static void tcp_stop(void *state)
 		provider__count_listens(c->k->provider, NULL);
 	if (c->cgroups)
 		provider__watch_selection(c->k->provider, NULL, NULL);
+	tls_attach__free(c->tls); /* before the programs it attached */
 	proto_cgroups__free(c->cgroups);
 	bpf_link__destroy(c->flush);
 	tcp_bpf__destroy(c->skel);
@@ -677,6 +702,17 @@ static void proto_open(struct tcp_collector *c, const int *chosen, bool all_btf,
 	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_OUT], why);
 }
 
+/* A process joined a service: the capture programs go to its cgroup,
+ * the TLS uprobes to its libssl. */
+static void on_selected(void *ctx, uint32_t pid)
+{
+	struct tcp_collector *c = ctx;
+
+	proto_cgroups__add_pid(c->cgroups, pid);
+	if (c->tls)
+		tls_attach__pid(c->tls, pid);
+}
+
 /* The capture programs in the cgroups of the monitored processes
  * (proto_cgroups.h). Without a cgroup v2 hierarchy the collector runs on,
  * every protocol unknown. */
@@ -705,9 +741,58 @@ static void proto_attach(struct tcp_collector *c)
 		c->cgroups = NULL;
 		return;
 	}
-	provider__watch_selection(c->k->provider, proto_cgroups__add_pid,
-				  c->cgroups);
+	provider__watch_selection(c->k->provider, on_selected, c);
 	proto_cgroups__sync(c->cgroups, c->k->provider, !c->k->cfg.nservices);
+}
+
+/* --- TLS in plaintext (bpf/tcp/tls.bpf.h) --- */
+
+/* Its programs follow the hook's choice; it needs protocol
+ * identification (its plaintext is identified as a connection of its
+ * own) and collectors.tcp.tls. */
+static void tls_open(struct tcp_collector *c, const int *chosen)
+{
+	struct tcp_bpf *s = c->skel;
+	bool on = chosen[HOOK_TLS] >= 0 && c->k->cfg.tcp.tls &&
+		  s->rodata->proto_capture && s->rodata->capture_sends;
+	struct bpf_program *progs[] = {
+		s->progs.tls_write_entry,     s->progs.tls_write_ex_entry,
+		s->progs.tls_read_entry,      s->progs.tls_read_ex_entry,
+		s->progs.tls_handshake_entry, s->progs.tls_exit_ret,
+	};
+	const char *why = NULL;
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		bpf_program__set_autoload(progs[i], on);
+	s->rodata->tls_on = on;
+	if (chosen[HOOK_TLS] < 0)
+		return;
+	if (!c->k->cfg.tcp.tls)
+		why = "collectors.tcp.tls is false";
+	else if (!on)
+		why = "it needs protocol identification with tcp_sendmsg";
+	if (why)
+		log_info("tcp: TLS not read in plaintext (%s)", why);
+	probe__set_unloaded(&tcp_hooks[HOOK_TLS], why);
+}
+
+/* After proto_attach: the plaintext is identified. */
+static void tls_start(struct tcp_collector *c)
+{
+	struct tcp_bpf *s = c->skel;
+	struct tls_progs progs = {
+		.write = s->progs.tls_write_entry,
+		.write_ex = s->progs.tls_write_ex_entry,
+		.read = s->progs.tls_read_entry,
+		.read_ex = s->progs.tls_read_ex_entry,
+		.handshake = s->progs.tls_handshake_entry,
+		.exit = s->progs.tls_exit_ret,
+	};
+
+	if (!bpf_program__autoload(s->progs.tls_write_entry) || !c->proto)
+		return;
+	c->tls = tls_attach__new(&progs, &s->bss->tls_procs);
+	tls_attach__sync(c->tls, c->k->provider);
 }
 
 /* The send-entry hooks run on every TCP send (the syscall one on every
@@ -809,6 +894,7 @@ static int tcp_open(struct tcp_collector *c, struct kmond *k)
 		err = prealloc__map(c->skel->maps.edges, PREALLOC_BUDGET);
 	proto_open(c, chosen, all_btf, send_btf);
 	send_entry_select(c, k, chosen[HOOK_SEND_ENTRY]);
+	tls_open(c, chosen);
 	batches_open(c, chosen[HOOK_BATCHES]);
 	return err ?: provider__share_maps(k->provider, c->skel->obj);
 }
@@ -870,6 +956,7 @@ static int tcp_start(struct kmond *k, void **state)
 		(const volatile uint64_t *)&c->skel->bss->listen_changes);
 	c->counts_listens = true;
 	proto_attach(c);
+	tls_start(c);
 	outcomes_apply(c, &k->cfg.tcp);
 	err = tcp_flush__attach(c->skel, &c->flush);
 	if (err)

@@ -10,6 +10,7 @@
 #include "collectors/tcp/tcp_flush.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "bpf/tcp/tls.h" /* the skeleton's tls_call_zero */
 #include "tcp.skel.h"
 
 bool tcp_flush__select(struct tcp_bpf *skel, const struct hook *hook,

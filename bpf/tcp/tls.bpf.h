@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* TLS in plaintext, the kernel side (included by tcp.bpf.c; see
+ * docs/design/tls.md).
+ *
+ * Uprobes on OpenSSL's SSL_read, SSL_write (and their _ex forms) and
+ * SSL_do_handshake, attached per monitored process that maps the
+ * library (user/collectors/tcp/tls_attach.c), note per thread that an
+ * SSL call is in progress and where its plaintext is. The tcp hooks
+ * that fire inside the call, on the same thread, know the socket and
+ * its state, and so tie the plaintext to the connection:
+ *
+ * - its bytes moved inside SSL_do_handshake (or outside any SSL call
+ *   once one was seen) are no request's: the handshake, alerts, the
+ *   close_notify;
+ * - at the first SSL_read or SSL_write the connection turns to its
+ *   plaintext: identification starts again on the plaintext under a
+ *   cookie of its own (PROTO_TLS_COOKIE), its ciphertext (which named
+ *   it `tls` and kept its server name) is no longer captured;
+ * - a write's head and sample are read from SSL_write's buffer at the
+ *   send's entry; a read's come when SSL_read returns with the
+ *   plaintext: the return's program, which cannot reach the connection's
+ *   state, leaves the head under the cookie (tls_heads), and the request
+ *   model takes it at the request's end (tls_take_heads).
+ *
+ * Request boundaries and latency stay the tcp hooks' (the reads and
+ * writes of ciphertext inside SSL calls); req_bytes and resp_bytes are
+ * the bytes on the wire, TLS records' framing included. Nothing is ever
+ * written to the traced process, nor a return value changed. */
+#ifndef KMON_TLS_BPF_H
+#define KMON_TLS_BPF_H
+
+#include "tls.h"
+#include "proto.bpf.h"
+#include "outcome.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TCP_MAX_THREADS);
+	__type(key, __u32); /* thread id */
+	__type(value, struct tls_call);
+} tls_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct tls_heads);
+} tls_heads SEC(".maps");
+
+/* Processes with the uprobes attached (user space): while none, the tcp
+ * hooks look no SSL call up. */
+volatile __u32 tls_procs;
+
+/* A zeroed call, too large for the stack. Never written. */
+struct tls_call tls_call_zero;
+
+static __always_inline void tls_enter(__u8 kind, const void *buf, __u64 num,
+				      const void *count_at)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct tls_call *call;
+
+	bpf_map_update_elem(&tls_calls, &tid, &tls_call_zero, BPF_ANY);
+	call = bpf_map_lookup_elem(&tls_calls, &tid);
+	if (!call)
+		return;
+	call->kind = kind;
+	call->buf = (__u64)buf;
+	call->num = num > 0x7fffffff ? 0x7fffffff : num;
+	call->count_at = (__u64)count_at;
+}
+
+/* Set before load: the uprobes load (with every tcp hook on tp_btf). */
+const volatile bool tls_on;
+
+/* The SSL call this thread is in, when it moves sk's bytes (trusted: a
+ * BTF pointer, as every hook is where TLS is read). */
+static __always_inline struct tls_call *tls_call_now(const struct sock *sk,
+						     bool trusted)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct tls_call *call;
+
+	if (!trusted || !tls_on || !KMON_READ_ONCE(tls_procs))
+		return NULL;
+	call = bpf_map_lookup_elem(&tls_calls, &tid);
+	if (!call)
+		return NULL;
+	/* one socket per call: another one's bytes are not its (a call
+	 * whose return the uprobe missed, then a plain send) */
+	if (call->sk && call->sk != (__u64)sk)
+		return NULL;
+	call->sk = (__u64)sk;
+	return call;
+}
+
+/* The connection's first SSL_read or SSL_write: from now on it is read
+ * in plaintext, identified again under its plaintext cookie. (An
+ * exchange before the TLS began, PostgreSQL's SSLRequest, ends with the
+ * bytes that follow, under the plaintext's name.) */
+static __always_inline void tls_begin(struct tcp_conn *c, const struct sock *sk)
+{
+	c->tls = 1;
+	c->tls_hs = 1;
+	if (c->proto_state == PROTO_OFF)
+		return;
+	proto_uncount(c);
+	c->proto_cookie = bpf_get_socket_cookie((void *)sk) | PROTO_TLS_COOKIE;
+	c->proto_gen = proto_verdict_gen;
+	c->proto_state = PROTO_CAPTURING;
+	c->proto_segs[0] = 0;
+	c->proto_segs[1] = 0;
+	c->head_acked[0] = 0;
+	c->head_acked[1] = 0;
+	/* ciphertext, taken as its messages went by */
+	c->next_req.len = 0;
+	c->next_resp.len = 0;
+	proto_count(c);
+}
+
+/* Whether the request model takes these bytes of c (call: the SSL call
+ * in progress, NULL: none): those of SSL_read and SSL_write do; a
+ * handshake's, and once SSL calls were seen anything outside them, do
+ * not. */
+static __always_inline bool tls_feeds(struct tcp_conn *c, const struct sock *sk,
+				      struct tls_call *call, bool trusted)
+{
+	if (!trusted || (!call && !c->tls_hs))
+		return true;
+	if (!call || call->kind == TLS_CALL_HANDSHAKE) {
+		c->tls_hs = 1;
+		c->call_ns = 0; /* its stamp is no call's nor response's */
+		return false;
+	}
+	if (!c->tls)
+		tls_begin(c, sk);
+	return true;
+}
+
+/* A send inside SSL_write begins (its first chunk): the head and the
+ * sample from the plaintext. */
+static __always_inline void tls_send_entry(const struct sock *sk,
+					   const struct msghdr *msg,
+					   struct tcp_conn *c,
+					   struct tls_call *call)
+{
+	const void *base = (const void *)call->buf;
+	struct proto_sample *s;
+	__u32 cap, len = call->num;
+	__u8 seg;
+
+	if (call->kind != TLS_CALL_WRITE || call->sent ||
+	    msg->msg_iter.iov_offset)
+		return;
+	call->sent = 1;
+	if (!c->tls)
+		tls_begin(c, sk);
+	call->cookie = c->proto_cookie;
+	head_from_send(sk, c, base, len);
+	if (c->proto_state != PROTO_CAPTURING || !len)
+		return;
+	seg = c->proto_segs[PROTO_DIR_OUT];
+	if (seg >= PROTO_MAX_SEGS ||
+	    !take_segment(c, (void *)sk, PROTO_DIR_OUT, seg))
+		return;
+	s = reserve_sample(false);
+	if (!s)
+		return;
+	proto_header(s, c);
+	s->len = len;
+	s->dir = PROTO_DIR_OUT;
+	s->seg = seg;
+	cap = cap_of(len, false);
+	if (bpf_probe_read_user(s->data, cap, base))
+		cap = 0;
+	s->caplen = cap;
+	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+/* A read inside SSL_read moved len of c's bytes: what the return must
+ * do with the plaintext, noted at the call's first read. A message began
+ * with these bytes when they are all it has. */
+static __always_inline void tls_read_seen(struct tcp_conn *c,
+					  struct tls_call *call, int len,
+					  const struct sock *sk)
+{
+	bool server = c->role != TCP_ROLE_CLIENT;
+	__u8 seg;
+
+	if (!call || call->kind != TLS_CALL_READ || call->cookie)
+		return;
+	call->cookie = c->proto_cookie;
+	if (server && c->phase == TCP_REQUEST &&
+	    c->req_off + len == c->rx_off) {
+		call->head = 1;
+		call->head_is_req = 1;
+		call->head_seq = c->req_seq;
+	} else if (!server && c->phase == TCP_RESPONSE &&
+		   c->resp_off + len == c->rx_off) {
+		call->head = 1;
+		call->head_seq = c->resp_seq;
+	}
+	if (!outcome_wanted(c))
+		call->head = 0;
+	if (c->proto_state != PROTO_CAPTURING)
+		return;
+	seg = c->proto_segs[PROTO_DIR_IN];
+	if (seg >= PROTO_MAX_SEGS ||
+	    !take_segment(c, (void *)sk, PROTO_DIR_IN, seg))
+		return;
+	call->sample = 1;
+	proto_header(&call->s, c);
+	call->s.dir = PROTO_DIR_IN;
+	call->s.seg = seg;
+}
+
+/* The request model counted len bytes of ciphertext (dir: as the socket
+ * sees them) on a connection read in plaintext: taken back, the
+ * plaintext counts instead (tls_take_heads). */
+static __always_inline void tls_uncount(struct tcp_conn *c, __u8 dir, int len)
+{
+	bool request = (c->role == TCP_ROLE_CLIENT) == (dir == PROTO_DIR_OUT);
+
+	if (request && c->phase == TCP_REQUEST)
+		c->req_bytes -= len;
+	else if (!request && c->phase == TCP_RESPONSE)
+		c->resp_bytes -= len;
+}
+
+/* A read returned n bytes of plaintext into the call's buffer, or a
+ * write wrote n: their count, and a read's head and sample. */
+static __always_inline void tls_done(struct tls_call *call, __u32 n)
+{
+	const void *base = (const void *)call->buf;
+	struct tls_heads *h, zero = {};
+	struct proto_sample *s;
+	__u64 cookie = call->cookie;
+	bool read = call->kind == TLS_CALL_READ;
+	__u32 cap;
+
+	if (!n || !cookie)
+		return;
+	h = lookup_or_try_init(&tls_heads, &cookie, &zero);
+	if (!h)
+		return;
+	__sync_fetch_and_add(&h->bytes[read ? PROTO_DIR_IN : PROTO_DIR_OUT], n);
+	if (read && call->head && call->head_is_req) {
+		cap = head_cap(n, TCP_REQ_HEAD);
+		if (bpf_probe_read_user(h->req.data, cap, base))
+			cap = 0;
+		h->req.seq = call->head_seq;
+		h->req.len = cap;
+	} else if (read && call->head) {
+		cap = head_cap(n, TCP_RESP_HEAD);
+		if (bpf_probe_read_user(h->resp.data, cap, base))
+			cap = 0;
+		h->resp.seq = call->head_seq;
+		h->resp.len = cap;
+	}
+	if (!read || !call->sample)
+		return;
+	s = reserve_sample(false);
+	if (!s)
+		return;
+	__builtin_memcpy(s, &call->s,
+			 __builtin_offsetof(struct proto_sample, data));
+	s->len = n;
+	cap = cap_of(n, false);
+	if (bpf_probe_read_user(s->data, cap, base))
+		cap = 0;
+	s->caplen = cap;
+	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+/* An SSL call returns: SSL_read's and SSL_write's ret is the count, the
+ * _ex forms' 1 says it is behind their pointer. */
+static __always_inline void tls_exit(int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct tls_call *call = bpf_map_lookup_elem(&tls_calls, &tid);
+	__u64 n = 0;
+
+	if (!call)
+		return;
+	if (call->kind != TLS_CALL_HANDSHAKE && call->count_at && ret == 1)
+		bpf_probe_read_user(&n, sizeof(n), (void *)call->count_at);
+	else if (call->kind != TLS_CALL_HANDSHAKE && !call->count_at && ret > 0)
+		n = ret;
+	if (n > call->num)
+		n = call->num;
+	if (n)
+		tls_done(call, n);
+	bpf_map_delete_elem(&tls_calls, &tid);
+}
+
+/* At the request's end: the plaintext bytes moved since the last take
+ * (its own: the next request's come back after this end), and the heads
+ * the reads of its messages left, when they are its messages (the same
+ * first byte). */
+static __always_inline void tls_take_heads(struct tcp_conn *c)
+{
+	__u64 cookie = c->proto_cookie, in, out;
+	struct tls_heads *h;
+
+	if (!c->tls)
+		return;
+	h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	if (!h)
+		return;
+	in = __sync_lock_test_and_set(&h->bytes[PROTO_DIR_IN], 0);
+	out = __sync_lock_test_and_set(&h->bytes[PROTO_DIR_OUT], 0);
+	if (c->role == TCP_ROLE_CLIENT) {
+		c->req_bytes += out;
+		c->resp_bytes += in;
+	} else {
+		c->req_bytes += in;
+		c->resp_bytes += out;
+	}
+	if (!c->req_head.len && h->req.len && h->req.seq == c->req_seq)
+		c->req_head = h->req;
+	if (!c->resp_head.len && h->resp.len && h->resp.seq == c->resp_seq)
+		c->resp_head = h->resp;
+}
+
+/* c closes: its heads go. */
+static __always_inline void tls_forget(const struct tcp_conn *c)
+{
+	__u64 cookie = c->proto_cookie;
+
+	bpf_map_delete_elem(&tls_heads, &cookie);
+}
+
+#endif

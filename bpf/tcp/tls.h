@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* TLS in plaintext: the per-thread state of an SSL call and the heads
+ * its reads leave (bpf/tcp/tls.bpf.h; shared with user space for the
+ * skeleton, fixed-width types only). */
+#ifndef KMON_TLS_H
+#define KMON_TLS_H
+
+#include "proto.h"
+
+/* What an SSL call in progress is. */
+#define TLS_CALL_HANDSHAKE 1
+#define TLS_CALL_READ 2
+#define TLS_CALL_WRITE 3
+
+/* An SSL call in progress, per thread. */
+struct tls_call {
+	__u64 buf; /* the plaintext's buffer */
+	__u64 count_at; /* SSL_read_ex's readbytes, SSL_write_ex's written;
+			  * 0: SSL_read's, SSL_write's return value */
+	__u64 sk; /* the socket its first tcp hook saw, 0: none yet */
+	__u32 num; /* bytes asked for, or given */
+	__u8 kind; /* TLS_CALL_* */
+	__u8 sent; /* a write: its first send was seen */
+	__u8 head; /* a read began a message: head_is_req, head_seq */
+	__u8 head_is_req;
+	__u32 head_seq;
+	__u8 sample; /* a read owes the protocol sample in s */
+	__u8 pad[3];
+	__u64 cookie; /* the connection's plaintext cookie, 0: not seen */
+	struct proto_sample s; /* header only; the data comes at return */
+};
+
+/* What the returns of SSL calls leave for the request model to take at
+ * a request's end, by the connection's plaintext cookie: the heads of
+ * the last request and response a read began, and the plaintext bytes
+ * read and written since it last took them. The response's head first:
+ * the verifier sees a head's read as up to 128 bytes (outcome.bpf.h's
+ * head_cap), which must stay inside the value. */
+struct tls_heads {
+	struct tcp_resp_head resp;
+	struct tcp_req_head req;
+	__u64 bytes[2]; /* PROTO_DIR_IN, PROTO_DIR_OUT */
+};
+
+#endif
