@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Checks the tcp records of tls_client.py's requests to an HTTPS server.
+
+    tls_check.py plain OUT.json PORT CONNS REQUESTS SNI PATH=STATUS=ROUTE...
+    tls_check.py cipher OUT.json PORT
+
+plain: TLS read in plaintext; each side has exactly CONNS x REQUESTS
+records, REQUESTS per connection, protocol http, tls true, tls_sni SNI,
+and the status, error, method GET and route of each request (the client
+cycles through the PATHs). cipher: TLS not read; each side's records say
+protocol tls and carry no tls field."""
+import collections
+import json
+import sys
+
+
+def records(path, port):
+    return [r for r in map(json.loads, open(path))
+            if r["kind"] == "tcp" and port in (r["lport"], r["rport"])]
+
+
+def check_plain(rs, conns, reqs, sni, paths):
+    errors = []
+    for side in ("server", "client"):
+        mine = [r for r in rs if r["side"] == side]
+        if len(mine) != conns * reqs:
+            errors.append(f"{side}: {len(mine)} records, want {conns * reqs}")
+            continue
+        per_conn = collections.Counter(
+            r["lport"] if side == "client" else r["rport"] for r in mine)
+        if sorted(per_conn.values()) != [reqs] * conns:
+            errors.append(f"{side}: requests per connection "
+                          f"{sorted(per_conn.values())}")
+        bad = [r for r in mine if r["protocol"] != "http"
+               or r.get("tls") is not True or r.get("tls_sni") != sni]
+        if bad:
+            errors.append(f"{side}: {len(bad)} records not http, tls, {sni}: "
+                          f"{bad[0]}")
+        got = collections.Counter((r.get("status"), r.get("error"),
+                                   r.get("method"), r.get("route"))
+                                  for r in mine)
+        want = collections.Counter()
+        for i in range(conns * reqs):
+            _, status, route = paths[i % len(paths)]
+            failed = status >= (400 if side == "client" else 500)
+            want[(status, failed, "GET", route)] += 1
+        if got != want:
+            errors.append(f"{side}: outcomes {dict(got)}, want {dict(want)}")
+    return errors
+
+
+def check_cipher(rs):
+    errors = []
+    for side in ("server", "client"):
+        mine = [r for r in rs if r["side"] == side]
+        seen = collections.Counter((r["protocol"], r.get("tls")) for r in mine)
+        if not mine or set(seen) != {("tls", None)}:
+            errors.append(f"{side}: {dict(seen)}, want tls only")
+    return errors
+
+
+def main():
+    mode, path, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    rs = records(path, port)
+    if mode == "plain":
+        conns, reqs, sni = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+        paths = [(p, int(s), r) for p, s, r in
+                 (a.split("=", 2) for a in sys.argv[7:])]
+        errors = check_plain(rs, conns, reqs, sni, paths)
+    else:
+        errors = check_cipher(rs)
+    if errors:
+        sys.exit(f"{path}: " + "\n".join(errors))
+    print(f"ok: {path}: {len(rs)} records")
+
+
+main()
