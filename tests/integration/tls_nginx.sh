@@ -32,7 +32,7 @@ start_nginx "$HTTP" 2
 run() {
 	local name=$1 tls=$2 env=${3:-} go=$WORK/go.$1
 	python3 tests/lib/tls_client.py "$go" 127.0.0.1 "$TLS" api.test \
-		$CONNS $REQS /text /missing/12345 /boom/x /text \
+		$CONNS $REQS http /text /missing/12345 /boom/x /text \
 		>"$WORK/client.$name" &
 	CLIENT=$!
 	STARTED_PIDS+=($CLIENT)
@@ -76,10 +76,12 @@ run refused true KMOND_PROBE_FAIL_LOAD=uprobe
 grep -q "tcp: tls off" "$WORK/kmond.refused.err" ||
 	fail "no warning for the refused uprobes"
 
-PATHS="/text=200=/text /missing/12345=404=/missing/{id} /boom/x=503=/boom/x"
+# per path: status/server error/client error/method/route
+EXPECT="200/false/false/GET//text 404/false/true/GET//missing/{id}
+	503/true/true/GET//boom/x 200/false/false/GET//text"
 for name in on hash; do
 	python3 tests/lib/tls_check.py plain "$WORK/out.$name.json" $TLS \
-		$CONNS $REQS api.test $PATHS /text=200=/text ||
+		$CONNS $REQS api.test http $EXPECT ||
 		fail "TLS read in plaintext ($name)"
 done
 for name in off refused; do

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Checks the tcp records of tls_client.py's requests to an HTTPS server.
 
-    tls_check.py plain OUT.json PORT CONNS REQUESTS SNI PATH=STATUS=ROUTE...
+    tls_check.py plain OUT.json PORT CONNS REQUESTS SNI PROTOCOL EXPECT...
     tls_check.py cipher OUT.json PORT
 
 plain: TLS read in plaintext; each side has exactly CONNS x REQUESTS
-records, REQUESTS per connection, protocol http, tls true, tls_sni SNI,
-and the status, error, method GET and route of each request (the client
-cycles through the PATHs). cipher: TLS not read; each side's records say
-protocol tls and carry no tls field."""
+records, REQUESTS per connection, protocol PROTOCOL, tls true, tls_sni
+SNI, and each request's outcome as its EXPECT says (the client cycles
+through the list as tls_client.py does):
+STATUS/SERVER_ERROR/CLIENT_ERROR/METHOD/ROUTE, "-" for a field absent
+("404/false/true/GET//missing/{id}": the route is the rest).
+cipher: TLS not read; each side's records say protocol tls and carry no
+tls field."""
 import collections
 import json
 import sys
@@ -20,7 +23,19 @@ def records(path, port):
             if r["kind"] == "tcp" and port in (r["lport"], r["rport"])]
 
 
-def check_plain(rs, conns, reqs, sni, paths):
+def expected(spec, side):
+    """The (status, error, method, route) EXPECT says for side."""
+    status, server_err, client_err, method, route = spec.split("/", 4)
+    err = server_err if side == "server" else client_err
+    none = lambda v: None if v == "-" else v
+    status = none(status)
+    if status is not None and status.isdigit():
+        status = int(status)
+    err = None if err == "-" else err == "true"
+    return (status, err, none(method), none(route))
+
+
+def check_plain(rs, conns, reqs, sni, proto, specs):
     errors = []
     for side in ("server", "client"):
         mine = [r for r in rs if r["side"] == side]
@@ -32,19 +47,17 @@ def check_plain(rs, conns, reqs, sni, paths):
         if sorted(per_conn.values()) != [reqs] * conns:
             errors.append(f"{side}: requests per connection "
                           f"{sorted(per_conn.values())}")
-        bad = [r for r in mine if r["protocol"] != "http"
+        bad = [r for r in mine if r["protocol"] != proto
                or r.get("tls") is not True or r.get("tls_sni") != sni]
         if bad:
-            errors.append(f"{side}: {len(bad)} records not http, tls, {sni}: "
-                          f"{bad[0]}")
+            errors.append(f"{side}: {len(bad)} records not {proto}, tls, "
+                          f"{sni}: {bad[0]}")
         got = collections.Counter((r.get("status"), r.get("error"),
                                    r.get("method"), r.get("route"))
                                   for r in mine)
-        want = collections.Counter()
-        for i in range(conns * reqs):
-            _, status, route = paths[i % len(paths)]
-            failed = status >= (400 if side == "client" else 500)
-            want[(status, failed, "GET", route)] += 1
+        want = collections.Counter(
+            expected(specs[(i % reqs) % len(specs)], side)
+            for i in range(conns * reqs))
         if got != want:
             errors.append(f"{side}: outcomes {dict(got)}, want {dict(want)}")
     return errors
@@ -65,9 +78,7 @@ def main():
     rs = records(path, port)
     if mode == "plain":
         conns, reqs, sni = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
-        paths = [(p, int(s), r) for p, s, r in
-                 (a.split("=", 2) for a in sys.argv[7:])]
-        errors = check_plain(rs, conns, reqs, sni, paths)
+        errors = check_plain(rs, conns, reqs, sni, sys.argv[7], sys.argv[8:])
     else:
         errors = check_cipher(rs)
     if errors:
