@@ -3,12 +3,16 @@
  * stdout and holds them until SIGTERM or SIGINT (bench/tcp-nginx.sh's
  * and bench/protocol-conn.sh's floor: empty programs on the tcp
  * collector's hooks). Cgroup programs go on CGROUP (a cgroup v2 dir),
- * else on the root of the cgroup v2 hierarchy.
- *   floor_load OBJECT.o [CGROUP] */
+ * else on the root of the cgroup v2 hierarchy. Uprobe programs
+ * (SEC("uprobe/FUNC"), SEC("uretprobe/FUNC")) go on FUNC of the library
+ * FLOOR_LIB, in process FLOOR_PID only, as kmond attaches its own
+ * (bench/tls-cost.sh's floor).
+ *   [FLOOR_PID=PID FLOOR_LIB=PATH] floor_load OBJECT.o [CGROUP] */
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,6 +39,21 @@ static int cgroup2_root(void)
 	if (f)
 		fclose(f);
 	return fd;
+}
+
+/* A uprobe program on FLOOR_LIB's function its section names, in
+ * FLOOR_PID. */
+static struct bpf_link *attach_uprobe(struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+	const char *pid = getenv("FLOOR_PID"), *lib = getenv("FLOOR_LIB");
+	bool ret = !strncmp(sec, "uretprobe/", 10);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
+
+	if (!pid || !lib || !strchr(sec, '/'))
+		return NULL;
+	opts.func_name = strchr(sec, '/') + 1;
+	return bpf_program__attach_uprobe_opts(prog, atoi(pid), lib, 0, &opts);
 }
 
 int main(int argc, char **argv)
@@ -68,7 +87,10 @@ int main(int argc, char **argv)
 				bpf_program__name(prog));
 			return 2;
 		}
+		bool uprobe = bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE;
+
 		if (!(on_cgroup ? bpf_program__attach_cgroup(prog, cgroup) :
+		      uprobe	? attach_uprobe(prog) :
 				  bpf_program__attach(prog))) {
 			fprintf(stderr, "floor_load: cannot attach %s\n",
 				bpf_program__name(prog));

@@ -11,6 +11,7 @@ SNI, and each request's outcome as its EXPECT says (the client cycles
 through the list as tls_client.py does):
 STATUS/SERVER_ERROR/CLIENT_ERROR/METHOD/ROUTE, "-" for a field absent
 ("404/false/true/GET//missing/{id}": the route is the rest).
+The server's last endpoint record names PROTOCOL too.
 cipher: TLS not read; each side's records say protocol tls and carry no
 tls field."""
 import collections
@@ -18,9 +19,9 @@ import json
 import sys
 
 
-def records(path, port):
-    return [r for r in map(json.loads, open(path))
-            if r["kind"] == "tcp" and port in (r["lport"], r["rport"])]
+def records(path, port, kind="tcp"):
+    return [r for r in map(json.loads, open(path)) if r["kind"] == kind and
+            port in (r.get("lport"), r.get("rport"), r.get("port"))]
 
 
 def expected(spec, side):
@@ -79,6 +80,10 @@ def main():
     if mode == "plain":
         conns, reqs, sni = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
         errors = check_plain(rs, conns, reqs, sni, sys.argv[7], sys.argv[8:])
+        # the server's endpoint: named by the plaintext, not `tls`
+        eps = records(path, port, "endpoint")
+        if not eps or eps[-1]["protocol"] != sys.argv[7]:
+            errors.append("endpoint: " + str([e["protocol"] for e in eps]))
     else:
         errors = check_cipher(rs)
     if errors:

@@ -278,6 +278,29 @@ static void vote(struct proto_track *t, struct conn *c)
 		report_endpoint(t, e, clock_ns(CLOCK_REALTIME));
 }
 
+/* A TLS connection now read in plaintext (its plaintext's first sample
+ * came, under cookie | PROTO_TLS_COOKIE): its ciphertext's `tls` no
+ * longer speaks for its endpoint, the plaintext's verdict does. */
+static void unvote_ciphertext(struct proto_track *t, uint64_t cookie)
+{
+	uint64_t *v = hashmap__find(t->conns, cookie & ~PROTO_TLS_COOKIE);
+	struct conn *c = v ? (struct conn *)(uintptr_t)*v : NULL;
+	struct endpoint *e;
+
+	if (!c ||
+	    (c->counted && (c->client || !c->pid || c->proto != PROTO_TLS)))
+		return;
+	if (!c->counted) { /* not yet: never */
+		c->counted = true;
+		return;
+	}
+	if (c->svc)
+		svc_votes(t, c->svc)[PROTO_TLS]--;
+	e = endpoint_of(t, c);
+	e->votes[PROTO_TLS]--;
+	e->connections--;
+}
+
 int proto_track__server(struct proto_track *t, uint32_t pid, uint32_t svc)
 {
 	uint64_t votes[PROTO_NR] = { 0 };
@@ -467,7 +490,13 @@ void proto_track__sample(struct proto_track *t, const struct proto_sample *s)
 {
 	struct conn *c;
 
-	if (!s->cookie || !(c = conn_get(t, s->cookie)))
+	if (!s->cookie)
+		return;
+	/* the first sample of a plaintext: a connection of its own */
+	if ((s->cookie & PROTO_TLS_COOKIE) &&
+	    !hashmap__find(t->conns, s->cookie))
+		unvote_ciphertext(t, s->cookie);
+	if (!(c = conn_get(t, s->cookie)))
 		return;
 	c->last_ns = s->ts;
 	owner(c, s->pid, s->svc, s->role, &s->t);
