@@ -436,6 +436,7 @@ static void test_order(void)
 	CHECK(o.known && o.n == 2);
 	CHECK(occ_order__pair(&o, fifo + 4, 2, true, 0, &sq) == 2);
 	/* the kernel's rounding: ns >> 10 */
+	occ_order__free(&o);
 	o = (struct occ_order){ .known = true };
 	CHECK(occ_order__pair(&o, over, 4, true, 10, &sq) == 2);
 	CHECK(near(sq, want, 1e-7)); /* 1 us a request */
