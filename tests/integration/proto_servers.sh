@@ -15,11 +15,11 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
+source "$(dirname "$0")/../lib/servers.sh"
 
 need_protocols
 
 N=${PROTO_CONNS:-12} # connections per client kind
-chmod 755 "$WORK"    # postgres runs as its own user under it
 
 P=$(test_port 12)
 HTTP=$P H2=$((P + 1)) TLS=$((P + 2)) REDIS=$((P + 3)) PG=$((P + 4))
@@ -64,23 +64,9 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" \
 bg openssl s_server -accept $TLS -4 -key "$WORK/key.pem" \
 	-cert "$WORK/cert.pem" -www -quiet
 
-bg redis-server --port $REDIS --bind 127.0.0.1 --save '' --appendonly no \
-	--daemonize no --dir "$WORK"
-
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
-su postgres -s /bin/sh -c "$PGBIN/initdb -D $WORK/pg/data -A trust -U postgres" \
-	>"$WORK/initdb.log" 2>&1 || fail "initdb: $(tail -3 "$WORK/initdb.log")"
-su postgres -s /bin/sh -c "exec $PGBIN/postgres -D $WORK/pg/data -p $PG -k $WORK/pg -c listen_addresses=127.0.0.1" \
-	>>"$WORK/servers.log" 2>&1 &
-STARTED_PIDS+=($!)
-
-mariadb-install-db --no-defaults --datadir="$WORK/my" --user=root \
-	--auth-root-authentication-method=normal >"$WORK/mariadb-install.log" 2>&1 ||
-	fail "mariadb-install-db: $(tail -3 "$WORK/mariadb-install.log")"
-bg mariadbd --no-defaults --datadir="$WORK/my" --user=root --port=$MYSQL \
-	--bind-address=127.0.0.1 --socket="$WORK/my.sock" --skip-grant-tables \
-	--pid-file="$WORK/my.pid"
+start_redis $REDIS
+start_postgres $PG
+start_mariadb $MYSQL
 
 bg memcached -p $MC -l 127.0.0.1 -U 0 -u root
 bg mosquitto -p $MQTT
