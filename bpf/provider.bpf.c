@@ -44,6 +44,7 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid,
 	e->pid = pid;
 	e->ppid = ppid;
 	e->service = service;
+	e->ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
