@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 
 #include "collectors/tcp/tls_attach.h"
+#include "collectors/tcp/tls_detach.h"
 #include "collectors/tcp/tls_target.h"
 #include "lib/clock.h"
 #include "lib/hashmap.h"
@@ -61,6 +62,7 @@ struct tls_attach {
 	struct tls_progs progs;
 	volatile uint32_t *procs;
 	struct tls_targets *targets;
+	struct tls_detach *detach;
 	struct hashmap *attached; /* pid -> struct tls_proc * */
 	struct hashmap *looked; /* pid -> 1: selected, not attached */
 	struct tls_attach_stats st;
@@ -75,29 +77,31 @@ struct tls_attach *tls_attach__new(const struct tls_progs *progs,
 	t->progs = *progs;
 	t->procs = procs;
 	t->targets = tls_targets__new();
+	t->detach = tls_detach__new();
 	t->attached = hashmap__new();
 	t->looked = hashmap__new();
 	return t;
 }
 
-static void detach(struct tls_proc *p)
+/* Its links go to the thread that destroys them (tls_detach.h). */
+static void detach(struct tls_attach *t, struct tls_proc *p)
 {
-	for (int i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
+	tls_detach__push(t->detach, p->links, p->nlinks);
 	free(p->rel);
 	free(p);
 }
 
-static void detach_value(void *v)
-{
-	detach(v);
-}
-
 void tls_attach__free(struct tls_attach *t)
 {
+	uint64_t key, val;
+	size_t pos = 0;
+
 	if (!t)
 		return;
-	hashmap__free_values(t->attached, detach_value); /* and the map */
+	while (hashmap__next(t->attached, &pos, &key, &val))
+		detach(t, (struct tls_proc *)(uintptr_t)val);
+	hashmap__free(t->attached);
+	tls_detach__free(t->detach); /* once every link is destroyed */
 	hashmap__free(t->looked);
 	tls_targets__free(t->targets);
 	free(t);
@@ -117,7 +121,7 @@ static void forget(struct tls_attach *t, uint32_t pid)
 	hashmap__delete(t->looked, pid);
 	if (!p)
 		return;
-	detach(p);
+	detach(t, p);
 	hashmap__delete(t->attached, pid);
 	live_store(*t->procs, hashmap__count(t->attached));
 }
@@ -159,7 +163,7 @@ static int attach_proc(struct tls_attach *t, uint32_t pid, const char *path,
 			else
 				p->links[p->nlinks++] = l;
 		}
-	if (err && gone(pid))
+	if (err == -ESRCH || (err && gone(pid))) /* or a zombie */
 		return -ESRCH;
 	if (err) {
 		t->st.failures++;
@@ -182,8 +186,8 @@ static int attach(struct tls_attach *t, uint32_t pid, const char *rel)
 
 	if (!tls_target_path(pid, rel, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	if (stat(path, &st))
-		return gone(pid) ? -ESRCH : -errno;
+	if (stat(path, &st)) /* its root went with it (a zombie's) */
+		return -ESRCH;
 	if (hashmap__count(t->attached) >= TLS_MAX_PROCS)
 		return -ENOSPC;
 	p = xcalloc(1, sizeof(*p));
@@ -191,7 +195,7 @@ static int attach(struct tls_attach *t, uint32_t pid, const char *rel)
 	p->ino = st.st_ino;
 	err = attach_proc(t, pid, path, p);
 	if (err) {
-		detach(p);
+		detach(t, p);
 		return err;
 	}
 	p->rel = xstrdup(rel);
