@@ -201,6 +201,8 @@ $(OUT)/bench/%: $(OUT)/bench/%.o $(LIB)
 $(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
 # It runs the outcome classifier in the kernel.
 $(OUT)/tests/kmt_outcome_verify: $(OUT)/outcome_verify.skel.h
+# OpenSSL linked into it, for TLS read in a program's own SSL functions.
+$(OUT)/tests/kmt_tls_static: LDLIBS += -l:libssl.a -l:libcrypto.a -lz
 
 $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(call msg,CC,$@)

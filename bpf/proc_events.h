@@ -20,6 +20,7 @@ struct kmon_proc_event {
 	__u32 ppid; /* fork: the parent's tgid */
 	__u32 service; /* the service id the kernel gave it, 0 for none */
 	char comm[KMON_COMM_LEN];
+	__u64 ns; /* when, bpf_ktime_get_ns (CLOCK_MONOTONIC) */
 };
 
 /* Counters the provider's object keeps (index into provider_stats). */

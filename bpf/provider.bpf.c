@@ -44,8 +44,12 @@ static __always_inline void emit(__u32 type, __u32 pid, __u32 ppid,
 	e->pid = pid;
 	e->ppid = ppid;
 	e->service = service;
+	e->ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	/* woken for each: a watcher attaches to a process that may live
+	 * a few milliseconds (the ring's adaptive wakeup left events
+	 * 10-126 ms in the ring) */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 static __always_inline void set_service(__u32 pid, struct kmon_svc *svc)

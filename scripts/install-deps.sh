@@ -32,6 +32,7 @@ test_packages=(
 	openssl postgresql postgresql-client mariadb-server mariadb-client
 	memcached libmemcached-tools mosquitto mosquitto-clients dnsmasq-base
 	bind9-dnsutils openssh-server openssh-client
+	libssl-dev # kmt_tls_static links libssl.a
 	python3-redis python3-psycopg2 python3-asyncpg
 	rabbitmq-server amqp-tools zookeeper python3-kazoo
 )
@@ -106,6 +107,7 @@ have_test() {
 		[ -x /usr/sbin/$tool ] || [ -x /usr/bin/$tool ] || return 1
 	done
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || return 1
+	ls /usr/lib/*/libssl.a >/dev/null 2>&1 || return 1 # kmt_tls_static
 	# the trace accuracy harness's application (Debian's python3)
 	/usr/bin/python3 -c 'import redis, psycopg2, asyncpg' 2>/dev/null || return 1
 	# the slow ones (proto_servers_slow): RabbitMQ, ZooKeeper, their clients

@@ -398,7 +398,9 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 		goto cleanup;
 	probe__release();
 	ksyms__preload();
-	err_drop = privilege__drop(k.cfg.tcp.sw.enabled && k.cfg.tcp.protocols);
+	err_drop = privilege__drop(
+		k.cfg.tcp.sw.enabled && k.cfg.tcp.protocols,
+		k.cfg.tcp.sw.enabled && k.cfg.tcp.protocols && k.cfg.tcp.tls);
 	if (err_drop) {
 		log_error("failed to drop capabilities: %s",
 			  strerror(-err_drop));

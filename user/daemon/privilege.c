@@ -41,9 +41,12 @@ static int perf_paranoid(void)
  *   service later (the kernel checks it at attach, not at load). A reload
  *   that turns identification on cannot get it back: new cgroups then go
  *   without capture, counted in the stats record.
+ * - CAP_SYS_ADMIN, only with TLS in plaintext on at start: attach the
+ *   uprobes of processes that start later (a uprobe's perf event is
+ *   refused with EACCES with CAP_PERFMON alone, measured on 6.18).
  * Everything else goes, and CAP_SYS_ADMIN unless the kernel's
  * perf_event_paranoid needs it (below). */
-uint64_t privilege__kept(bool cgroup_programs)
+uint64_t privilege__kept(bool cgroup_programs, bool uprobes)
 {
 	uint64_t keep = CAP(CAP_BPF) | CAP(CAP_PERFMON) | CAP(CAP_SYS_PTRACE) |
 			CAP(CAP_DAC_READ_SEARCH) | CAP(CAP_SYSLOG) |
@@ -53,7 +56,7 @@ uint64_t privilege__kept(bool cgroup_programs)
 	 * default), where every perf_event_open needs CAP_SYS_ADMIN, not
 	 * CAP_PERFMON: without it a tracepoint or kprobe added by a reload
 	 * cannot attach. */
-	if (perf_paranoid() > 2)
+	if (perf_paranoid() > 2 || uprobes)
 		keep |= CAP(CAP_SYS_ADMIN);
 	if (cgroup_programs)
 		keep |= CAP(CAP_NET_ADMIN);
@@ -73,13 +76,13 @@ static int last_cap(void)
 	return last;
 }
 
-int privilege__drop(bool cgroup_programs)
+int privilege__drop(bool cgroup_programs, bool uprobes)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct data[2];
-	uint64_t keep = privilege__kept(cgroup_programs);
+	uint64_t keep = privilege__kept(cgroup_programs, uprobes);
 
 	/* The bounding set first: dropping from it needs CAP_SETPCAP, which a
 	 * container started with the DaemonSet's set lacks: what its

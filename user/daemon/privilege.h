@@ -10,11 +10,13 @@
 
 /* The capabilities kmond keeps, as a CapEff-style bit mask.
  * cgroup_programs: it attaches programs to cgroups as processes come
- * (protocol identification's capture), which needs CAP_NET_ADMIN. */
-uint64_t privilege__kept(bool cgroup_programs);
+ * (protocol identification's capture), which needs CAP_NET_ADMIN.
+ * uprobes: it attaches uprobes as processes come (TLS in plaintext),
+ * which needs CAP_SYS_ADMIN. */
+uint64_t privilege__kept(bool cgroup_programs, bool uprobes);
 /* Drops every other capability (effective, permitted, inheritable,
  * ambient and bounding set) and sets no_new_privs. 0 or -errno. */
-int privilege__drop(bool cgroup_programs);
+int privilege__drop(bool cgroup_programs, bool uprobes);
 /* Refuses a config that is not owned by root or is writable by group or
  * others: whoever can write it steers a root daemon. 0, or -1 with a
  * message in err. */

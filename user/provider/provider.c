@@ -79,6 +79,9 @@ struct provider {
 	struct containers *containers; /* container and pod of each process */
 	void (*on_select)(void *ctx, uint32_t pid); /* the watcher, or NULL */
 	void *on_select_ctx;
+	/* the watcher of execs, forks and exits, or NULL */
+	void (*on_change)(void *ctx, const struct proc_lifecycle *change);
+	void *on_change_ctx;
 	uint64_t features_off; /* probe__features_off of provider_hooks */
 };
 
@@ -339,6 +342,27 @@ static void selected(struct provider *p, uint32_t pid, struct proc *proc)
 {
 	if (p->on_select && proc->service && !proc->exited)
 		p->on_select(p->on_select_ctx, pid);
+}
+
+/* Tells the lifecycle watcher what e did to a process in a service
+ * (an exit: the process was in one). */
+static void changed(struct provider *p, const struct kmon_proc_event *e,
+		    const struct proc *proc)
+{
+	static const enum proc_change what[] = {
+		[KMON_PROC_FORK] = PROC_FORKED,
+		[KMON_PROC_EXEC] = PROC_EXECED,
+		[KMON_PROC_EXIT] = PROC_EXITED,
+	};
+	struct proc_lifecycle change = {
+		.what = what[e->type],
+		.pid = e->pid,
+		.ppid = e->ppid,
+		.ns = e->ns,
+	};
+
+	if (p->on_change && proc && proc->service)
+		p->on_change(p->on_change_ctx, &change);
 }
 
 static void publish(struct provider *p, uint32_t pid, struct proc *proc,
@@ -659,6 +683,7 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 		if (proc)
 			proc->exited = true;
 		provider__note_exit(p, e->pid);
+		changed(p, e, proc);
 		return 0;
 	case KMON_PROC_CGROUP:
 		proc = provider__proc(p, e->pid);
@@ -692,6 +717,7 @@ static int provider__on_event(void *ctx, void *data, size_t size)
 		publish(p, e->pid, proc, resolve(p, e->pid, proc));
 	if (joined) /* by the kernel's selectors */
 		selected(p, e->pid, proc);
+	changed(p, e, proc);
 	return 0;
 }
 
@@ -945,6 +971,15 @@ void provider__watch_selection(struct provider *p,
 {
 	p->on_select = fn;
 	p->on_select_ctx = ctx;
+}
+
+void provider__watch_lifecycle(struct provider *p,
+			       void (*fn)(void *ctx,
+					  const struct proc_lifecycle *change),
+			       void *ctx)
+{
+	p->on_change = fn;
+	p->on_change_ctx = ctx;
 }
 
 void provider__count_listens(struct provider *p,

@@ -84,6 +84,26 @@ void provider__for_each_selected(struct provider *p,
  * NULL: no one is told. One watcher at a time. */
 void provider__watch_selection(struct provider *p,
 			       void (*fn)(void *ctx, uint32_t pid), void *ctx);
+/* A process in a service started a program (exec), was forked (pid,
+ * with its parent ppid) or exited, as the provider reads it from the
+ * kernel: ns is when it happened (CLOCK_MONOTONIC), for the watcher to
+ * tell how late it acts. */
+enum proc_change { PROC_EXECED, PROC_FORKED, PROC_EXITED };
+
+struct proc_lifecycle {
+	enum proc_change what;
+	uint32_t pid;
+	uint32_t ppid; /* PROC_FORKED only */
+	uint64_t ns;
+};
+
+/* fn(ctx, change) is called for each of those, right after the provider
+ * applied it (an exec's service is the one it joined, if any). NULL: no
+ * one is told. One watcher at a time. */
+void provider__watch_lifecycle(struct provider *p,
+			       void (*fn)(void *ctx,
+					  const struct proc_lifecycle *change),
+			       void *ctx);
 /* After every collector emitted this interval: forget exited pids. */
 void provider__end_interval(struct provider *p);
 void provider__stats(struct provider *p, struct provider_stats *st);

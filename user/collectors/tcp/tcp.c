@@ -639,9 +639,14 @@ static void tcp_stats_record(void *state, struct record *r)
 			    proto_cgroups__failures(c->cgroups));
 	}
 	if (c->tls) {
-		record__u64(r, "tls_processes", tls_attach__procs(c->tls));
-		record__u64(r, "tls_attach_failures",
-			    tls_attach__failures(c->tls));
+		struct tls_attach_stats tls;
+
+		tls_attach__stats(c->tls, &tls);
+		record__u64(r, "tls_processes", tls.procs);
+		record__u64(r, "tls_attach_failures", tls.failures);
+		record__u64(r, "tls_attached_at_start", tls.at_start);
+		record__u64(r, "tls_attach_delay_max_ns", tls.delay_max_ns);
+		record__u64(r, "tls_gone_unattached", tls.gone_first);
 	}
 }
 
@@ -657,6 +662,8 @@ static void tcp_stop(void *state)
 		provider__count_listens(c->k->provider, NULL);
 	if (c->cgroups)
 		provider__watch_selection(c->k->provider, NULL, NULL);
+	if (c->tls)
+		provider__watch_lifecycle(c->k->provider, NULL, NULL);
 	tls_attach__free(c->tls); /* before the programs it attached */
 	proto_cgroups__free(c->cgroups);
 	bpf_link__destroy(c->flush);
@@ -776,6 +783,13 @@ static void tls_open(struct tcp_collector *c, const int *chosen)
 	probe__set_unloaded(&tcp_hooks[HOOK_TLS], why);
 }
 
+static void on_lifecycle(void *ctx, const struct proc_lifecycle *change)
+{
+	struct tcp_collector *c = ctx;
+
+	tls_attach__change(c->tls, change);
+}
+
 /* After proto_attach: the plaintext is identified. */
 static void tls_start(struct tcp_collector *c)
 {
@@ -792,6 +806,7 @@ static void tls_start(struct tcp_collector *c)
 	if (!bpf_program__autoload(s->progs.tls_write_entry) || !c->proto)
 		return;
 	c->tls = tls_attach__new(&progs, &s->bss->tls_procs);
+	provider__watch_lifecycle(c->k->provider, on_lifecycle, c);
 	tls_attach__sync(c->tls, c->k->provider);
 }
 

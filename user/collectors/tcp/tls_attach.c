@@ -3,25 +3,36 @@
  *
  * A uprobe attached with a pid puts its breakpoint only in that
  * process's mappings of the library: processes kmond does not monitor
- * run the library untouched. Each monitored process is looked at when it
- * joins a service and at every interval until it maps libssl.so.3 (a
- * process that loads it later, Python's `import ssl`, is found then);
- * a process attached stays so until it exits. */
+ * run the library untouched. A monitored process is attached as the
+ * provider tells of it: at its exec, to the library its dynamic linker
+ * will map (tls_target.c; the kernel puts the breakpoints in as the
+ * library is mapped, so a short-lived client is read from its first
+ * SSL call when the attach wins the race with it); at its fork, to its
+ * parent's (a forked server's child runs the parent's library, but the
+ * kernel keeps a per-pid uprobe out of the child); when it joins a
+ * service; and at every interval, until it maps libssl.so.3 (Python's
+ * `import ssl` loads it late). It is detached at its exit, at an exec
+ * into a program without the library, or when it leaves its service. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
 #include "collectors/tcp/tls_attach.h"
+#include "collectors/tcp/tls_detach.h"
+#include "collectors/tcp/tls_target.h"
+#include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
 #include "provider/provider.h"
 
-#define TLS_LIB "libssl.so.3"
 /* Processes looked at per interval among those not attached: reading
  * their maps costs, and most monitored processes never map libssl. */
 #define TLS_LOOKS_PER_SYNC 64
@@ -41,14 +52,20 @@ static const char *const fn_names[NR_FNS] = {
 struct tls_proc {
 	struct bpf_link *links[2 * NR_FNS];
 	int nlinks;
+	char *rel; /* the file, in the process's root ("": its program) */
+	dev_t dev; /* the file, whatever the path that names it */
+	ino_t ino;
+	uint64_t attached_ns; /* mono_ns() when attached */
 };
 
 struct tls_attach {
 	struct tls_progs progs;
 	volatile uint32_t *procs;
+	struct tls_targets *targets;
+	struct tls_detach *detach;
 	struct hashmap *attached; /* pid -> struct tls_proc * */
 	struct hashmap *looked; /* pid -> 1: selected, not attached */
-	uint64_t failures;
+	struct tls_attach_stats st;
 	bool said_failure;
 };
 
@@ -59,54 +76,54 @@ struct tls_attach *tls_attach__new(const struct tls_progs *progs,
 
 	t->progs = *progs;
 	t->procs = procs;
+	t->targets = tls_targets__new();
+	t->detach = tls_detach__new();
 	t->attached = hashmap__new();
 	t->looked = hashmap__new();
 	return t;
 }
 
-static void detach(struct tls_proc *p)
+/* Its links go to the thread that destroys them (tls_detach.h). */
+static void detach(struct tls_attach *t, struct tls_proc *p)
 {
-	for (int i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
+	tls_detach__push(t->detach, p->links, p->nlinks);
+	free(p->rel);
 	free(p);
-}
-
-static void detach_value(void *v)
-{
-	detach(v);
 }
 
 void tls_attach__free(struct tls_attach *t)
 {
+	uint64_t key, val;
+	size_t pos = 0;
+
 	if (!t)
 		return;
-	hashmap__free_values(t->attached, detach_value); /* and the map */
+	while (hashmap__next(t->attached, &pos, &key, &val))
+		detach(t, (struct tls_proc *)(uintptr_t)val);
+	hashmap__free(t->attached);
+	tls_detach__free(t->detach); /* once every link is destroyed */
 	hashmap__free(t->looked);
+	tls_targets__free(t->targets);
 	free(t);
 }
 
-/* The path of the libssl.so.3 pid maps, as pid sees it, through its
- * root (a container's); false when it maps none. */
-static bool mapped_lib(uint32_t pid, char *path, size_t len)
+static struct tls_proc *attached(const struct tls_attach *t, uint32_t pid)
 {
-	char maps[64], line[4096], *file;
-	bool found = false;
-	FILE *f;
+	uint64_t *v = hashmap__find(t->attached, pid);
 
-	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
-	f = fopen(maps, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		file = strchr(line, '/');
-		if (!file || !strstr(file, "/" TLS_LIB))
-			continue;
-		file[strcspn(file, "\n")] = '\0';
-		found = snprintf(path, len, "/proc/%u/root%s", pid, file) <
-			(int)len;
-	}
-	fclose(f);
-	return found;
+	return v ? (struct tls_proc *)(uintptr_t)*v : NULL;
+}
+
+static void forget(struct tls_attach *t, uint32_t pid)
+{
+	struct tls_proc *p = attached(t, pid);
+
+	hashmap__delete(t->looked, pid);
+	if (!p)
+		return;
+	detach(t, p);
+	hashmap__delete(t->attached, pid);
+	live_store(*t->procs, hashmap__count(t->attached));
 }
 
 static struct bpf_link *attach_one(struct bpf_program *prog, uint32_t pid,
@@ -117,15 +134,23 @@ static struct bpf_link *attach_one(struct bpf_program *prog, uint32_t pid,
 	return bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
 }
 
-/* Every function's entry and return, or none. */
-static struct tls_proc *attach_proc(struct tls_attach *t, uint32_t pid,
-				    const char *path)
+static bool gone(uint32_t pid)
+{
+	char dir[32];
+
+	snprintf(dir, sizeof(dir), "/proc/%u", pid);
+	return access(dir, F_OK) != 0;
+}
+
+/* Every function's entry and return, or none: 0, -ESRCH when pid went
+ * meanwhile, or why not. */
+static int attach_proc(struct tls_attach *t, uint32_t pid, const char *path,
+		       struct tls_proc *p)
 {
 	struct bpf_program *entry[NR_FNS] = {
 		t->progs.write,	  t->progs.write_ex,  t->progs.read,
 		t->progs.read_ex, t->progs.handshake,
 	};
-	struct tls_proc *p = xcalloc(1, sizeof(*p));
 	struct bpf_link *l;
 	int err = 0;
 
@@ -138,35 +163,115 @@ static struct tls_proc *attach_proc(struct tls_attach *t, uint32_t pid,
 			else
 				p->links[p->nlinks++] = l;
 		}
-	if (!err)
-		return p;
-	t->failures++;
-	if (!t->said_failure)
-		log_warn("tcp: TLS of pid %u not read in plaintext: uprobe on "
-			 "%s: %s",
-			 pid, path, strerror(-err));
-	t->said_failure = true;
-	detach(p);
-	return NULL;
+	if (err == -ESRCH || (err && gone(pid))) /* or a zombie */
+		return -ESRCH;
+	if (err) {
+		t->st.failures++;
+		if (!t->said_failure)
+			log_warn("tcp: TLS of pid %u not read in plaintext: "
+				 "uprobe on %s: %s",
+				 pid, path, strerror(-err));
+		t->said_failure = true;
+	}
+	return err;
 }
 
-void tls_attach__pid(struct tls_attach *t, uint32_t pid)
+/* pid's uprobes on rel (in its root): 0, -ESRCH gone, or why not. */
+static int attach(struct tls_attach *t, uint32_t pid, const char *rel)
 {
-	char path[4200];
+	char path[PATH_MAX + 64];
 	struct tls_proc *p;
+	struct stat st;
+	int err;
 
-	if (hashmap__find(t->attached, pid))
-		return;
-	if (!mapped_lib(pid, path, sizeof(path)) ||
-	    hashmap__count(t->attached) >= TLS_MAX_PROCS)
-		return;
-	p = attach_proc(t, pid, path);
-	if (!p)
-		return;
+	if (!tls_target_path(pid, rel, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	if (stat(path, &st)) /* its root went with it (a zombie's) */
+		return -ESRCH;
+	if (hashmap__count(t->attached) >= TLS_MAX_PROCS)
+		return -ENOSPC;
+	p = xcalloc(1, sizeof(*p));
+	p->dev = st.st_dev;
+	p->ino = st.st_ino;
+	err = attach_proc(t, pid, path, p);
+	if (err) {
+		detach(t, p);
+		return err;
+	}
+	p->rel = xstrdup(rel);
+	p->attached_ns = mono_ns();
 	hashmap__delete(t->looked, pid);
 	hashmap__set(t->attached, pid, (uintptr_t)p);
 	live_store(*t->procs, hashmap__count(t->attached));
 	log_debug("tcp: TLS of pid %u read in plaintext (%s)", pid, path);
+	return 0;
+}
+
+/* Attached to the file of pid's SSL functions now (a program it runs
+ * since it was attached may have another): 0, -ENOENT none, -ESRCH
+ * gone, or why not. */
+static int attach_found(struct tls_attach *t, uint32_t pid)
+{
+	struct tls_proc *p = attached(t, pid);
+	char rel[PATH_MAX], path[PATH_MAX + 64];
+	int err = tls_targets__find(t->targets, pid, rel, sizeof(rel));
+	struct stat st;
+
+	if (p && !err && tls_target_path(pid, rel, path, sizeof(path)) &&
+	    !stat(path, &st) && st.st_dev == p->dev && st.st_ino == p->ino)
+		return 0; /* the same file: its uprobes serve the new program */
+	if (p)
+		forget(t, pid);
+	return err ? err : attach(t, pid, rel);
+}
+
+void tls_attach__pid(struct tls_attach *t, uint32_t pid)
+{
+	if (!attached(t, pid))
+		attach_found(t, pid);
+}
+
+/* How late the uprobes were in place for what started at ns. */
+static void note_delay(struct tls_attach *t, uint32_t pid, uint64_t ns)
+{
+	struct tls_proc *p = attached(t, pid);
+	uint64_t late;
+
+	if (!p)
+		return;
+	late = p->attached_ns > ns ? p->attached_ns - ns : 0;
+	t->st.at_start++;
+	if (late > t->st.delay_max_ns)
+		t->st.delay_max_ns = late;
+	log_debug("tcp: TLS of pid %u attached %lu us after it started", pid,
+		  (unsigned long)(late / 1000));
+}
+
+void tls_attach__change(struct tls_attach *t,
+			const struct proc_lifecycle *change)
+{
+	struct tls_proc *parent;
+	int err;
+
+	switch (change->what) {
+	case PROC_EXITED:
+		forget(t, change->pid);
+		return;
+	case PROC_FORKED:
+		parent = attached(t, change->ppid);
+		if (!parent)
+			return;
+		err = attach(t, change->pid, parent->rel);
+		break;
+	case PROC_EXECED:
+	default:
+		err = attach_found(t, change->pid);
+		break;
+	}
+	if (err == -ESRCH)
+		t->st.gone_first++;
+	else if (!err)
+		note_delay(t, change->pid, change->ns);
 }
 
 /* For each process selected now: a new one is looked at; one not
@@ -175,32 +280,29 @@ static void look_at(void *ctx, uint32_t pid)
 {
 	struct tls_attach *t = ctx;
 
-	if (hashmap__find(t->attached, pid))
+	if (attached(t, pid))
 		return;
 	if (!hashmap__find(t->looked, pid))
 		tls_attach__pid(t, pid);
-	if (!hashmap__find(t->attached, pid))
+	if (!attached(t, pid))
 		hashmap__set(t->looked, pid, 2);
 }
 
-/* Detaches the processes that exited. */
+/* Detaches the processes that exited or left their service. */
 static void sweep(struct tls_attach *t, struct provider *pr)
 {
-	uint64_t key, val, *gone = NULL;
+	uint64_t key, val, *gone_pids = NULL;
 	size_t pos = 0, n = 0;
 
 	while (hashmap__next(t->attached, &pos, &key, &val))
-		if (provider__exited(pr, key)) {
-			gone = xrealloc(gone, (n + 1) * sizeof(*gone));
-			gone[n++] = key;
+		if (provider__exited(pr, key) || !provider__service(pr, key)) {
+			gone_pids = xrealloc(gone_pids,
+					     (n + 1) * sizeof(*gone_pids));
+			gone_pids[n++] = key;
 		}
-	for (size_t i = 0; i < n; i++) {
-		detach((struct tls_proc *)(uintptr_t)*hashmap__find(t->attached,
-								    gone[i]));
-		hashmap__delete(t->attached, gone[i]);
-	}
-	free(gone);
-	live_store(*t->procs, hashmap__count(t->attached));
+	for (size_t i = 0; i < n; i++)
+		forget(t, gone_pids[i]);
+	free(gone_pids);
 }
 
 /* Looks again at some of the processes selected and not attached (a
@@ -243,12 +345,9 @@ void tls_attach__sync(struct tls_attach *t, struct provider *pr)
 	sweep(t, pr);
 }
 
-uint64_t tls_attach__procs(const struct tls_attach *t)
+void tls_attach__stats(struct tls_attach *t, struct tls_attach_stats *st)
 {
-	return t ? hashmap__count(t->attached) : 0;
-}
-
-uint64_t tls_attach__failures(const struct tls_attach *t)
-{
-	return t ? t->failures : 0;
+	*st = t->st;
+	st->procs = hashmap__count(t->attached);
+	t->st.delay_max_ns = 0;
 }

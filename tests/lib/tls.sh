@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# TLS servers' pieces for the tests (sourced after kmond.sh).
+#   tls_cert CN [DIR]      a self-signed certificate for CN: DIR/cert.pem
+#                          and DIR/key.pem (DIR: $WORK)
+#   nginx_tls PORT...      sets NGINX_LOCATIONS to listen with TLS on each
+#                          PORT ("PORT http2" for HTTP/2 too), with the
+#                          certificate tls_cert made in $WORK
+
+tls_cert() {
+	local dir=${2:-$WORK}
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/key.pem" \
+		-out "$dir/cert.pem" -days 2 -subj "/CN=$1" -batch 2>/dev/null ||
+		fail "openssl req"
+}
+
+nginx_tls() {
+	local port
+	NGINX_LOCATIONS="ssl_certificate $WORK/cert.pem;
+		ssl_certificate_key $WORK/key.pem;"
+	for port in "$@"; do
+		set -- $port
+		NGINX_LOCATIONS+="
+		listen 127.0.0.1:$1 ssl ${2:-};"
+	done
+}

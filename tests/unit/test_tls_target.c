@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Where a process's OpenSSL is (user/collectors/tcp/tls_target.c): curl's
+ * libssl.so.3 found through its libraries' DT_NEEDED is the file it maps;
+ * a program without OpenSSL has none; a pid gone is told apart. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "collectors/tcp/tls_target.h"
+#include "unit.h"
+
+/* curl, blocked reading its config from a pipe: its pid, *wfd the
+ * pipe's end that lets it go. */
+static pid_t start_curl(int *wfd)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[0], 0);
+		close(fds[1]);
+		close(2); /* its complaint at the end: no URL */
+		execl("/usr/bin/curl", "curl", "-s", "--config", "-", NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	*wfd = fds[1];
+	return pid;
+}
+
+static bool same_file(uint32_t pid, const char *a, const char *b)
+{
+	char pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+	struct stat sa, sb;
+
+	return tls_target_path(pid, a, pa, sizeof(pa)) &&
+	       tls_target_path(pid, b, pb, sizeof(pb)) && !stat(pa, &sa) &&
+	       !stat(pb, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+int main(void)
+{
+	struct tls_targets *t = tls_targets__new();
+	char linked[PATH_MAX], mapped[PATH_MAX];
+	int wfd = -1, tries;
+	pid_t curl = start_curl(&wfd), dead;
+
+	CHECK(curl > 0);
+	/* mapped once its dynamic linker ran */
+	for (tries = 0; tries < 200; tries++) {
+		if (!tls_targets__find(t, curl, mapped, sizeof(mapped)))
+			break;
+		usleep(10000);
+	}
+	CHECK(tries < 200);
+	CHECK(strstr(mapped, "/libssl.so.3") != NULL);
+	CHECK(tls_targets__linked(t, curl, linked, sizeof(linked)) == 0);
+	CHECK(strstr(linked, "/libssl.so.3") != NULL);
+	CHECK(same_file(curl, linked, mapped));
+	/* the second time from what it remembers of the program */
+	CHECK(tls_targets__linked(t, curl, linked, sizeof(linked)) == 0);
+	CHECK(same_file(curl, linked, mapped));
+	close(wfd);
+	waitpid(curl, NULL, 0);
+
+	/* this test links no OpenSSL */
+	CHECK(tls_targets__find(t, getpid(), linked, sizeof(linked)) ==
+	      -ENOENT);
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	CHECK(tls_targets__find(t, dead, linked, sizeof(linked)) == -ESRCH);
+	tls_targets__free(t);
+	return unit_done("tls_target");
+}

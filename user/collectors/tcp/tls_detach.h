@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Detaching uprobes off the main loop (tls_attach.c). Closing a uprobe's
+ * perf event waits for the kernel's grace periods (uprobe_unregister's
+ * synchronize_srcu): measured here, the 10 links of one process held
+ * kmond's main loop 1.1 s, during which the exec events of the next
+ * processes waited, and those were gone before they could be attached.
+ * A thread of its own destroys them. */
+#ifndef KMON_TLS_DETACH_H
+#define KMON_TLS_DETACH_H
+
+struct bpf_link;
+struct tls_detach;
+
+/* NULL when the thread cannot start: then links are destroyed at once. */
+struct tls_detach *tls_detach__new(void);
+/* Takes the n links (destroyed later, in order). */
+void tls_detach__push(struct tls_detach *d, struct bpf_link **links, int n);
+/* Destroys what is left, then stops the thread. NULL-safe. */
+void tls_detach__free(struct tls_detach *d);
+
+#endif
