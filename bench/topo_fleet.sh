@@ -18,7 +18,11 @@
 # hold every record.
 #   bench/topo_fleet.sh           (after make and make test's helpers)
 # Environment: NODES (1000), CALLERS (20), INTERVALS (20), PARTITIONS
-# (64), MEMBERS ("1 2 4"), ROUNDS (3), FLEET_SVG (a file: the figure).
+# (64), MEMBERS ("1 2 4"), ROUNDS (3), INTERVAL (kmon-topo's --interval,
+# 2 s: each interval a member writes the partial graph of each of its
+# partitions and merges everyone's, work that grows with the graph, not
+# with the records read; a short interval leaves it little time to read),
+# FLEET_SVG (a file: the figure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -28,6 +32,7 @@ INTERVALS=${INTERVALS:-20}
 PARTITIONS=${PARTITIONS:-64}
 MEMBERS=${MEMBERS:-1 2 4}
 ROUNDS=${ROUNDS:-3}
+INTERVAL=${INTERVAL:-2}
 make -s "$BUILD/kmon-topo" "$BUILD/tests/kafka_broker" >/dev/null
 
 source bench/fleet_lib.sh
@@ -101,7 +106,7 @@ run() {
 	cmd "topic kmon.$g.topology_partial $PARTITIONS"
 	local mp=()
 	for ((i = 0; i < n; i++)); do
-		"$BUILD/kmon-topo" -b "$brokers" -g "$g" --fleet --interval 0.5 \
+		"$BUILD/kmon-topo" -b "$brokers" -g "$g" --fleet --interval "$INTERVAL" \
 			-X session.timeout.ms=6000 -X heartbeat.interval.ms=500 \
 			-j "$work/$g.$i.json" 2>"$work/$g.$i.err" &
 		mp+=($!)
@@ -153,10 +158,10 @@ PY
 }
 
 fleet_rounds t
-# The graph is printed every --interval (0.5 s): the time to read
-# everything, from the first graph with any record (the group formed and
-# read for up to one interval) to the first with all of them (read up to
-# one interval before), is right on average, within 0.5 s each time.
+# The graph is printed every --interval: the time to read everything,
+# from the first graph with any record (the group formed and read for up
+# to one interval) to the first with all of them (read up to one
+# interval before), is right on average, within INTERVAL each time.
 fleet_table "$work/runs.jsonl" "$RECORDS" "$work/rows"
 [ -z "${FLEET_SVG:-}" ] || python3 bench/fleet_svg.py "$FLEET_SVG" \
 	--title "kmon-topo --fleet: topology records/s against members" $(cat "$work/rows")
