@@ -9,6 +9,9 @@
 # from the start: per member, the records its stage 1 read, the wall time
 # until the group had read them all, its CPU (utime + stime from /proc)
 # and its peak RSS; ROUNDS rounds, the groups alternating within a round.
+# The floor: bench/kafka_pass.c, what one process that does nothing but
+# consume each record and produce it on (as stage 1 does) reads, ROUNDS
+# times first.
 # Accuracy: the traces of the last round's groups against the ground
 # truth (bench/fleet_score.py: precision and recall of the parent links
 # across nodes, trace ids, every span once).
@@ -34,7 +37,8 @@ MEMBERS=${MEMBERS:-1 2 4}
 ROUNDS=${ROUNDS:-3}
 QUIET=${QUIET:-10}
 MAX_SPANS=${MAX_SPANS:-1000000}
-make -s "$BUILD/kmon-trace" "$BUILD/bench/fleet_gen" "$BUILD/tests/kafka_broker" >/dev/null
+make -s "$BUILD/kmon-trace" "$BUILD/bench/fleet_gen" "$BUILD/bench/kafka_pass" \
+	"$BUILD/tests/kafka_broker" >/dev/null
 
 source bench/fleet_lib.sh
 fleet_broker_start fleet-bench
@@ -46,6 +50,11 @@ RECORDS=$(awk '$5 == 1' "$work/truth" | wc -l)
 got=$(kcat -C -b "$brokers" -t kmon.tcp -o beginning -e -q -f '.\n' | wc -l)
 [ "$got" = "$RECORDS" ] || { echo "kmon.tcp holds $got of $RECORDS records: more PARTITIONS" >&2; exit 1; }
 echo "$RECORDS records in kmon.tcp"
+# The Kafka floor: what one process that only passes each record on
+# (consumed, produced unread, as stage 1 sends every record on) reads.
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo "floor: $("$BUILD/bench/kafka_pass" "$brokers" kmon.tcp "$RECORDS")"
+done
 
 
 # run GROUP N: N members read everything; prints one JSON line per member
