@@ -60,16 +60,24 @@ for r in runs:
     by[(r["members"], r["group"])].append(r)
 rows = collections.defaultdict(list)
 for (n, g), ms in by.items():
-    read = max(ms[0]["read_s"] - ms[0]["first_s"], 0.1)
+    # read at once (first_s == read_s): faster than the script can tell
+    read = ms[0]["read_s"] - ms[0]["first_s"]
     cpu = sum(m["cpu_s"] for m in ms)
-    rows[n].append((records / read, records / read / n, records / cpu,
-                    max(m["rss_mib"] for m in ms)))
+    rows[n].append((records / read if read > 0 else None,
+                    records / read / n if read > 0 else None,
+                    records / cpu, max(m["rss_mib"] for m in ms)))
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+def show(v, fmt):
+    return "too fast to tell" if v is None else format(v, fmt)
 print("| members | records/s (group) | records/s per member | records per CPU-second | peak RSS per member, MiB |")
 print("|---|---|---|---|---|")
 with open(sys.argv[3], "w") as svg:
     for n in sorted(rows):
-        med = [statistics.median(x[i] for x in rows[n]) for i in range(4)]
-        print(f"| {n} | {med[0]:,.0f} | {med[1]:,.0f} | {med[2]:,.0f} | {med[3]:.0f} |")
-        svg.write(f"{n}:{med[0]:.0f}:{med[1]:.0f}:{med[2]:.0f}\n")
+        med = [median(x[i] for x in rows[n]) for i in range(4)]
+        print(f"| {n} | {show(med[0], ',.0f')} | {show(med[1], ',.0f')} | {med[2]:,.0f} | {med[3]:.0f} |")
+        if med[0] is not None:
+            svg.write(f"{n}:{med[0]:.0f}:{med[1]:.0f}:{med[2]:.0f}\n")
 PY
 }
