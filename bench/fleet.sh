@@ -9,6 +9,9 @@
 # from the start: per member, the records its stage 1 read, the wall time
 # until the group had read them all, its CPU (utime + stime from /proc)
 # and its peak RSS; ROUNDS rounds, the groups alternating within a round.
+# The floor: bench/kafka_pass.c, what one process that does nothing but
+# consume each record and produce it on (as stage 1 does) reads, ROUNDS
+# times first.
 # Accuracy: the traces of the last round's groups against the ground
 # truth (bench/fleet_score.py: precision and recall of the parent links
 # across nodes, trace ids, every span once).
@@ -20,7 +23,9 @@
 # (10: seconds, longer than the slowest group takes to read the spread of
 # one trace, which the nodes' lag of up to 2 s makes most of the stream),
 # MAX_SPANS (kmon-trace's --max-spans, 1000000: the memory bound),
-# FLEET_SVG (a file: the figure of throughput against members).
+# FLEET_SVG (a file: the figure of throughput against members), PERF (a
+# file: the profile of the last round's one member, perf record -g, by
+# thread, library and function; linux-perf).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -32,22 +37,11 @@ MEMBERS=${MEMBERS:-1 2 4}
 ROUNDS=${ROUNDS:-3}
 QUIET=${QUIET:-10}
 MAX_SPANS=${MAX_SPANS:-1000000}
-make -s "$BUILD/kmon-trace" "$BUILD/bench/fleet_gen" "$BUILD/tests/kafka_broker" >/dev/null
+make -s "$BUILD/kmon-trace" "$BUILD/bench/fleet_gen" "$BUILD/bench/kafka_pass" \
+	"$BUILD/tests/kafka_broker" >/dev/null
 
-work=$(mktemp -d /tmp/fleet-bench.XXXXXX)
-mkfifo "$work/in"
-"$BUILD/tests/kafka_broker" -p 0 <"$work/in" >"$work/broker.out" 2>"$work/broker.err" &
-broker=$!
-exec 9>"$work/in"
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; exec 9>&-;
-	kill $broker 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 50); do
-	brokers=$(awk '/^bootstrap /{print $2}' "$work/broker.out")
-	[ -n "$brokers" ] && break
-	sleep 0.1
-done
-cmd() { echo "$1" >&9; sleep 0.2; }
+source bench/fleet_lib.sh
+fleet_broker_start fleet-bench
 cmd "topic kmon.tcp $PARTITIONS"
 echo "load before: $(cat /proc/loadavg), $(nproc) cores"
 "$BUILD/bench/fleet_gen" -b "$brokers" -t "$work/truth" -n "$NODES" \
@@ -56,6 +50,11 @@ RECORDS=$(awk '$5 == 1' "$work/truth" | wc -l)
 got=$(kcat -C -b "$brokers" -t kmon.tcp -o beginning -e -q -f '.\n' | wc -l)
 [ "$got" = "$RECORDS" ] || { echo "kmon.tcp holds $got of $RECORDS records: more PARTITIONS" >&2; exit 1; }
 echo "$RECORDS records in kmon.tcp"
+# The Kafka floor: what one process that only passes each record on
+# (consumed, produced unread, as stage 1 sends every record on) reads.
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo "floor: $("$BUILD/bench/kafka_pass" "$brokers" kmon.tcp "$RECORDS")"
+done
 
 
 # run GROUP N: N members read everything; prints one JSON line per member
@@ -66,12 +65,17 @@ run() {
 	local mp=()
 	for ((i = 0; i < n; i++)); do
 		"$BUILD/kmon-trace" -b "$brokers" -g "$g" --fleet --quiet "$QUIET" \
-			--late $((QUIET + 5)) --max-spans "$MAX_SPANS" --stats 0.2 -X session.timeout.ms=6000 \
+			--late $((QUIET + 5)) --max-spans "$MAX_SPANS" --stats 0.1 -X session.timeout.ms=6000 \
 			-X heartbeat.interval.ms=500 -o "$work/$g.$i.otlp" \
 			2>"$work/$g.$i.err" &
 		mp+=($!)
 		pids+=($!)
 	done
+	local prof=
+	if [ -n "${PERF:-}" ] && [ "$n" = 1 ] && [ "$g" = "r$ROUNDS-m1" ]; then
+		perf record -g -o "$work/perf.data" -p "${mp[0]}" 2>/dev/null &
+		prof=$!
+	fi
 	t0=$(date +%s.%N)
 	python3 - "$work" "$g" "$n" "$RECORDS" "$t0" "${mp[@]}" <<'PY'
 import json, os, sys, time
@@ -87,6 +91,9 @@ def last(i):
 def cpu(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / tick
+def main_cpu(pid):
+    # the main thread: both stages; the others are librdkafka's
+    return cpu(f"{pid}/task/{pid}")
 def hwm(pid):
     for l in open(f"/proc/{pid}/status"):
         if l.startswith("VmHWM"):
@@ -100,10 +107,11 @@ while time.time() - t0 < 300:
     if read_at is None and got >= records:
         read_at = time.time() - t0
         cpus = [cpu(p) for p in pids]
+        mains = [main_cpu(p) for p in pids]
     written = sum(s["spans_written"] for s in st if s)
     if read_at and written >= records:
         break
-    time.sleep(0.2)
+    time.sleep(0.1)
 done_at = time.time() - t0
 if read_at is None:
     sys.exit(f"{g}: read {got} of {records} records in 300 s")
@@ -113,40 +121,20 @@ for i, p in enumerate(pids):
                       "records": s["records"], "first_s": round(first, 2),
                       "read_s": round(read_at, 2),
                       "done_s": round(done_at, 2), "cpu_s": cpus[i],
-                      "rss_mib": round(hwm(p), 1),
+                      "main_cpu_s": mains[i], "rss_mib": round(hwm(p), 1),
                       "spans_written": s["spans_written"]}))
 PY
-	for p in "${mp[@]}"; do kill -TERM "$p"; done
-	for p in "${mp[@]}"; do wait "$p" || true; done
+	if [ -n "$prof" ]; then
+		kill -INT "$prof"
+		wait "$prof" || true
+		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym \
+			--percent-limit 0.7 --stdio 2>/dev/null | grep -E '^ +[0-9]' >"$PERF"
+	fi
+	fleet_stop "${mp[@]}"
 }
 
-for ((r = 1; r <= ROUNDS; r++)); do
-	for n in $MEMBERS; do
-		run "r$r-m$n" "$n" | tee -a "$work/runs.jsonl"
-	done
-done
-echo "load after: $(cat /proc/loadavg)"
-python3 - "$work/runs.jsonl" "$RECORDS" "$work/rows" <<'PY'
-import collections, json, statistics, sys
-runs = [json.loads(l) for l in open(sys.argv[1])]
-records = int(sys.argv[2])
-by = collections.defaultdict(list)
-for r in runs:
-    by[(r["members"], r["group"])].append(r)
-rows = collections.defaultdict(list)
-for (n, g), ms in by.items():
-    read = ms[0]["read_s"] - ms[0]["first_s"]
-    cpu = sum(m["cpu_s"] for m in ms)
-    rows[n].append((records / read, records / read / n, records / cpu,
-                    max(m["rss_mib"] for m in ms)))
-print("| members | records/s (group) | records/s per member | records per CPU-second | peak RSS per member, MiB |")
-print("|---|---|---|---|---|")
-with open(sys.argv[3], "w") as svg:
-    for n in sorted(rows):
-        med = [statistics.median(x[i] for x in rows[n]) for i in range(4)]
-        print(f"| {n} | {med[0]:,.0f} | {med[1]:,.0f} | {med[2]:,.0f} | {med[3]:.0f} |")
-        svg.write(f"{n}:{med[0]:.0f}:{med[1]:.0f}:{med[2]:.0f}\n")
-PY
+fleet_rounds r
+fleet_table "$work/runs.jsonl" "$RECORDS" "$work/rows"
 for n in $MEMBERS; do
 	g="r$ROUNDS-m$n"
 	echo "accuracy, $n members: $(python3 bench/fleet_score.py "$work/truth" "$work/$g".*.otlp)"

@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Draws bench/fleet.sh's throughput against members as a small SVG.
 
-  fleet_svg.py OUT.svg MEMBERS:GROUP_RATE:PER_MEMBER:PER_CPU_S ...
+  fleet_svg.py OUT.svg [--title TITLE] MEMBERS:GROUP_RATE:PER_MEMBER:PER_CPU_S ...
 
 Bars: records/s of the group (and of each member); a line: records per
 CPU-second, the rate a group would reach with a core per member."""
 import sys
 
-out, rows = sys.argv[1], [tuple(float(x) for x in a.split(":")) for a in sys.argv[2:]]
+args = sys.argv[2:]
+title = "kmon-trace --fleet: tcp records/s against members"
+if args[:1] == ["--title"]:
+    title, args = args[1], args[2:]
+out, rows = sys.argv[1], [tuple(float(x) for x in a.split(":")) for a in args]
 W, H, L, B = 460, 260, 70, 40
 top = max(max(r[1], r[3] * r[0]) for r in rows) * 1.15
 bw = (W - L - 20) / len(rows)
@@ -20,8 +24,8 @@ def y(v):
 
 parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
          'font-family="sans-serif" font-size="11">',
-         f'<text x="{W / 2}" y="14" text-anchor="middle">kmon-trace --fleet: '
-         'tcp records/s against members (2 shared cores)</text>',
+         f'<text x="{W / 2}" y="14" text-anchor="middle">{title} '
+         '(2 shared cores)</text>',
          f'<line x1="{L}" y1="{H - B}" x2="{W - 10}" y2="{H - B}" stroke="black"/>',
          f'<line x1="{L}" y1="20" x2="{L}" y2="{H - B}" stroke="black"/>']
 for i in range(5):

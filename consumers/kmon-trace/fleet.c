@@ -37,6 +37,8 @@
  * owner's mark (a first owner has none; a killed one wrote none). */
 #define MARK_WAIT_NS (3ULL * 1000000000ULL)
 #define MAX_AWAITING 1024
+/* How every trace_move begins (gather() tells them from spans so). */
+#define MOVE_PREFIX "{\"kind\":\"trace_move\","
 
 struct fleet_counts {
 	uint64_t taken_over; /* ends read from <prefix><group>.exchange */
@@ -67,7 +69,8 @@ struct fleet {
 	struct traces *traces;
 	struct exchanges *exchanges;
 	struct forwards *forwards;
-	fleet_parse_fn parse;
+	fleet_read_fn read;
+	struct json_scan_keys move_keys; /* a trace_move's */
 	void *ctx;
 	/* partitions being revoked, by number (the topics of a stage are
 	 * co-partitioned) */
@@ -124,9 +127,8 @@ static void produce_move(struct fleet *f, int32_t partition,
 	span__hex128(from, a);
 	span__hex128(to, b);
 	strbuf__reset(&f->buf);
-	strbuf__addf(&f->buf,
-		     "{\"kind\":\"trace_move\",\"from\":\"%s\",\"to\":\"%s\"}",
-		     a, b);
+	strbuf__addf(&f->buf, MOVE_PREFIX "\"from\":\"%s\",\"to\":\"%s\"}", a,
+		     b);
 	produce(f, f->span_topic, partition, a, 32, f->buf.buf, f->buf.len);
 }
 
@@ -350,24 +352,26 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
 /* --- stage 1: the ends of each exchange --- */
 
+/* A record is read in place (span.h's one pass) and sent on as it came:
+ * nothing is allocated for it here. */
 static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
-		     const char *where)
+		     const struct fleet_where *where)
 {
-	struct span *s = f->parse(m->payload, m->len, where, f->ctx);
+	struct span_record r;
 	struct exchange_end e;
+	struct span s;
 
-	if (!s)
+	if (!f->read(m->payload, m->len, &r, &s, where, f->ctx))
 		return;
-	produce_span(f, RD_KAFKA_PARTITION_UA, s->trace_id, m->payload, m->len);
-	if (s->has_seq) {
-		e = (struct exchange_end){ .key = span__join_key(s),
-					   .trace = s->trace_id,
-					   .resp_seq = s->resp_seq,
-					   .client = s->client,
+	produce_span(f, RD_KAFKA_PARTITION_UA, s.trace_id, m->payload, m->len);
+	if (s.has_seq) {
+		e = (struct exchange_end){ .key = span__join_key(&s),
+					   .trace = s.trace_id,
+					   .resp_seq = s.resp_seq,
+					   .client = s.client,
 					   .partition = m->partition };
 		exchanges__add(f->exchanges, &e, mono_ns());
 	}
-	span__free(s);
 }
 
 static bool read_trace(const struct json_value *v, struct trace_id *out)
@@ -375,6 +379,13 @@ static bool read_trace(const struct json_value *v, struct trace_id *out)
 	const char *s = json__str(v);
 
 	return s && span__parse_trace_id(s, strlen(s), out);
+}
+
+/* A trace id as kmon-trace writes it: 32 hex digits, no escapes. */
+static bool scan_trace(const struct json_scan_value *v, struct trace_id *out)
+{
+	return v->type == JSON_SCAN_STRING && !v->escaped &&
+	       span__parse_trace_id(v->s, v->len, out);
 }
 
 static void join_handed_over(struct fleet *f, const rd_kafka_message_t *m)
@@ -414,15 +425,16 @@ static void send_on(struct span *s, void *ctx)
 	span__free(s);
 }
 
-static void gather_move(struct fleet *f, const struct json_value *v,
-			int32_t partition)
+static void gather_move(struct fleet *f, const rd_kafka_message_t *m)
 {
-	struct forward fw = { .partition = partition };
+	struct forward fw = { .partition = m->partition };
+	struct json_scan_value v[2]; /* from, to */
+	struct json_error jerr;
 	struct trace_id merged;
 	void *ctx[2] = { f, &fw.to };
 
-	if (!read_trace(json__get(v, "from"), &fw.from) ||
-	    !read_trace(json__get(v, "to"), &fw.to)) {
+	if (!json_scan(m->payload, m->len, &f->move_keys, v, &jerr) ||
+	    !scan_trace(&v[0], &fw.from) || !scan_trace(&v[1], &fw.to)) {
 		f->c.rejected++;
 		return;
 	}
@@ -437,13 +449,16 @@ static void gather_move(struct fleet *f, const struct json_value *v,
 		f->c.traces_moved++;
 }
 
+/* A span of a trace that moved goes on unread: where it lands, it is. */
 static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
-			const struct json_value *v, const char *where)
+			const struct fleet_where *where)
 {
 	const struct forward *fw;
 	struct trace_id routed;
-	struct span *s;
-	char err[256];
+	char err[256], at[600];
+	struct span_record r;
+	struct json_error jerr;
+	struct span s, *kept;
 
 	if (!m->key || !span__parse_trace_id(m->key, m->key_len, &routed)) {
 		f->c.rejected++;
@@ -456,39 +471,36 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 		f->c.spans_forwarded++;
 		return;
 	}
-	s = span__parse(v, err, sizeof(err));
-	if (!s) {
-		fprintf(stderr, "%s: %s: %s\n", WHO, where, err);
+	if (span__scan(m->payload, m->len, &r, &jerr) != SPAN_RECORD_TCP) {
 		f->c.rejected++;
 		return;
 	}
-	if (traces__has_span(f->traces, s->id)) {
-		f->c.spans_repeated++;
-		span__free(s);
+	if (!span__check(&r, &s, err, sizeof(err))) {
+		fleet_where__format(where, at, sizeof(at));
+		fprintf(stderr, "%s: %s: %s\n", WHO, at, err);
+		f->c.rejected++;
 		return;
 	}
-	s->raw = xmalloc(m->len + 1);
-	memcpy(s->raw, m->payload, m->len);
-	s->raw_len = m->len;
-	s->partition = m->partition;
-	s->routed = routed;
-	traces__add(f->traces, s, mono_ns());
+	if (traces__has_span(f->traces, s.id)) {
+		f->c.spans_repeated++;
+		return;
+	}
+	s.partition = m->partition;
+	s.routed = routed;
+	kept = span__new(&s, &r, m->payload, m->len);
+	traces__add(f->traces, kept, mono_ns());
 }
 
+/* Moves are told from spans by their first bytes, as produce_move
+ * writes them: a span is looked at no more than where it goes needs. */
 static void gather(struct fleet *f, const rd_kafka_message_t *m,
-		   const char *where)
+		   const struct fleet_where *where)
 {
-	struct json_error jerr;
-	struct json_value *v = json__parse(m->payload, m->len, &jerr);
-	const char *kind = json__str(json__get(v, "kind"));
-
-	if (!kind)
-		f->c.rejected++;
-	else if (strcmp(kind, "trace_move") == 0)
-		gather_move(f, v, m->partition);
+	if (m->len > sizeof(MOVE_PREFIX) - 1 &&
+	    memcmp(m->payload, MOVE_PREFIX, sizeof(MOVE_PREFIX) - 1) == 0)
+		gather_move(f, m);
 	else
-		gather_span(f, m, v, where);
-	json__free(v);
+		gather_span(f, m, where);
 }
 
 /* --- reading --- */
@@ -497,16 +509,14 @@ static void on_message(struct fleet *f, struct stage *st,
 		       const rd_kafka_message_t *m)
 {
 	const char *topic = rd_kafka_topic_name(m->rkt);
-	char where[600];
+	struct fleet_where where = { topic, m->partition, m->offset };
 
-	snprintf(where, sizeof(where), "%s [%d] offset %lld", topic,
-		 (int)m->partition, (long long)m->offset);
 	if (st == &f->gather)
-		gather(f, m, where);
+		gather(f, m, &where);
 	else if (strcmp(topic, f->exchange_name) == 0)
 		join_handed_over(f, m);
 	else
-		join_tcp(f, m, where);
+		join_tcp(f, m, &where);
 }
 
 /* Up to max messages of one stage; returns how many came. */
@@ -663,16 +673,18 @@ static int open_stage(struct fleet *f, struct stage *st,
 }
 
 struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
-			  fleet_parse_fn parse, void *ctx)
+			  fleet_read_fn read, void *ctx)
 {
+	static const char *const move_names[] = { "from", "to" };
 	const struct source_opts *src = o->src;
 	struct fleet *f = xcalloc(1, sizeof(*f));
 	const char *join_topics[2], *gather_topic;
 	char group2[512];
 
 	f->traces = traces;
-	f->parse = parse;
+	f->read = read;
 	f->ctx = ctx;
+	json_scan__keys(&f->move_keys, move_names, 2);
 	snprintf(f->tcp_name, sizeof(f->tcp_name), "%stcp", src->prefix);
 	snprintf(f->span_name, sizeof(f->span_name), "%s%s.span", src->prefix,
 		 src->group);
@@ -740,6 +752,12 @@ void fleet__close(struct fleet *f)
 	strbuf__free(&f->buf);
 	free(f->revoked);
 	free(f);
+}
+
+void fleet_where__format(const struct fleet_where *w, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s [%d] offset %lld", w->topic, (int)w->partition,
+		 (long long)w->offset);
 }
 
 const char *fleet__name(const struct fleet *f)

@@ -26,6 +26,7 @@
 #ifndef KMON_TRACE_FLEET_H
 #define KMON_TRACE_FLEET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,10 +35,22 @@
 
 struct strbuf;
 
-/* main's reading of one record of <prefix>tcp: a span, or NULL for a
- * record it rejected or skipped (and counted). */
-typedef struct span *(*fleet_parse_fn)(const char *text, size_t len,
-				       const char *where, void *ctx);
+/* Where a message was read, formatted only when a message is refused:
+ * "TOPIC [P] offset N". */
+struct fleet_where {
+	const char *topic;
+	int32_t partition;
+	int64_t offset;
+};
+
+void fleet_where__format(const struct fleet_where *w, char *buf, size_t size);
+
+/* main's reading of one record of <prefix>tcp, counted there: true for a
+ * tcp record, its members in *r and its fields checked into *s; false
+ * for a record it rejected (saying where) or skipped. */
+typedef bool (*fleet_read_fn)(const char *text, size_t len,
+			      struct span_record *r, struct span *s,
+			      const struct fleet_where *w, void *ctx);
 
 struct fleet_opts {
 	const struct source_opts *src; /* brokers, prefix, group, -X */
@@ -50,7 +63,7 @@ struct fleet;
 /* NULL with the reason printed: the topics are missing, or their
  * partitions differ (a usage problem: exit 2). */
 struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
-			  fleet_parse_fn parse, void *ctx);
+			  fleet_read_fn read, void *ctx);
 /* Hands out what arrives within timeout_ms. Returns 0, -1 on failure. */
 int fleet__poll(struct fleet *f, int timeout_ms);
 void fleet__expire(struct fleet *f, uint64_t now_ns);

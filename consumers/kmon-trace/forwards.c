@@ -5,18 +5,12 @@
 
 #include "aging.h"
 #include "forwards.h"
-#include "lib/hash.h"
 #include "lib/xalloc.h"
 
 struct forwards {
 	struct aging *by_from; /* hashed from -> struct forward */
 	uint64_t late_ns;
 };
-
-static uint64_t id_key(struct trace_id id)
-{
-	return fnv1a_more(fnv1a(&id.hi, sizeof(id.hi)), &id.lo, sizeof(id.lo));
-}
 
 struct forwards *forwards__new(size_t max, uint64_t late_ns)
 {
@@ -41,14 +35,15 @@ bool forwards__add(struct forwards *f, const struct forward *fw,
 	forwards__expire(f, now_ns);
 	if (forwards__find(f, fw->from))
 		return true;
-	aging__add(f->by_from, id_key(fw->from), fw->partition, fw, now_ns);
+	aging__add(f->by_from, trace_id__key(fw->from), fw->partition, fw,
+		   now_ns);
 	return false;
 }
 
 const struct forward *forwards__find(const struct forwards *f,
 				     struct trace_id id)
 {
-	const struct forward *fw = aging__find(f->by_from, id_key(id));
+	const struct forward *fw = aging__find(f->by_from, trace_id__key(id));
 
 	/* two ids with one hash: not this one */
 	return fw && trace_id__eq(fw->from, id) ? fw : NULL;

@@ -30,7 +30,6 @@
 #include "source.h"
 #include "traces.h"
 #include "lib/clock.h"
-#include "lib/json_parse.h"
 #include "lib/strbuf.h"
 
 /* Bad records: the first ones are shown, then only counted. */
@@ -262,51 +261,79 @@ static bool is_blank(const char *text, size_t len)
 	return true;
 }
 
-/* One record read: a span, or NULL for a record rejected or skipped
- * (counted). */
-static struct span *read_record(const char *text, size_t len, const char *where,
-				void *ctx)
+enum read_result { READ_SPAN, READ_SKIPPED, READ_REJECTED };
+
+/* One record read (counted): a tcp record's fields checked into *s, its
+ * members in *r; or a record skipped, or rejected with the reason in
+ * err. */
+static enum read_result read_record(struct app *a, const char *text, size_t len,
+				    struct span_record *r, struct span *s,
+				    char *err, size_t errlen)
 {
-	struct app *a = ctx;
 	struct json_error jerr;
-	struct json_value *rec;
-	struct span *s = NULL;
-	const char *kind;
-	char err[256];
 
 	if (text && is_blank(text, len))
-		return NULL;
+		return READ_SKIPPED; /* not a record: not counted */
 	a->records++;
 	if (!text) {
-		reject(a, where, "line longer than 4 MiB");
-		return NULL;
+		snprintf(err, errlen, "line longer than 4 MiB");
+		return READ_REJECTED;
 	}
-	rec = json__parse(text, len, &jerr);
-	if (!rec) {
-		snprintf(err, sizeof(err), "not JSON (column %zu): %s",
-			 jerr.col, jerr.msg);
-		reject(a, where, err);
-		return NULL;
-	}
-	kind = json__str(json__get(rec, "kind"));
-	if (!kind)
-		reject(a, where, "kind: missing (not a kmond record)");
-	else if (strcmp(kind, "tcp") != 0)
+	switch (span__scan(text, len, r, &jerr)) {
+	case SPAN_RECORD_NOT_JSON:
+		snprintf(err, errlen, "not JSON (column %zu): %s", jerr.col,
+			 jerr.msg);
+		return READ_REJECTED;
+	case SPAN_RECORD_NO_KIND:
+		snprintf(err, errlen, "kind: missing (not a kmond record)");
+		return READ_REJECTED;
+	case SPAN_RECORD_OTHER:
 		a->skipped++; /* a file of every kind kmond writes */
-	else if (!(s = span__parse(rec, err, sizeof(err))))
-		reject(a, where, err);
-	json__free(rec);
-	return s;
+		return READ_SKIPPED;
+	case SPAN_RECORD_TCP:
+		break;
+	}
+	return span__check(r, s, err, errlen) ? READ_SPAN : READ_REJECTED;
+}
+
+/* --fleet's reading of a record of <prefix>tcp (fleet.h). */
+static bool read_fleet_record(const char *text, size_t len,
+			      struct span_record *r, struct span *s,
+			      const struct fleet_where *w, void *ctx)
+{
+	char err[256], where[600];
+
+	switch (read_record(ctx, text, len, r, s, err, sizeof(err))) {
+	case READ_SPAN:
+		return true;
+	case READ_REJECTED:
+		fleet_where__format(w, where, sizeof(where));
+		reject(ctx, where, err);
+		break;
+	case READ_SKIPPED:
+		break;
+	}
+	return false;
 }
 
 static void on_record(const char *text, size_t len, const char *where,
 		      void *ctx)
 {
 	struct app *a = ctx;
-	struct span *s = read_record(text, len, where, ctx);
+	struct span_record r;
+	struct span s;
+	char err[256];
 
-	if (s)
-		traces__add(a->traces, s, mono_ns());
+	switch (read_record(a, text, len, &r, &s, err, sizeof(err))) {
+	case READ_SPAN:
+		traces__add(a->traces, span__new(&s, &r, NULL, 0), mono_ns());
+		break;
+	case READ_REJECTED:
+		reject(a, where, err);
+		break;
+	case READ_SKIPPED:
+		break;
+	}
 }
 
 static void post_batch(struct app *a)
@@ -475,7 +502,7 @@ int main(int argc, char **argv)
 			&(struct fleet_opts){ .src = &o.src,
 					      .late_ns = o.late_ns,
 					      .max_pending = o.max_spans },
-			a.traces, read_record, &a);
+			a.traces, read_fleet_record, &a);
 	else
 		src = source__open(&o.src);
 	if (!src && !a.fleet) {

@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct json_value;
+#include "lib/hash.h"
+#include "lib/json_scan.h"
+
 struct trace;
 
 struct trace_id {
@@ -20,6 +22,14 @@ struct trace_id {
 static inline bool trace_id__eq(struct trace_id a, struct trace_id b)
 {
 	return a.hi == b.hi && a.lo == b.lo;
+}
+
+/* A trace id hashed to a table key: two rounds of mix64, not a hash of
+ * 16 bytes one at a time (tables of traces are looked up several times a
+ * span). */
+static inline uint64_t trace_id__key(struct trace_id id)
+{
+	return mix64(id.hi ^ mix64(id.lo));
 }
 
 /* Whether the request failed, by the protocol's meaning: kmond's `error`,
@@ -52,8 +62,8 @@ struct span {
 	int64_t status_number;
 	bool has_grpc_status;
 	uint32_t grpc_status;
-	/* Owned copies; NULL when the record has none. status: as written,
-	 * a number in decimal. */
+	/* NULL when the record has none; in the span's own allocation
+	 * (span__new). status: as written, a number in decimal. */
 	char *node, *service, *comm, *laddr, *raddr, *protocol, *dst, *link;
 	char *status, *method, *route;
 	/* kmon-trace --fleet (fleet.h): the record as read, to be sent on
@@ -75,10 +85,69 @@ static inline uint64_t span__join_key(const struct span *s)
 	return (uint64_t)s->req_seq << 16 | (s->client ? s->lport : s->rport);
 }
 
-/* Reads one tcp record into a new span. Returns it, or NULL with the
- * reason in err for a record that is not a valid traceable tcp record. */
-struct span *span__parse(const struct json_value *rec, char *err,
-			 size_t errlen);
+/* The members of a record kmon-trace reads, in the order of
+ * span.c's names. */
+enum span_field {
+	SPAN_KIND,
+	SPAN_TS,
+	SPAN_LATENCY_NS,
+	SPAN_ID,
+	SPAN_TRACE,
+	SPAN_PARENT,
+	SPAN_NODE,
+	SPAN_SERVICE,
+	SPAN_COMM,
+	SPAN_LADDR,
+	SPAN_RADDR,
+	SPAN_PROTOCOL,
+	SPAN_DST,
+	SPAN_LINK,
+	SPAN_METHOD,
+	SPAN_ROUTE,
+	SPAN_SIDE,
+	SPAN_FAMILY,
+	SPAN_LPORT,
+	SPAN_RPORT,
+	SPAN_REQ_SEQ,
+	SPAN_RESP_SEQ,
+	SPAN_PID,
+	SPAN_TID,
+	SPAN_REQ_BYTES,
+	SPAN_RESP_BYTES,
+	SPAN_ERROR,
+	SPAN_STATUS,
+	SPAN_GRPC_STATUS,
+	SPAN_FIELDS
+};
+
+/* One record read in a single pass (json_scan.h): its members as
+ * written, pointing into the text, nothing allocated. */
+struct span_record {
+	struct json_scan_value v[SPAN_FIELDS];
+};
+
+enum span_kind {
+	SPAN_RECORD_TCP,
+	SPAN_RECORD_OTHER, /* a record of another kind */
+	SPAN_RECORD_NO_KIND, /* a JSON object without a string kind */
+	SPAN_RECORD_NOT_JSON, /* the reason in *err */
+};
+
+/* Reads the members of text[0..len) into *r. */
+enum span_kind span__scan(const char *text, size_t len, struct span_record *r,
+			  struct json_error *err);
+/* Checks a tcp record's members into *s: every field but the strings.
+ * Returns false with the reason in err for a record that is not a valid
+ * traceable tcp record. */
+bool span__check(const struct span_record *r, struct span *s, char *err,
+		 size_t errlen);
+/* A new span: checked's fields, r's strings, and a copy of raw (NULL:
+ * none) in one allocation. */
+struct span *span__new(const struct span *checked, const struct span_record *r,
+		       const char *raw, size_t raw_len);
+/* The three above, for one record read as a tcp record whatever its
+ * kind: NULL with the reason in err. */
+struct span *span__read(const char *text, size_t len, char *err, size_t errlen);
 void span__free(struct span *s); /* NULL-safe */
 
 /* Hex as OTLP JSON writes ids: 16 and 32 lowercase digits. */

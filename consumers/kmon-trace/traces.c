@@ -61,11 +61,6 @@ struct traces {
 	struct trace_counts c;
 };
 
-static uint64_t trace_key(struct trace_id id)
-{
-	return fnv1a_more(fnv1a(&id.hi, sizeof(id.hi)), &id.lo, sizeof(id.lo));
-}
-
 struct traces *traces__new(size_t max_traces, size_t max_spans,
 			   uint64_t late_ns, trace_write_fn write, void *ctx)
 {
@@ -253,7 +248,7 @@ static void write_trace(struct traces *t, struct trace *tr, bool evicted)
 
 static struct trace *find_trace(struct traces *t, struct trace_id id)
 {
-	uint64_t *v = hashmap__find(t->by_id, trace_key(id));
+	uint64_t *v = hashmap__find(t->by_id, trace_id__key(id));
 
 	return v ? (struct trace *)(uintptr_t)*v : NULL;
 }
@@ -328,7 +323,7 @@ static bool late_join(struct traces *t, struct span *s, uint64_t key,
 		touch(t, target, now);
 	} else if (!target) {
 		tr->id = e->trace;
-		tkey = trace_key(e->trace);
+		tkey = trace_id__key(e->trace);
 		add_key(tr, tkey);
 		hashmap__set(t->by_id, tkey, (uintptr_t)tr);
 	}
@@ -372,7 +367,7 @@ static void try_join(struct traces *t, struct span *s, uint64_t now)
 
 void traces__add(struct traces *t, struct span *s, uint64_t now_ns)
 {
-	uint64_t key = trace_key(s->trace_id);
+	uint64_t key = trace_id__key(s->trace_id);
 	struct trace *tr;
 
 	t->c.spans++;

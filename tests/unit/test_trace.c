@@ -51,17 +51,7 @@ static void on_write(const struct trace_view *t, void *ctx)
 
 static struct span *parse(const char *text, char *err, size_t errlen)
 {
-	struct json_error jerr;
-	struct json_value *v = json__parse(text, strlen(text), &jerr);
-	struct span *s;
-
-	if (!v) {
-		fprintf(stderr, "bad test JSON: %s: %s\n", text, jerr.msg);
-		exit(1);
-	}
-	s = span__parse(v, err, errlen);
-	json__free(v);
-	return s;
+	return span__read(text, strlen(text), err, errlen);
 }
 
 /* A tcp record: side, id's last 4 hex, trace's last hex digit, parent's
@@ -445,18 +435,26 @@ static void test_parse_refuses(void)
 
 static void test_otlp(void)
 {
-	struct span *s = mk("client", "a002", 'a', "a001", 1, 2, 40000, 6379,
-			    "10.0.0.1", "10.0.0.2");
+	/* a redis call from a process no service selector matched:
+	 * service.name falls back to comm */
+	static const char call[] =
+		"{\"kind\":\"tcp\",\"ts\":1795000000005000000,\"node\":\"n\","
+		"\"pid\":7,\"comm\":\"c\",\"service\":null,\"tid\":8,"
+		"\"family\":\"ipv4\",\"laddr\":\"10.0.0.1\",\"lport\":40000,"
+		"\"raddr\":\"10.0.0.2\",\"rport\":6379,\"latency_ns\":1000,"
+		"\"side\":\"client\",\"req_seq\":1,\"resp_seq\":2,"
+		"\"id\":\"000000000000a002\","
+		"\"trace\":\"0000000000000000000000000000000a\","
+		"\"parent\":\"000000000000a001\",\"link\":\"thread\","
+		"\"protocol\":\"redis\"}";
+	char err[256];
+	struct span *s = parse(call, err, sizeof(err));
 	struct span *srv = mk("server", "b001", 'a', NULL, 1, 2, 8080, 40000,
 			      "10.0.0.2", "10.0.0.1");
 	struct span *spans[2];
 	struct trace_view v = { .spans = spans, .n = 2 };
 	struct strbuf sb = { 0 };
 
-	free(s->protocol);
-	s->protocol = strdup("redis");
-	free(s->service);
-	s->service = NULL; /* service.name falls back to comm */
 	s->req_bytes = 12;
 	srv->parent = s->id;
 	srv->joined = true;

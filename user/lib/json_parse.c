@@ -29,7 +29,6 @@ static void fail_at(struct parser *ps, const unsigned char *at, const char *fmt,
 		    ...)
 {
 	struct json_error *err = ps->err;
-	const unsigned char *q;
 	va_list ap;
 
 	if (ps->failed)
@@ -37,10 +36,21 @@ static void fail_at(struct parser *ps, const unsigned char *at, const char *fmt,
 	ps->failed = true;
 	if (!err)
 		return;
-	err->offset = (size_t)(at - ps->start);
+	va_start(ap, fmt);
+	json__verror(err, (const char *)ps->start, (size_t)(at - ps->start),
+		     fmt, ap);
+	va_end(ap);
+}
+
+void json__verror(struct json_error *err, const char *text, size_t offset,
+		  const char *fmt, va_list ap)
+{
+	const char *q;
+
+	err->offset = offset;
 	err->line = 1;
 	err->col = 1;
-	for (q = ps->start; q < at; q++) {
+	for (q = text; q < text + offset; q++) {
 		if (*q == '\n') {
 			err->line++;
 			err->col = 1;
@@ -48,9 +58,7 @@ static void fail_at(struct parser *ps, const unsigned char *at, const char *fmt,
 			err->col++;
 		}
 	}
-	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
 }
 
 /* What stands at p, for messages: "end of input", "'x'" or "byte 0x01". */

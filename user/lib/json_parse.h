@@ -16,6 +16,7 @@
 #ifndef KMON_JSON_PARSE_H
 #define KMON_JSON_PARSE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,13 @@ struct json_error {
 	size_t line, col; /* 1-based; col counts bytes */
 	char msg[128];
 };
+
+/* Fills err for a failure at byte offset of text: line and column
+ * counted, the message formatted (another reader of JSON reports as this
+ * one does). */
+void json__verror(struct json_error *err, const char *text, size_t offset,
+		  const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 /* Parses text[0..len) (need not be NUL-terminated). Returns the root, to
  * be freed with json__free(), or NULL with err filled in. */
