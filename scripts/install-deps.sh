@@ -58,8 +58,9 @@ arm64_packages=(
 	libyaml-dev:arm64 libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64
 	linux-libc-dev:arm64
 )
-# bench/peers.sh: the tools an operator would use instead of kmond.
-bench_packages=(libbpf-tools bpftrace nginx wrk)
+# bench/peers.sh: the tools an operator would use instead of kmond; perf
+# to see where a cost goes (docs/design/outcomes.md's cost section).
+bench_packages=(libbpf-tools bpftrace nginx wrk linux-perf)
 
 # What have_tools and have_headers did not find, for the message.
 missing=()
@@ -152,7 +153,7 @@ have_image() {
 }
 
 have_bench() {
-	have_build && have_tools wrk bpftrace && [ -x /usr/sbin/nginx ] &&
+	have_build && have_tools wrk bpftrace perf && [ -x /usr/sbin/nginx ] &&
 		[ -x /usr/sbin/offcputime ]
 }
 
