@@ -60,7 +60,7 @@ arm64_packages=(
 	linux-libc-dev:arm64
 )
 # bench/peers.sh: the tools an operator would use instead of kmond;
-# perf: where a consumer's time goes (bench/fleet.sh's profile).
+# perf: where a cost goes (bench/fleet.sh's profile, the outcomes' cost).
 bench_packages=(libbpf-tools bpftrace nginx wrk linux-perf)
 
 # What have_tools and have_headers did not find, for the message.

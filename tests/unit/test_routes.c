@@ -49,9 +49,19 @@ static void check_folds(void)
 		routes__fold(r, 1, folds[i].path, out, sizeof(out));
 		CHECK_STR(out, folds[i].route);
 	}
-	/* a route that does not fit the buffer */
+	/* the same paths again: remembered, the same routes */
+	for (size_t i = 0; i < sizeof(folds) / sizeof(folds[0]); i++) {
+		routes__fold(r, 1, folds[i].path, out, sizeof(out));
+		CHECK_STR(out, folds[i].route);
+	}
+	/* a route that does not fit the buffer, remembered or not */
 	routes__fold(r, 1, "/a/very/long/path/that/does/not/fit", out, 16);
 	CHECK_STR(out, ROUTES_OTHER);
+	routes__fold(r, 1, "/api/v1/users/12345/orders", out, 16);
+	CHECK_STR(out, ROUTES_OTHER);
+	routes__fold(r, 1, "/a/very/long/path/that/does/not/fit", out,
+		     sizeof(out));
+	CHECK_STR(out, "/a/very/long/path/that/does/not/fit");
 	routes__free(r);
 }
 
@@ -69,6 +79,8 @@ static void check_bound(void)
 	CHECK_STR(out, ROUTES_OTHER);
 	routes__fold(r, 7, "/a/2", out, sizeof(out)); /* admitted before */
 	CHECK_STR(out, "/a/{id}");
+	routes__fold(r, 7, "/d?x=1", out, sizeof(out)); /* remembered */
+	CHECK_STR(out, ROUTES_OTHER);
 	routes__fold(r, 8, "/d", out, sizeof(out)); /* per service */
 	CHECK_STR(out, "/d");
 	CHECK(routes__count(r, 7) == 3);
@@ -98,7 +110,7 @@ static void check_storm(void)
 	struct hashmap *outs = hashmap__new();
 	uint64_t rng = 1;
 	size_t before, grew;
-	char url[256], out[128];
+	char url[256], out[128], again[128];
 
 	routes__fold(r, 2, "/health", out, sizeof(out));
 	before = mallinfo2().uordblks;
@@ -113,6 +125,9 @@ static void check_storm(void)
 		}
 		routes__fold(r, 1, url, out, sizeof(out));
 		hashmap__set(outs, fnv1a(out, strlen(out)), 1);
+		/* again, remembered: the same route */
+		routes__fold(r, 1, url, again, sizeof(again));
+		CHECK_STR(again, out);
 	}
 	/* a sanitizer's allocator leaves glibc's figures still: 0 */
 	grew = mallinfo2().uordblks;
