@@ -79,7 +79,7 @@ def waterfall(spans, title):
     t0 = min(s["start"] for s in spans)
     t1 = max(s["end"] for s in spans)
     width, left, row = 1200, 380, 22
-    scale = (width - left - 20) / max(1, t1 - t0)
+    scale = (width - left - 80) / max(1, t1 - t0)  # room for the last label
     height = 50 + row * len(rows) + 30
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
@@ -102,7 +102,7 @@ def waterfall(spans, title):
                    f'<text x="{x + w + 4:.1f}" y="{y + 14}" fill="#555">{ms:.2f} ms</text></g>')
     total = (t1 - t0) / 1e6
     out.append(f'<text x="{left}" y="{height - 10}" fill="#555">0 ms</text>'
-               f'<text x="{width - 20}" y="{height - 10}" text-anchor="end" fill="#555">{total:.2f} ms</text>')
+               f'<text x="{width - 80}" y="{height - 10}" text-anchor="end" fill="#555">{total:.2f} ms</text>')
     out.append("</svg>")
     return "\n".join(out)
 
