@@ -52,7 +52,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test-deps vm-deps run test vmtest fuzz fuzzers install clean image
+.PHONY: all deps test-deps vm-deps run test vmtest fuzz fuzzers install clean image demo
 
 # The BPF programs: one object each, bpf/NAME.bpf.c or, for a collector
 # with a folder of its own, bpf/DIR/NAME.bpf.c; the skeleton is
@@ -305,6 +305,13 @@ fuzz: | fuzz-deps
 IMAGE ?= localhost/kmond:latest
 image:
 	$(Q)scripts/image.sh $(IMAGE)
+
+# The demo shop (demo/app) in containers under load, with kmond, its
+# consumers and Prometheus; pictures and an index page in $(OUT)/demo.
+# As root; DEMO_DURATION (seconds of load, default 180) and the rest:
+# demo/run.sh.
+demo: all $(OUT)/tests/kafka_broker
+	$(Q)BUILD=$(OUT) demo/run.sh $(OUT)/demo
 
 # What an arm64 guest runs besides kmond (make ARCH=arm64 builds them).
 .PHONY: cross-tests cross-check

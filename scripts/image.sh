@@ -19,18 +19,10 @@ LIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
 command -v podman >/dev/null || scripts/install-deps.sh image
 if ! "${PODMAN[@]}" image exists "$BASE"; then
 	[ -n "${KMOND_BASE:-}" ] && { echo "image.sh: no image $BASE" >&2; exit 1; }
-	command -v mmdebstrap >/dev/null || scripts/install-deps.sh image
 	tmp=$(mktemp -d /tmp/kmond-base.XXXXXX)
 	trap 'rm -rf "$tmp"' EXIT
 	echo "  BASE     $BASE (mmdebstrap bookworm, minbase)"
-	# without documentation, manuals and translations, here and in
-	# every package the image installs later (dpkg's config stays)
-	mmdebstrap --quiet --variant=minbase --mode=root \
-		--dpkgopt='path-exclude=/usr/share/doc/*' \
-		--dpkgopt='path-exclude=/usr/share/man/*' \
-		--dpkgopt='path-exclude=/usr/share/info/*' \
-		--dpkgopt='path-exclude=/usr/share/locale/*' \
-		bookworm "$tmp/base.tar"
+	scripts/debian-rootfs.sh "$tmp/base.tar"
 	"${PODMAN[@]}" import -q "$tmp/base.tar" "$BASE" >/dev/null
 fi
 echo "  IMAGE    $IMAGE"

@@ -8,16 +8,7 @@ source "$(dirname "$0")/../lib/kmond.sh"
 
 VIEW=$BUILD/kmon-view
 PNG="python3 $(dirname "$0")/../lib/png_colors.py"
-command -v chromium >/dev/null || fail "chromium is not installed (scripts/install-deps.sh)"
-
-# TEST_TIME_SCALE: tests/run's (a qemu guest runs chromium far slower)
-chromium_run() {
-	timeout $((90 * ${TEST_TIME_SCALE:-1})) chromium --headless --no-sandbox --disable-gpu --disable-quic \
-		--no-first-run --disable-background-networking \
-		--disable-component-update --disable-sync \
-		--user-data-dir="$(mktemp -d "$WORK/chromium.XXXXXX")" "$@" \
-		2>>"$WORK/chromium.err"
-}
+source "$(dirname "$0")/../lib/chromium.sh"
 
 # screenshot SVG PNG
 screenshot() {
