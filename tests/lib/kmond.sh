@@ -16,7 +16,7 @@ KMOND_PID=
 # the kernel frames of a block in a syscall end and the user frames
 # begin (for the checkers in Python too).
 case "$HOSTTYPE" in
-aarch64) SYSCALL_ENTRY_FRAME=el0t_64_sync ;;
+aarch64) SYSCALL_ENTRY_FRAME=el0t_64_sync+ ;; # not el0t_64_sync_handler
 *) SYSCALL_ENTRY_FRAME=entry_SYSCALL ;;
 esac
 export SYSCALL_ENTRY_FRAME
