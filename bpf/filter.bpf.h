@@ -33,13 +33,18 @@ struct {
 	__type(value, __u64);
 } pid_service_gen SEC(".maps");
 
+/* A fetching add, whose result is used: arm64's JIT makes only that kind
+ * an ordered one (LDADDAL; a plain add is a STADD), and a CPU that sees
+ * the new gen must see the change of pid_service made before it. */
 static __always_inline void kmon_pid_service_changed(void)
 {
 	__u32 zero = 0;
-	__u64 *gen = bpf_map_lookup_elem(&pid_service_gen, &zero);
+	__u64 *gen = bpf_map_lookup_elem(&pid_service_gen, &zero), old;
 
-	if (gen)
-		__sync_fetch_and_add(gen, 1);
+	if (!gen)
+		return;
+	old = __sync_fetch_and_add(gen, 1);
+	barrier_var(old);
 }
 
 /* Each CPU's last answers of kmon_selected_tgid, direct-mapped by tgid

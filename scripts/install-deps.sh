@@ -51,9 +51,11 @@ image_packages=(podman runc mmdebstrap)
 # make ARCH=arm64: the cross compiler and the build set's libraries for
 # arm64 (multiarch: their headers land in /usr/include/aarch64-linux-gnu,
 # where aarch64-linux-gnu-gcc looks). clang, bpftool and scdoc run on the host.
-# tests/vm/kernel.sh 6.1-arm64 boots under qemu-system-aarch64.
+# tests/vm/kernel.sh 6.1-arm64 boots under qemu-system-aarch64, on a root
+# mmdebstrap unpacks (tests/vm/rootfs.sh), with the initramfs tools of the
+# vm set but busybox (kernel.sh unpacks busybox-static:arm64).
 arm64_packages=(
-	qemu-system-arm
+	qemu-system-arm mmdebstrap kmod e2fsprogs binutils
 	make clang llvm bpftool scdoc gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 librdkafka-dev:arm64
 	libyaml-dev:arm64 libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64
@@ -136,7 +138,7 @@ have_vm() {
 
 have_arm64() {
 	have_tools clang llvm-strip bpftool make scdoc aarch64-linux-gnu-gcc \
-		qemu-system-aarch64 || return 1
+		qemu-system-aarch64 mmdebstrap depmod modprobe mkfs.ext4 readelf || return 1
 	local header ret=0
 	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka.h yaml.h \
 		microhttpd.h curl/curl.h asm/unistd.h; do

@@ -43,7 +43,7 @@ sleep 0.8
 stop_kmond
 
 python3 - "$WORK/out.json" "$ID" $BLOCKS <<'PY' || fail "offcpu records"
-import json, sys
+import json, os, sys
 path, cid, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
 recs = [json.loads(l) for l in open(path)]
 mine = [r for r in recs if r["kind"] == "offcpu" and r["service"] == "sleeper"]
@@ -61,7 +61,7 @@ if not want - 2 <= blocks <= want:
              f"{[(r['count'], r['total_ns'], r['stack'][-3:]) for r in mine]}")
 st = hits[0]["stack"]
 i = next(i for i, f in enumerate(st) if f.startswith("kmt_offcpu_block"))
-if not st[i - 1].startswith("entry_SYSCALL"):
+if not st[i - 1].startswith(os.environ["SYSCALL_ENTRY_FRAME"]):
     sys.exit(f"kmt_offcpu_block is not the innermost user frame: {st}")
 print(f"ok: {blocks} blocks in kmt_offcpu_block, container {cid[:12]}: {st[i:]}")
 PY

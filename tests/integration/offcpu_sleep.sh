@@ -29,8 +29,9 @@ sleep 1.2
 stop_kmond
 
 python3 - "$WORK/out.json" "$sleeper" "$lifetime" <<'PY' || fail "offcpu records"
-import json, sys
+import json, os, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
+entry = os.environ["SYSCALL_ENTRY_FRAME"]
 pid = int(sys.argv[2])
 lifetime = int(sys.argv[3])
 mine = [r for r in recs if r["kind"] == "offcpu" and r["pid"] == pid]
@@ -56,10 +57,10 @@ if not 38 <= count <= 42:
 # left out of stacks taken at switch-in)
 st = sleeps[0]["stack"]
 first = lambda p: next((i for i, f in enumerate(st) if f.startswith(p)), -1)
-if not 0 <= first("hrtimer_nanosleep") < first("entry_SYSCALL"):
+if not 0 <= first("hrtimer_nanosleep") < first(entry):
     sys.exit(f"kernel frames out of order: {st}")
 # then the user frames: libc's nanosleep wrapper, from its .dynsym
-user = st[first("entry_SYSCALL") + 1:]
+user = st[first(entry) + 1:]
 if not user or "nanosleep+0x" not in user[0]:
     sys.exit(f"innermost user frame is not libc's nanosleep: {user}")
 print(f"ok: user frames {user}")

@@ -23,7 +23,7 @@ sleep 0.8
 stop_kmond
 
 python3 - "$WORK/out.json" <<'PY' || fail "user frames"
-import json, sys
+import json, os, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 mine = [r for r in recs if r["kind"] == "offcpu" and r["service"] == "named"]
 if not mine:
@@ -44,7 +44,7 @@ if not (18 <= one <= 20 and 18 <= other <= 20):
 print(f"ok: alternating places: {one} and {other} blocks")
 st = hits[0]["stack"]
 i = next(i for i, f in enumerate(st) if f.startswith("kmt_offcpu_block"))
-if not st[i - 1].startswith("entry_SYSCALL"):
+if not st[i - 1].startswith(os.environ["SYSCALL_ENTRY_FRAME"]):
     sys.exit(f"kmt_offcpu_block is not the innermost user frame: {st}")
 print(f"ok: {blocks} blocks in kmt_offcpu_block: {st[i:]}")
 PY

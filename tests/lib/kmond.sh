@@ -12,6 +12,14 @@ BIO_SHORT="python3 $(dirname "${BASH_SOURCE[0]}")/bio_short.py"
 WORK=$(mktemp -d /tmp/kmond-test.XXXXXX)
 STARTED_PIDS=()
 KMOND_PID=
+# The outermost kernel frame of a system call on this architecture, where
+# the kernel frames of a block in a syscall end and the user frames
+# begin (for the checkers in Python too).
+case "$HOSTTYPE" in
+aarch64) SYSCALL_ENTRY_FRAME=el0t_64_sync+ ;; # not el0t_64_sync_handler
+*) SYSCALL_ENTRY_FRAME=entry_SYSCALL ;;
+esac
+export SYSCALL_ENTRY_FRAME
 
 cleanup() {
 	local pid

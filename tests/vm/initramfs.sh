@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Builds the guest's initramfs: static busybox, the modules that mount the
-# host's root over 9p and the scratch disk, and loop devices (a test makes
-# disks of its own), in dependency order; and tests/vm/init.
+# host's root over 9p, the overlay an arm64 guest's root is, the scratch
+# disk, and loop devices (a test makes disks of its own), in dependency
+# order; and tests/vm/init.
 #   tests/vm/initramfs.sh KERNEL_ROOT VERSION OUT.gz [BUSYBOX]
 # BUSYBOX is the guest architecture's static busybox (/bin/busybox).
 set -euo pipefail
@@ -28,7 +29,7 @@ install -m 0755 "$here/init" "$stage/init"
 # its full path); a module built into this kernel shows as "builtin" and
 # needs no insmod.
 : >"$stage/modules/order"
-for m in virtio_pci 9pnet_virtio 9p virtio_blk ext4 loop; do
+for m in virtio_pci 9pnet_virtio 9p overlay virtio_blk ext4 loop; do
 	modprobe -d "$kroot" -S "$version" --show-depends "$m"
 done | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
 	base=$(basename "$ko")

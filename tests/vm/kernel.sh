@@ -4,9 +4,11 @@
 # without installing anything into the host's /boot:
 #   tests/vm/kernel.sh NAME CACHE_DIR      NAME: 6.1, 6.1-rt, 6.12 or 6.1-arm64
 # Leaves CACHE_DIR/NAME/{root/,vmlinux,version,initrd.gz} and prints that
-# directory; an arm64 kernel also leaves arch (run.sh reads it) and the
-# arm64 busybox its initramfs holds. Done once per package version (a newer Debian kernel gets a
-# new tree), the initramfs again when tests/vm/init changes.
+# directory; an arm64 kernel also leaves arch (run.sh reads it), the
+# arm64 busybox its initramfs holds and rootfs, the path of the guest's
+# root (tests/vm/rootfs.sh, in CACHE_DIR). Done once per package version
+# (a newer Debian kernel gets a new tree), the initramfs again when
+# tests/vm/init changes.
 set -euo pipefail
 name=$1
 cache=$2
@@ -80,5 +82,9 @@ if [ ! -s "$dir/initrd.gz" ] || [ "$here/init" -nt "$dir/initrd.gz" ] ||
 	busybox=/bin/busybox
 	[ -d "$dir/busybox-root" ] && busybox=$dir/busybox-root/bin/busybox
 	"$here/initramfs.sh" "$dir/root" "$(cat "$dir/version")" "$dir/initrd.gz" "$busybox"
+fi
+# Checked every time: rootfs.sh makes it again when its packages change.
+if [ "$arch" = arm64 ]; then
+	"$here/rootfs.sh" arm64 "$cache" >"$dir/rootfs"
 fi
 echo "$dir"

@@ -22,7 +22,7 @@ VMTEST_BOOT='$kdir/root/boot'
 VMTEST_MODULES='$kdir/root/lib/modules'
 VMTEST_CWD='$PWD'
 VMTEST_NOFILE='$(ulimit -n)'
-VMTEST_FOREIGN='$([ "$(cat "$kdir/arch" 2>/dev/null)" = arm64 ] && echo 1 || echo 0)'
+VMTEST_ROOTFS='$(cat "$kdir/rootfs" 2>/dev/null || true)'
 ENV
 {
 	echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb'

@@ -53,7 +53,7 @@ def results(tests):
         name = m.group(2).split("/")[-1]
         group = name.split("_")[0]
         # container_tcp is tcp's; proto_ and occupancy_ read tcp records
-        if group == "container":
+        if group == "container" and "_" in name:  # not unit/container
             group = name.split("_")[1]
         group = {"proto": "tcp", "occupancy": "tcp"}.get(group, group)
         if group not in COLLECTORS:
