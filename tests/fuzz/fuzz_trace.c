@@ -41,6 +41,12 @@ static void on_write(const struct trace_view *t, void *ctx)
 	strbuf__free(&sb);
 }
 
+/* A span's strings live in its own allocation (span__new), which
+ * span__free frees whole: a span made here points at these instead. */
+static char node1[] = "n1", node2[] = "n2";
+static char addr1[] = "10.0.0.1", addr2[] = "10.0.0.2", addr3[] = "10.0.0.3";
+static char service[] = "svc", protocol[] = "redis";
+
 static struct span *span_of(const uint8_t *b, uint64_t id)
 {
 	struct span *s = xcalloc(1, sizeof(*s));
@@ -57,15 +63,13 @@ static struct span *span_of(const uint8_t *b, uint64_t id)
 	s->rport = (b[4] >> 2) & 3;
 	s->start_ns = 1000;
 	s->end_ns = 1000 + b[5];
-	s->node = xstrdup(b[6] & 1 ? "n1" : "n2");
-	s->laddr = xstrdup(b[6] & 8 ? "10.0.0.1" : "10.0.0.2");
-	s->raddr = xstrdup(b[6] & 16 ? "10.0.0.3" :
-			   b[6] & 32 ? "10.0.0.1" :
-				       "10.0.0.2");
+	s->node = b[6] & 1 ? node1 : node2;
+	s->laddr = b[6] & 8 ? addr1 : addr2;
+	s->raddr = b[6] & 16 ? addr3 : b[6] & 32 ? addr1 : addr2;
 	if (b[6] & 2)
-		s->service = xstrdup("svc");
+		s->service = service;
 	if (b[6] & 4)
-		s->protocol = xstrdup("redis");
+		s->protocol = protocol;
 	return s;
 }
 
