@@ -26,10 +26,12 @@ static inline bool trace_id__eq(struct trace_id a, struct trace_id b)
 
 /* A trace id hashed to a table key: two rounds of mix64, not a hash of
  * 16 bytes one at a time (tables of traces are looked up several times a
- * span). */
+ * span). The halves go in with different constants: kmond makes the
+ * high half of a root's trace id as mix64 of its low half
+ * (tcp_links__trace), so mix64(hi ^ mix64(lo)) was 0 for every one. */
 static inline uint64_t trace_id__key(struct trace_id id)
 {
-	return mix64(id.hi ^ mix64(id.lo));
+	return mix64(id.lo ^ mix64(id.hi ^ 0x9e3779b97f4a7c15ULL));
 }
 
 /* Whether the request failed, by the protocol's meaning: kmond's `error`,

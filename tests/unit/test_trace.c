@@ -179,6 +179,27 @@ static void test_no_guess(void)
 	traces__free(t);
 }
 
+/* Trace ids as kmond makes them (user/collectors/tcp/links.c: the high
+ * half mix64 of the low one) name traces apart: their table key once
+ * folded both halves to 0, and every request became one trace. */
+static void test_kmond_trace_ids_apart(void)
+{
+	struct written w = { 0 };
+	struct traces *t = traces__new(100, 100, 0, on_write, &w);
+
+	for (uint64_t root = 1; root <= 3; root++) {
+		struct span *s = server("b001", 'b', 1000 * root, 5000, 40000);
+
+		s->id = root;
+		s->trace_id = (struct trace_id){ mix64(root), root };
+		traces__add(t, s, root);
+	}
+	traces__flush(t);
+	CHECK(w.n == 3);
+	CHECK(traces__counts(t)->spans_written == 3);
+	traces__free(t);
+}
+
 /* The server's trace moves whole: its own calls (already there, or
  * coming later with the server's trace id) join the caller's trace. */
 static void test_whole_trace_moves(void)
@@ -659,6 +680,7 @@ int main(void)
 	test_join_either_order();
 	test_no_join_on_addresses();
 	test_no_guess();
+	test_kmond_trace_ids_apart();
 	test_whole_trace_moves();
 	test_chain();
 	test_quiet_and_bounds();
