@@ -15,7 +15,7 @@ struct tls_detach {
 	pthread_cond_t more;
 	struct bpf_link **links; /* waiting */
 	size_t n, cap;
-	bool stop;
+	bool started, stop;
 };
 
 static void *detach_loop(void *arg)
@@ -44,18 +44,22 @@ struct tls_detach *tls_detach__new(void)
 
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->more, NULL);
-	if (pthread_create(&d->thread, NULL, detach_loop, d)) {
-		pthread_cond_destroy(&d->more);
-		pthread_mutex_destroy(&d->lock);
-		free(d);
-		return NULL;
-	}
 	return d;
+}
+
+/* The thread starts with the first links, in the main loop: after kmond
+ * dropped its capabilities, which a thread takes from the one that makes
+ * it (a thread made at start would keep them all). */
+static bool start(struct tls_detach *d)
+{
+	if (!d->started && !pthread_create(&d->thread, NULL, detach_loop, d))
+		d->started = true;
+	return d->started;
 }
 
 void tls_detach__push(struct tls_detach *d, struct bpf_link **links, int n)
 {
-	if (!d) {
+	if (!d || !start(d)) {
 		for (int i = 0; i < n; i++)
 			bpf_link__destroy(links[i]);
 		return;
@@ -79,7 +83,8 @@ void tls_detach__free(struct tls_detach *d)
 	d->stop = true;
 	pthread_cond_signal(&d->more);
 	pthread_mutex_unlock(&d->lock);
-	pthread_join(d->thread, NULL);
+	if (d->started)
+		pthread_join(d->thread, NULL);
 	pthread_cond_destroy(&d->more);
 	pthread_mutex_destroy(&d->lock);
 	free(d->links);

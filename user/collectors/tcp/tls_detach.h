@@ -11,7 +11,8 @@
 struct bpf_link;
 struct tls_detach;
 
-/* NULL when the thread cannot start: then links are destroyed at once. */
+/* The thread starts at the first push; where it cannot, links are
+ * destroyed at once. */
 struct tls_detach *tls_detach__new(void);
 /* Takes the n links (destroyed later, in order). */
 void tls_detach__push(struct tls_detach *d, struct bpf_link **links, int n);
