@@ -5,6 +5,7 @@
  * allocation (json_scan.h), and a span is one allocation: at hundreds of
  * thousands of records a second, a tree of values and a copy of each
  * string was most of the cost (docs/consumers.md). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,37 +82,23 @@ static const char *const field_names[SPAN_FIELDS] = {
 	[SPAN_GRPC_STATUS] = "grpc_status",
 };
 
-/* The string fields of a span, where span__new puts them. */
-static const enum span_field string_fields[] = {
-	SPAN_NODE,     SPAN_SERVICE, SPAN_COMM, SPAN_LADDR,  SPAN_RADDR,
-	SPAN_PROTOCOL, SPAN_DST,     SPAN_LINK, SPAN_METHOD, SPAN_ROUTE,
+/* The string fields of a span: the record's member, and the span's
+ * pointer that span__new sets into its own allocation. */
+static const struct {
+	enum span_field field;
+	size_t member; /* offsetof(struct span, ...): a char * */
+} string_fields[] = {
+	{ SPAN_NODE, offsetof(struct span, node) },
+	{ SPAN_SERVICE, offsetof(struct span, service) },
+	{ SPAN_COMM, offsetof(struct span, comm) },
+	{ SPAN_LADDR, offsetof(struct span, laddr) },
+	{ SPAN_RADDR, offsetof(struct span, raddr) },
+	{ SPAN_PROTOCOL, offsetof(struct span, protocol) },
+	{ SPAN_DST, offsetof(struct span, dst) },
+	{ SPAN_LINK, offsetof(struct span, link) },
+	{ SPAN_METHOD, offsetof(struct span, method) },
+	{ SPAN_ROUTE, offsetof(struct span, route) },
 };
-
-static char **string_field(struct span *s, enum span_field f)
-{
-	switch (f) {
-	case SPAN_NODE:
-		return &s->node;
-	case SPAN_SERVICE:
-		return &s->service;
-	case SPAN_COMM:
-		return &s->comm;
-	case SPAN_LADDR:
-		return &s->laddr;
-	case SPAN_RADDR:
-		return &s->raddr;
-	case SPAN_PROTOCOL:
-		return &s->protocol;
-	case SPAN_DST:
-		return &s->dst;
-	case SPAN_LINK:
-		return &s->link;
-	case SPAN_METHOD:
-		return &s->method;
-	default:
-		return &s->route;
-	}
-}
 
 static struct json_scan_keys keys;
 
@@ -255,10 +242,10 @@ bool span__check(const struct span_record *r, struct span *s, char *err,
 	if (s->parent == s->id && s->parent)
 		FAIL("parent: the span's own id");
 	for (i = 0; i < ARRAY_SIZE(string_fields); i++)
-		if (!absent(&v[string_fields[i]]) &&
-		    v[string_fields[i]].type != JSON_SCAN_STRING)
+		if (!absent(&v[string_fields[i].field]) &&
+		    v[string_fields[i].field].type != JSON_SCAN_STRING)
 			FAIL("%s: expected a string",
-			     field_names[string_fields[i]]);
+			     field_names[string_fields[i].field]);
 	if (absent(&v[SPAN_NODE]))
 		FAIL("node: missing");
 	if (v[SPAN_SIDE].type != JSON_SCAN_ABSENT &&
@@ -323,8 +310,8 @@ struct span *span__new(const struct span *checked, const struct span_record *r,
 	char *at;
 
 	for (i = 0; i < ARRAY_SIZE(string_fields); i++)
-		if (r->v[string_fields[i]].type == JSON_SCAN_STRING)
-			size += r->v[string_fields[i]].len + 1;
+		if (r->v[string_fields[i].field].type == JSON_SCAN_STRING)
+			size += r->v[string_fields[i].field].len + 1;
 	if (status->type == JSON_SCAN_STRING)
 		size += status->len + 1;
 	if (raw)
@@ -333,11 +320,11 @@ struct span *span__new(const struct span *checked, const struct span_record *r,
 	*s = *checked;
 	at = (char *)(s + 1);
 	for (i = 0; i < ARRAY_SIZE(string_fields); i++) {
-		const struct json_scan_value *v = &r->v[string_fields[i]];
+		const struct json_scan_value *v = &r->v[string_fields[i].field];
 
 		if (v->type != JSON_SCAN_STRING)
 			continue;
-		*string_field(s, string_fields[i]) = at;
+		*(char **)((char *)s + string_fields[i].member) = at;
 		at += json_scan__string(v, at) + 1;
 	}
 	if (status->type == JSON_SCAN_STRING) {
