@@ -59,7 +59,7 @@ static bool start(struct tls_detach *d)
 
 void tls_detach__push(struct tls_detach *d, struct bpf_link **links, int n)
 {
-	if (!d || !start(d)) {
+	if (!start(d)) {
 		for (int i = 0; i < n; i++)
 			bpf_link__destroy(links[i]);
 		return;
