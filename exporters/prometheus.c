@@ -295,8 +295,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("prometheus sink: %s", msg);
 }
 
-/* From the first flush, not from open(): open runs before kmond drops its
- * capabilities, and a thread keeps the ones it was created with. */
+/* From the first flush, and from each flush while it fails: a server
+ * that cannot start (no threads, say) is tried again, not given up. */
 static void start_http(struct sink *s)
 {
 	s->mhd = MHD_start_daemon(

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Least privilege: after start-up kmond holds only the capabilities it
-# still needs, with no_new_privs; it still loads a collector switched on by
-# SIGHUP afterwards; it refuses configs others can write.
+# still needs, with no_new_privs, in every thread (librdkafka's too); it
+# still loads a collector switched on by SIGHUP afterwards; it refuses
+# configs others can write.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/kafka.sh"
 
 cp "$BUILD/tests/kmt_getppid" "$WORK/kmt_priv"
 write_config() {
@@ -14,8 +16,12 @@ services:
     match: { comm: kmt_priv }
 collectors:
   syscall: { enabled: $1, syscalls: [getppid] }
+exporters:
+  - { type: file, path: "-" }
+  - { type: kafka, brokers: "$BROKERS", topic_prefix: "kmon.", flush_timeout: 5s }
 YAML
 }
+start_broker
 write_config false
 start_kmond "$WORK/kmond.yaml"
 # CAP_DAC_READ_SEARCH 2, CAP_SYS_PTRACE 19, CAP_SYS_RESOURCE 24,
@@ -26,9 +32,13 @@ ours=$((16#$(awk '$1 == "CapBnd:" { print $2 }' /proc/self/status)))
 kept=$(((1 << 2) | (1 << 19) | (1 << 24) | (1 << 34) | (1 << 38) | (1 << 39)))
 [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 2 ] && kept=$((kept | (1 << 21)))
 want=$(printf '%016x' $((ours & kept)))
-for field in CapEff CapPrm CapBnd; do
-	got=$(awk -v f="$field:" '$1 == f { print $2 }' /proc/$KMOND_PID/status)
-	expect_eq "$field" "$got" "$want"
+threads=$(ls /proc/$KMOND_PID/task | wc -l)
+[ "$threads" -gt 2 ] || fail "only $threads threads: no librdkafka threads to check"
+for task in /proc/$KMOND_PID/task/*; do
+	for field in CapEff CapPrm CapBnd; do
+		got=$(awk -v f="$field:" '$1 == f { print $2 }' $task/status)
+		expect_eq "$field of thread $(cat $task/comm)" "$got" "$want"
+	done
 done
 expect_eq "CapInh" "$(awk '$1 == "CapInh:" { print $2 }' /proc/$KMOND_PID/status)" 0000000000000000
 expect_eq "NoNewPrivs" "$(awk '$1 == "NoNewPrivs:" { print $2 }' /proc/$KMOND_PID/status)" 1

@@ -386,11 +386,6 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 	libbpf_set_print(libbpf_log);
 	install_signals();
 	probe__mount_tracefs();
-	k.exporter = exporter__new(&k.cfg, err, sizeof(err));
-	if (!k.exporter) {
-		log_error("%s", err);
-		goto cleanup;
-	}
 	k.rings = rings__new();
 	if (provider__new(k.rings, &k.cfg, &k.provider))
 		goto cleanup;
@@ -404,6 +399,14 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 	if (err_drop) {
 		log_error("failed to drop capabilities: %s",
 			  strerror(-err_drop));
+		goto cleanup;
+	}
+	/* The sinks open after the drop, as a reload opens them: a thread
+	 * keeps the capabilities it was created with, and librdkafka starts
+	 * its threads in the open. */
+	k.exporter = exporter__new(&k.cfg, err, sizeof(err));
+	if (!k.exporter) {
+		log_error("%s", err);
 		goto cleanup;
 	}
 	self_usage(&u);
