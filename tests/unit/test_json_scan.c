@@ -76,6 +76,14 @@ static void test_refuses(void)
 		"{\"a\":1} x",
 		"{\"a\":1",
 		"{a:1}",
+		/* found by fuzz_json_read, each refused before at another
+		 * place or not at all */
+		"{\"a\":1/5}",
+		"{\"a\":a}",
+		"{\"a\":\"x\\u\xd0\xd4"
+		"e9\"}",
+		"{\"a\":\"{x\\{u",
+		"{\"a\":5e1111111111111111111111}",
 	};
 	struct json_scan_value v[9];
 	struct json_error err, want;
@@ -92,6 +100,12 @@ static void test_refuses(void)
 			fprintf(stderr, "%s: col %zu, json__parse %zu\n",
 				bad[i], err.col, want.col);
 		CHECK(tree || err.col == want.col);
+		/* and in the same words, for an object */
+		if (!tree && bad[i][0] == '{' && strcmp(err.msg, want.msg))
+			fprintf(stderr, "%s: \"%s\", json__parse \"%s\"\n",
+				bad[i], err.msg, want.msg);
+		CHECK(tree || bad[i][0] != '{' ||
+		      strcmp(err.msg, want.msg) == 0);
 		json__free(tree);
 	}
 	CHECK(!scan("{\"a\":1,\"a\":2}", v, &err));

@@ -2,15 +2,15 @@
 /* Recursive descent over RFC 8259's grammar. Every rejection names what
  * was expected, and the position is turned into line:col only on error so
  * the hot path tracks a single offset. */
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/array.h"
+#include "lib/json_lex.h"
 #include "lib/json_parse.h"
+#include "lib/utf8.h"
 #include "lib/xalloc.h"
 
 struct parser {
@@ -61,32 +61,17 @@ void json__verror(struct json_error *err, const char *text, size_t offset,
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 }
 
-/* What stands at p, for messages: "end of input", "'x'" or "byte 0x01". */
-static const char *describe(struct parser *ps, const unsigned char *p,
-			    char *buf, size_t len)
-{
-	if (p >= ps->end)
-		return "end of input";
-	if (*p >= 0x20 && *p < 0x7f)
-		snprintf(buf, len, "'%c'", *p);
-	else
-		snprintf(buf, len, "byte 0x%02x", *p);
-	return buf;
-}
-
 static void fail_unexpected(struct parser *ps, const char *expected)
 {
 	char buf[16];
 
 	fail_at(ps, ps->p, "expected %s, got %s", expected,
-		describe(ps, ps->p, buf, sizeof(buf)));
+		json_lex__describe(ps->p, ps->end, buf, sizeof(buf)));
 }
 
 static void skip_ws(struct parser *ps)
 {
-	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' ||
-				   *ps->p == '\n' || *ps->p == '\r'))
-		ps->p++;
+	ps->p = json_lex__skip_ws(ps->p, ps->end);
 }
 
 static bool parse_value(struct parser *ps, struct json_value *v);
@@ -118,100 +103,35 @@ static bool parse_literal(struct parser *ps, struct json_value *v)
 	return false;
 }
 
-static bool is_digit(const unsigned char *p, const unsigned char *end)
-{
-	return p < end && *p >= '0' && *p <= '9';
-}
-
-/* Integers are accumulated exactly; only fractions, exponents and
- * integers beyond 64 bits go through strtod. */
 static bool parse_number(struct parser *ps, struct json_value *v)
 {
-	const unsigned char *s = ps->p, *p = ps->p, *end = ps->end;
-	bool neg = false, integral = true, overflow = false;
-	uint64_t mag = 0;
-	char small[64], *buf;
-	size_t len;
+	struct json_lex_number n;
+	struct json_lex_error lerr;
+	const unsigned char *p;
 
-	if (*p == '-') {
-		neg = true;
-		p++;
-	}
-	if (!is_digit(p, end)) {
-		ps->p = p;
-		fail_unexpected(ps, "a digit");
-		return false;
-	}
-	if (*p == '0' && is_digit(p + 1, end)) {
-		fail_at(ps, p, "leading zero in a number");
-		return false;
-	}
-	for (; is_digit(p, end); p++) {
-		unsigned d = *p - '0';
-
-		if (mag > (UINT64_MAX - d) / 10)
-			overflow = true;
+	p = json_lex__number(ps->p, ps->end, &n, &lerr);
+	if (!p) {
+		ps->p = lerr.at;
+		if (lerr.expected)
+			fail_unexpected(ps, lerr.expected);
 		else
-			mag = mag * 10 + d;
-	}
-	if (p < end && *p == '.') {
-		integral = false;
-		p++;
-		if (!is_digit(p, end)) {
-			ps->p = p;
-			fail_unexpected(ps, "a digit after '.'");
-			return false;
-		}
-		while (is_digit(p, end))
-			p++;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		integral = false;
-		p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (!is_digit(p, end)) {
-			ps->p = p;
-			fail_unexpected(ps, "a digit in the exponent");
-			return false;
-		}
-		while (is_digit(p, end))
-			p++;
+			fail_at(ps, lerr.at, "%s", lerr.msg);
+		return false;
 	}
 	ps->p = p;
-
-	if (integral && !overflow) {
-		if (!neg && mag <= (uint64_t)INT64_MAX) {
-			v->type = JSON_INT;
-			v->i = (int64_t)mag;
-			return true;
-		}
-		if (!neg) {
-			v->type = JSON_UINT;
-			v->u = mag;
-			return true;
-		}
-		if (mag <= (uint64_t)INT64_MAX + 1) {
-			v->type = JSON_INT;
-			v->i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN :
-								-(int64_t)mag;
-			return true;
-		}
-	}
-
-	/* strtod wants a NUL-terminated copy; the text may not have one. */
-	len = (size_t)(p - s);
-	buf = len < sizeof(small) ? small : xrealloc(NULL, len + 1);
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	errno = 0;
-	v->type = JSON_DOUBLE;
-	v->d = strtod(buf, NULL);
-	if (buf != small)
-		free(buf);
-	if (errno == ERANGE && isinf(v->d)) {
-		fail_at(ps, s, "number out of range");
-		return false;
+	v->type = JSON_INT;
+	if (n.integral && n.fits && !n.negative &&
+	    n.magnitude <= (uint64_t)INT64_MAX) {
+		v->i = (int64_t)n.magnitude;
+	} else if (n.integral && n.fits && !n.negative) {
+		v->type = JSON_UINT;
+		v->u = n.magnitude;
+	} else if (n.integral && n.fits &&
+		   n.magnitude <= (uint64_t)INT64_MAX + 1) {
+		v->i = (int64_t)(0 - n.magnitude);
+	} else {
+		v->type = JSON_DOUBLE;
+		v->d = n.integral && n.fits ? -(double)n.magnitude : n.d;
 	}
 	return true;
 }
@@ -260,40 +180,6 @@ static size_t utf8_put(char *out, uint32_t cp)
 	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
 	out[3] = (char)(0x80 | (cp & 0x3f));
 	return 4;
-}
-
-/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong forms,
- * no surrogates, nothing past U+10FFFF), 0 when invalid. */
-static size_t utf8_valid(const unsigned char *p, const unsigned char *end)
-{
-	size_t n, i;
-	uint32_t cp;
-
-	if (*p < 0x80)
-		return 1;
-	if (*p >= 0xc2 && *p <= 0xdf) {
-		n = 2;
-		cp = *p & 0x1f;
-	} else if (*p >= 0xe0 && *p <= 0xef) {
-		n = 3;
-		cp = *p & 0x0f;
-	} else if (*p >= 0xf0 && *p <= 0xf4) {
-		n = 4;
-		cp = *p & 0x07;
-	} else {
-		return 0;
-	}
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
 }
 
 /* The \uXXXX escape at p (p at the 'u'), a surrogate pair included;
@@ -358,6 +244,7 @@ static bool parse_string(struct parser *ps, char **out, size_t *out_len)
 {
 	const unsigned char *p = ps->p + 1, *q;
 	char *buf, *w;
+	uint32_t ucp;
 	size_t n;
 	long cp;
 
@@ -381,7 +268,8 @@ static bool parse_string(struct parser *ps, char **out, size_t *out_len)
 				char d[16];
 
 				fail_at(ps, p, "invalid escape \\%s",
-					describe(ps, p + 1, d, sizeof(d)));
+					json_lex__describe(p + 1, ps->end, d,
+							   sizeof(d)));
 				goto fail;
 			}
 			*w++ = escape_char(p[1]);
@@ -394,7 +282,7 @@ static bool parse_string(struct parser *ps, char **out, size_t *out_len)
 				*p);
 			goto fail;
 		}
-		n = utf8_valid(p, ps->end);
+		n = utf8__seq_len(p, (size_t)(ps->end - p), &ucp);
 		if (!n) {
 			fail_at(ps, p, "invalid UTF-8 in a string");
 			goto fail;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/json_lex.h"
 #include "lib/json_scan.h"
 #include "lib/utf8.h"
 
@@ -75,21 +76,15 @@ static void fail_at(struct scanner *sc, const unsigned char *at,
 
 static void fail_expected(struct scanner *sc, const char *what)
 {
-	const unsigned char *p = sc->p;
+	char buf[16];
 
-	if (p >= sc->end)
-		fail_at(sc, p, "expected %s, got end of input", what);
-	else if (*p >= 0x20 && *p < 0x7f)
-		fail_at(sc, p, "expected %s, got '%c'", what, *p);
-	else
-		fail_at(sc, p, "expected %s, got byte 0x%02x", what, *p);
+	fail_at(sc, sc->p, "expected %s, got %s", what,
+		json_lex__describe(sc->p, sc->end, buf, sizeof(buf)));
 }
 
 static void skip_ws(struct scanner *sc)
 {
-	while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\t' ||
-				   *sc->p == '\n' || *sc->p == '\r'))
-		sc->p++;
+	sc->p = json_lex__skip_ws(sc->p, sc->end);
 }
 
 static bool expect(struct scanner *sc, char c, const char *what)
@@ -118,6 +113,8 @@ static bool scan_string(struct scanner *sc, const char **s, size_t *len,
 		if (*p == '\\') {
 			*escaped = true;
 			p += 2;
+		} else if (*escaped) {
+			p++; /* json__parse checks the rest, in order */
 		} else if (*p < 0x20) {
 			fail_at(sc, p,
 				"control byte 0x%02x in a string (escape it)",
@@ -132,13 +129,17 @@ static bool scan_string(struct scanner *sc, const char **s, size_t *len,
 			return false;
 		}
 	}
-	if (p >= sc->end) {
+	if (p >= sc->end && !*escaped) {
 		fail_at(sc, open, "unterminated string");
 		return false;
 	}
 	if (*escaped) {
-		v = json__parse((const char *)open, (size_t)(p + 1 - open),
-				&jerr);
+		/* up to the end of the text when unterminated: a bad escape
+		 * on the way is the first error, as json__parse finds it */
+		v = json__parse(
+			(const char *)open,
+			(size_t)((p < sc->end ? p + 1 : sc->end) - open),
+			&jerr);
 		if (!v) {
 			fail_at(sc, open + jerr.offset, "%s", jerr.msg);
 			return false;
@@ -151,64 +152,25 @@ static bool scan_string(struct scanner *sc, const char **s, size_t *len,
 	return true;
 }
 
-static bool is_digit(const unsigned char *p, const unsigned char *end)
-{
-	return p < end && *p >= '0' && *p <= '9';
-}
-
-/* RFC 8259's number; an integer's magnitude into v when it fits. */
 static bool scan_number(struct scanner *sc, struct json_scan_value *v)
 {
-	const unsigned char *p = sc->p, *end = sc->end;
-	bool fits = true;
-	uint64_t u = 0;
-	unsigned d;
+	struct json_lex_number n;
+	struct json_lex_error lerr;
+	const unsigned char *p;
 
+	p = json_lex__number(sc->p, sc->end, &n, &lerr);
+	if (!p) {
+		sc->p = lerr.at;
+		if (lerr.expected)
+			fail_expected(sc, lerr.expected);
+		else
+			fail_at(sc, lerr.at, "%s", lerr.msg);
+		return false;
+	}
 	v->type = JSON_SCAN_NUMBER;
-	v->negative = p < end && *p == '-';
-	if (v->negative)
-		p++;
-	if (!is_digit(p, end)) {
-		sc->p = p;
-		fail_expected(sc, "a digit");
-		return false;
-	}
-	if (*p == '0' && is_digit(p + 1, end)) {
-		fail_at(sc, p, "leading zero in a number");
-		return false;
-	}
-	for (; is_digit(p, end); p++) {
-		d = (unsigned)(*p - '0');
-		if (u > (UINT64_MAX - d) / 10)
-			fits = false;
-		u = u * 10 + d;
-	}
-	v->integer = fits;
-	if (p < end && *p == '.') {
-		p++;
-		if (!is_digit(p, end)) {
-			sc->p = p;
-			fail_expected(sc, "a digit after '.'");
-			return false;
-		}
-		while (is_digit(p, end))
-			p++;
-		v->integer = false;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (!is_digit(p, end)) {
-			sc->p = p;
-			fail_expected(sc, "a digit in the exponent");
-			return false;
-		}
-		while (is_digit(p, end))
-			p++;
-		v->integer = false;
-	}
-	v->u = u;
+	v->negative = n.negative;
+	v->integer = n.integral && n.fits;
+	v->u = n.magnitude;
 	sc->p = p;
 	return true;
 }
@@ -255,11 +217,11 @@ static bool skip_nested(struct scanner *sc, int depth)
 		if (object) {
 			skip_ws(sc);
 			if (sc->p >= sc->end || *sc->p != '"') {
-				fail_expected(sc, "a string key");
+				fail_expected(sc, "a string key in an object");
 				return false;
 			}
 			if (!scan_string(sc, &s, &len, &escaped) ||
-			    !expect(sc, ':', "':'"))
+			    !expect(sc, ':', "':' after an object key"))
 				return false;
 		}
 		if (!scan_value(sc, &v, depth + 1))
@@ -269,7 +231,9 @@ static bool skip_nested(struct scanner *sc, int depth)
 			sc->p++;
 			continue;
 		}
-		return expect(sc, close, object ? "',' or '}'" : "',' or ']'");
+		return expect(sc, close,
+			      object ? "',' or '}' in an object" :
+				       "',' or ']' in an array");
 	}
 }
 
@@ -294,8 +258,12 @@ static bool scan_value(struct scanner *sc, struct json_scan_value *v, int depth)
 		return scan_literal(sc, "false", v);
 	case 'n':
 		return scan_literal(sc, "null", v);
-	default:
+	case '-':
+	case '0' ... '9':
 		return scan_number(sc, v);
+	default:
+		fail_expected(sc, "a value");
+		return false;
 	}
 }
 
@@ -327,11 +295,11 @@ bool json_scan(const char *text, size_t len, const struct json_scan_keys *k,
 		skip_ws(&sc);
 		key = sc.p;
 		if (sc.p >= sc.end || *sc.p != '"') {
-			fail_expected(&sc, "a string key");
+			fail_expected(&sc, "a string key in an object");
 			return false;
 		}
 		if (!scan_string(&sc, &s, &klen, &escaped) ||
-		    !expect(&sc, ':', "':'"))
+		    !expect(&sc, ':', "':' after an object key"))
 			return false;
 		i = escaped ? -1 : key_index(k, (const unsigned char *)s, klen);
 		if (i >= 0 && seen & (1ULL << i)) {
@@ -347,14 +315,14 @@ bool json_scan(const char *text, size_t len, const struct json_scan_keys *k,
 			sc.p++;
 			continue;
 		}
-		if (!expect(&sc, '}', "',' or '}'"))
+		if (!expect(&sc, '}', "',' or '}' in an object"))
 			return false;
 		break;
 	}
 end:
 	skip_ws(&sc);
 	if (sc.p != sc.end) {
-		fail_expected(&sc, "end of input");
+		fail_expected(&sc, "end of input after the value");
 		return false;
 	}
 	return true;
