@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """The table of bench/demo-overhead.sh: the shop's response time
-without and with kmond next to the Kmon paper's, and kmond's cost.
+without kmond, with kmond and with the floor programs next to the Kmon
+paper's, and kmond's cost.
 
   demo_table.py WORK NCPU
-WORK holds `rounds` (round mode wall_s cpu_s hwm_kib, one line a round
-and mode), MODE-ROUND.jsonl (demo/loadgen.py's log of the round) and
-records.json (kmond's records, every round with kmond)."""
+WORK holds `rounds` (round mode wall_s cpu_s hwm_kib loadavg, one line
+a round and mode; mode off, on or floor), MODE-ROUND.jsonl
+(demo/loadgen.py's log of the round) and records.json (kmond's records,
+every round with kmond)."""
 import json
 import math
 import os
@@ -33,7 +35,7 @@ def main():
     work, ncpu = sys.argv[1], int(sys.argv[2])
     rounds = [line.split() for line in open(os.path.join(work, "rounds"))]
     per = {}  # (mode, round) -> stats
-    pooled = {"off": [], "on": []}
+    pooled = {"off": [], "on": [], "floor": []}
     requests_on = 0
     for r, mode, *_ in rounds:
         lat = [json.loads(line)["latency_ms"] for line in open(os.path.join(work, f"{mode}-{r}.jsonl"))]
@@ -41,22 +43,35 @@ def main():
         pooled[mode] += lat
         if mode == "on":
             requests_on += len(lat)
-    off, on = stats_of(pooled["off"]), stats_of(pooled["on"])
+    pool = {mode: stats_of(lat) for mode, lat in pooled.items() if lat}
     ids = sorted({r for r, *_ in rounds}, key=int)
-    print(f"\n{len(ids)} rounds, {len(pooled['off'])} requests without kmond, {len(pooled['on'])} with\n")
+    loads = [float(line[5]) for line in rounds if len(line) > 5]
+    print(f"\n{len(ids)} rounds, requests: " +
+          ", ".join(f"{len(lat)} {mode}" for mode, lat in pooled.items()) +
+          (f"; load average {min(loads):.2f} .. {max(loads):.2f}" if loads else ""))
+    print("change: pooled requests of every round; in brackets the mean of the"
+          " rounds' changes +- its 95% confidence interval (Student t)\n")
     print("| response time (ms) | Kmon paper: without | with | change "
-          "| kmond: without | with | change (95% CI over rounds) |")
-    print("|---|---|---|---|---|---|---|")
+          "| kmond: without | with kmond | change | with the floor | change |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for k in ("mean", "p95", "p99"):
-        diffs = [(per[("on", r)][k] - per[("off", r)][k]) / per[("off", r)][k] * 100 for r in ids]
-        half = t95(len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else float("nan")
         p_off, p_on = PAPER[k]
         paper = f"{p_off} | {p_on} | {(p_on - p_off) / p_off * 100:+.1f}%" if p_off else "- | - | -"
-        print(f"| {k} | {paper} | {off[k]:.2f} | {on[k]:.2f} | "
-              f"{(on[k] - off[k]) / off[k] * 100:+.1f}% ({statistics.mean(diffs):+.1f}% +- {half:.1f}) |")
+        cells = [paper, f"{pool['off'][k]:.2f}"]
+        for mode in ("on", "floor"):
+            if mode not in pool:
+                cells.append("- | -")
+                continue
+            diffs = [(per[(mode, r)][k] - per[("off", r)][k]) / per[("off", r)][k] * 100
+                     for r in ids if (mode, r) in per]
+            half = t95(len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs)) \
+                if len(diffs) > 1 else float("nan")
+            whole = (pool[mode][k] - pool["off"][k]) / pool["off"][k] * 100
+            cells.append(f"{pool[mode][k]:.2f} | {whole:+.1f}% ({statistics.mean(diffs):+.1f}% +- {half:.1f})")
+        print(f"| {k} | " + " | ".join(cells) + " |")
     wall = sum(float(w) for _, m, w, *_ in rounds if m == "on")
-    cpu = sum(float(c) for _, m, _, c, _ in rounds if m == "on")
-    hwm = max(int(h) for _, m, _, _, h in rounds if m == "on")
+    cpu = sum(float(c) for _, m, _, c, *_ in rounds if m == "on")
+    hwm = max(int(h) for _, m, _, _, h, *_ in rounds if m == "on")
     records = sum(1 for _ in open(os.path.join(work, "records.json")))
     print(f"\n| kmond | Kmon paper | kmond |\n|---|---|---|")
     print(f"| CPU, share of the node | 9.55% | {cpu / wall / ncpu * 100:.2f}% ({ncpu} CPUs) |")

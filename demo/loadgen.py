@@ -7,14 +7,17 @@ its arrival, not from when a worker was free to send it, so a slow shop
 shows as slow, not as fewer requests.
 
 The log (--log, one JSON line a request) is the ground truth the demo's
-test checks kmond against: action, status, latency; the summary (stdout,
-one JSON object) counts them.
+test checks kmond against: action, status, latency, and the id the
+request carries as X-Demo-Trace (and X-Demo-Parent: the root of the
+shop's call tree, demo/app/shop.py); the summary (stdout, one JSON
+object) counts them.
 
   loadgen.py --target HOST:PORT --rate R --duration S --log FILE
              [--users N] [--workers N] [--seed S]"""
 import argparse
 import http.client
 import json
+import os
 import queue
 import random
 import threading
@@ -41,14 +44,16 @@ class Worker:
         self.port = int(port)
         self.conn = None
 
-    def send(self, method, path, body=None):
+    def send(self, method, path, body=None, trace=""):
         data = None if body is None else json.dumps(body).encode()
+        headers = {"X-Demo-Trace": trace, "X-Demo-Parent": trace}
+        if data:
+            headers["Content-Type"] = "application/json"
         for attempt in (0, 1):  # once more on a connection the shop closed
             if self.conn is None:
                 self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
             try:
-                self.conn.request(method, path, body=data,
-                                  headers={"Content-Type": "application/json"} if data else {})
+                self.conn.request(method, path, body=data, headers=headers)
                 resp = self.conn.getresponse()
                 body = resp.read()
                 return resp.status, body[:120].decode(errors="replace") if resp.status >= 400 else None
@@ -97,10 +102,11 @@ def main():
             arrival, action, user, reqs = job
             for method, path, body in reqs:
                 sent = time.time()
-                status, error = w.send(method, path, body)
+                trace = os.urandom(8).hex()
+                status, error = w.send(method, path, body, trace)
                 done = time.time()
                 rec = {"arrival": round(arrival, 6), "sent": round(sent, 6), "action": action,
-                       "user": user, "method": method, "path": path.split("?")[0],
+                       "user": user, "trace": trace, "method": method, "path": path.split("?")[0],
                        "status": status, "latency_ms": round((done - arrival) * 1000, 3)}
                 if error:
                     rec["error"] = error

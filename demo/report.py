@@ -118,6 +118,18 @@ def kmond_cost(records):
             "lost": stats[-1]["lost"] if stats else {}}
 
 
+def fault_share(folded, frame="hrtimer_nanosleep"):
+    """The share of off-CPU time in stacks through FRAME (the fault's
+    sleep) in a folded file, and the seconds in all."""
+    total = fault = 0
+    for line in open(folded):
+        stack, _, ns = line.rpartition(" ")
+        total += int(ns)
+        if frame in stack.split(";"):
+            fault += int(ns)
+    return round(fault / max(1, total), 4), round(total / 1e9, 2)
+
+
 def table(rows):
     return "<table>" + "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows) + "</table>"
@@ -141,8 +153,12 @@ def main():
     load = json.load(open(os.path.join(d, "loadgen.json")))
     cost = kmond_cost(os.path.join(d, "records.json"))
     prom = json.load(open(os.path.join(d, "prometheus.json")))["data"]["result"]
+    shown = fault_share(os.path.join(d, f"offcpu-{a.fault_tier}.folded"))
+    whole = fault_share(os.path.join(d, f"offcpu-{a.fault_tier}-all.folded"))
     summary = {"load": load, "kmond": cost, "checkout_trace_services": services,
-               "wall_seconds": a.seconds}
+               "wall_seconds": a.seconds,
+               "offcpu_fault": {"share_shown": shown[0], "seconds_shown": shown[1],
+                                "share_all": whole[0], "seconds_all": whole[1]}}
     json.dump(summary, open(os.path.join(d, "summary.json"), "w"), indent=1)
     flame = f"offcpu-{a.fault_tier}.svg"
     pictures = [
@@ -151,7 +167,9 @@ def main():
         ("checkout-trace.svg", "One checkout through the shop (kmon-trace from Kafka): "
          "kmond's ids and parent links, joined across tiers by TCP sequence numbers."),
         (flame, f"Where {a.fault_tier} (slowed {a.fault_ms} ms a request by its fault switch) "
-         "waits: its off-CPU time by stack (kmon-view flame)."),
+         "waits: its off-CPU time by stack (kmon-view flame), without its threads' waits for "
+         f"their next request: the fault's sleep is {shown[0]:.0%} of the {shown[1]} s shown "
+         f"({whole[0]:.0%} of all {whole[1]} s off-CPU)."),
         ("load.svg", "The tiers' occupancy: busy time, requests in progress and the estimated "
          "utilization of the tiers behind frontend and checkout (kmon-view load)."),
     ]

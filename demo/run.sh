@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # `make demo`: what kmond sees on a microservice application. Starts the
 # demo shop (demo/app: nginx, ten Python tiers, Redis, PostgreSQL,
-# memcached; each tier a container of its own, podman + runc, in a pod's
+# memcached, a Kafka broker checkout publishes to; each tier a container of its own, podman + runc, in a pod's
 # network namespace on one bridge, annotated as a Kubernetes runtime
 # annotates a pod), kmond with every collector of the shipped config
 # (configs/kmond.yaml) and the shop's services, Prometheus scraping
@@ -14,7 +14,11 @@
 #   demo/run.sh [OUT]          OUT: the folder (default build/demo)
 # Environment: DEMO_DURATION (seconds of load, default 180), DEMO_RATE
 # (user actions a second, default 15), FAULT_TIER (default shipping),
-# FAULT_MS (its delay a request, default 25), BUILD (default build).
+# FAULT_MS (its delay a request, default 25), DEMO_IDLE_FRAMES (the
+# kernel functions of the slowed tier's waits for its next request, left
+# out of its flame graph: default sk_wait_data, a keep-alive connection's
+# thread in recv, and do_sys_poll, the accept loop; right for a tier that
+# calls no other, as shipping), BUILD (default build).
 DEMO=$(cd "$(dirname "$0")" && pwd)
 DEMO_OUT=$(realpath -m "${1:-${BUILD:-build}/demo}")
 cd "$DEMO/.."
@@ -75,6 +79,8 @@ curl -sf --get "$PROM_URL/api/v1/query" --data-urlencode \
 	'query=sum by (service) (increase(kmon_requests_total{side="server"}[10m]))' \
 	>"$WORK/prometheus.json" || fail "Prometheus did not answer"
 stop_kmond
+# read once kmond stopped: kcat's reading is not the shop's
+shop_orders "$WORK/orders.txt"
 # the consumers have read what kmond delivered when it stopped
 sleep 4
 kill -TERM $TOPO_PID $TRACE_PID
@@ -85,14 +91,21 @@ step "pictures into $DEMO_OUT"
 rm -rf "$DEMO_OUT" && mkdir -p "$DEMO_OUT" || fail "cannot make $DEMO_OUT"
 cp "$WORK/out.json" "$DEMO_OUT/records.json"
 shop_logs "$DEMO_OUT/logs"
-cp "$WORK/requests.jsonl" "$WORK/loadgen.json" "$WORK/topology.dot" \
+cp "$WORK/requests.jsonl" "$WORK/loadgen.json" "$WORK/orders.txt" "$WORK/topology.dot" \
 	"$WORK/traces.otlp" "$WORK/prometheus.json" "$WORK/kmond.yaml" "$DEMO_OUT/"
 tail -1 "$WORK/topology.json" >"$DEMO_OUT/topology.json"
 tail -1 "$WORK/trace.err" >"$DEMO_OUT/trace_stats.json"
 dot -Tsvg "$WORK/topology.dot" -o "$DEMO_OUT/topology.svg" || fail "dot failed"
-"$KMON_VIEW" flame -i "$WORK/out.json" --service "$FAULT_TIER" \
-	--title "off-CPU time of $FAULT_TIER (slowed ${FAULT_MS}ms a request)" \
-	-o "$DEMO_OUT/offcpu-$FAULT_TIER.svg" || fail "kmon-view flame"
+# the waits for work out: what delays the requests is what is left
+without=()
+for frame in ${DEMO_IDLE_FRAMES:-sk_wait_data do_sys_poll}; do
+	without+=(--without "$frame")
+done
+flame() { "$KMON_VIEW" flame -i "$WORK/out.json" --service "$FAULT_TIER" "$@" || fail "kmon-view flame"; }
+flame "${without[@]}" -o "$DEMO_OUT/offcpu-$FAULT_TIER.svg" \
+	--title "off-CPU time of $FAULT_TIER (slowed ${FAULT_MS}ms a request), without ${without[*]}"
+flame "${without[@]}" --folded -o "$DEMO_OUT/offcpu-$FAULT_TIER.folded"
+flame --folded -o "$DEMO_OUT/offcpu-$FAULT_TIER-all.folded"
 "$KMON_VIEW" load -i "$WORK/out.json" -o "$DEMO_OUT/load.svg" || fail "kmon-view load"
 python3 "$DEMO/report.py" "$DEMO_OUT" --fault-tier "$FAULT_TIER" --fault-ms "$FAULT_MS" \
 	--seconds $(($(date +%s) - T0)) || fail "report"

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The demo shop (demo/app) in containers, for demo/run.sh and
 # bench/demo-overhead.sh: each tier a podman + runc container of the
-# Debian image demo/image.sh makes, in a network namespace of its own (its
+# Debian image demo/image.sh makes (the Kafka broker: an image of
+# build/tests/kafka_broker and its libraries, librdkafka's mock cluster),
+# in a network namespace of its own (its
 # pod's) on one bridge, annotated as a Kubernetes runtime annotates a pod
 # (namespace boutique, pod TIER-...), so kmond's records carry them.
 # Sourced after tests/lib/kmond.sh, container.sh and netns.sh; what it
@@ -10,7 +12,9 @@
 #                          FAULT_TIER waits FAULT_MS in each request
 #   shop_load RATE SECONDS LOG   the load generator, from the client's
 #                          namespace: its summary on stdout
-#   shop_logs DIR          each tier's output into DIR/TIER.log
+#   shop_logs DIR          each tier's output into DIR/TIER.log, the spans
+#                          of the shop's call tree into DIR/spans.jsonl
+#   shop_orders FILE       the keys of the order events on the broker
 #   shop_kmond_config      kmond's config but its exporters: the shipped
 #                          collectors (configs/kmond.yaml), the tiers as
 #                          services, the occupancy of the tiers behind
@@ -38,11 +42,15 @@ SHOP_TIERS=(
 	"redis 20 6379 redis-server --bind 0.0.0.0 --protected-mode no --save '' --appendonly no --maxmemory 32mb --maxclients 900"
 	"postgres 21 5432 /app/postgres.sh"
 	"memcached 22 11211 memcached -u nobody -m 16 -l 0.0.0.0 -p 11211"
+	"kafka 23 9092 /kafka_broker -a $SHOP_NET.23 -p 9092 -t orders"
 )
+SHOP_BROKER_IMAGE=localhost/kmon-demo-broker:$SHOP_TAG
 
 shop_start() {
-	local t name addr port cmd args peers= fault i
+	local t name addr port cmd args peers= fault i image
 	"$SHOP_DIR/image.sh" "$SHOP_IMAGE" || fail "the demo's image could not be made"
+	rootfs_add "$WORK/broker-rootfs" "$BUILD/tests/kafka_broker" /kafka_broker
+	container_image "$SHOP_BROKER_IMAGE" "$WORK/broker-rootfs"
 	netns_bridge kmd-$SHOP_TAG-sw
 	for t in "${SHOP_TIERS[@]}"; do
 		read -r name addr port _ <<<"$t"
@@ -55,14 +63,17 @@ shop_start() {
 		fault=0
 		[ "$name" = "$FAULT_TIER" ] && fault=$FAULT_MS
 		eval "args=($cmd)"
+		image=$SHOP_IMAGE
+		# -i: the broker reads commands on stdin until its end
+		[ "$name" = kafka ] && image="-i $SHOP_BROKER_IMAGE"
 		container_run kmd-$name-$SHOP_TAG --network ns:/run/netns/kmd-$SHOP_TAG-$name \
 			--annotation io.kubernetes.cri.sandbox-name=$name-7f9c4-$SHOP_TAG \
 			--annotation io.kubernetes.cri.sandbox-namespace=$SHOP_NAMESPACE \
 			--annotation io.kubernetes.cri.sandbox-uid=$(cat /proc/sys/kernel/random/uuid) \
 			--annotation io.kubernetes.cri.container-name=$name \
 			-v "$SHOP_DIR/app:/app:ro" -v "$WORK/nginx.conf:/etc/demo/nginx.conf:ro" \
-			-e PEERS="$peers" -e FAULT_MS=$fault -e PYTHONUNBUFFERED=1 \
-			-e PYTHONPATH=/app "$SHOP_IMAGE" "${args[@]}" >/dev/null
+			-e PEERS="$peers" -e FAULT_MS=$fault -e PYTHONUNBUFFERED=1 -e TIER=$name \
+			-e PYTHONPATH=/app $image "${args[@]}" >/dev/null
 	done
 	netns_host kmd-$SHOP_TAG-client $SHOP_NET.200
 	for t in "${SHOP_TIERS[@]}"; do
@@ -88,6 +99,12 @@ shop_logs() {
 		read -r name _ <<<"$t"
 		"${PODMAN[@]}" logs kmd-$name-$SHOP_TAG >"$1/$name.log" 2>&1
 	done
+	sed -n 's/^SPAN //p' "$1"/*.log >"$1/spans.jsonl"
+}
+
+shop_orders() {
+	ip netns exec kmd-$SHOP_TAG-client timeout 30 kcat -C -b $SHOP_NET.23:9092 -t orders \
+		-o beginning -e -q -f '%k\n' >"$1" || fail "kcat could not read the orders"
 }
 
 shop_kmond_config() {

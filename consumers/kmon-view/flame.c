@@ -5,7 +5,10 @@
  * process frame at the bottom (--root), and merged with identical stacks
  * by summing total_ns. The merged stacks are sorted frame by frame, so all
  * stacks sharing a prefix are adjacent and one left-to-right walk lays out
- * every frame: a frame's width is the sum of the stacks under it. */
+ * every frame: a frame's width is the sum of the stacks under it.
+ * --without FUNC leaves out the blocks whose stack holds FUNC: a server's
+ * threads wait for their next request far longer than its requests wait
+ * for anything, and those waits would hide what delays the requests. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +205,24 @@ static void frame_name(struct strbuf *sb, const char *s, bool offsets)
 		strbuf__adds(sb, "[unknown]");
 }
 
+/* Whether a frame of STACK is one --without names. */
+static bool flame__left_out(const struct flame *f,
+			    const struct json_value *stack)
+{
+	size_t i, k;
+
+	for (i = 0; i < stack->arr.n; i++) {
+		const char *frame = json__str(&stack->arr.items[i]);
+		size_t len = strcspn(frame, "+");
+
+		for (k = 0; k < f->o->nwithout; k++)
+			if (strlen(f->o->without[k]) == len &&
+			    !strncmp(frame, f->o->without[k], len))
+				return true;
+	}
+	return false;
+}
+
 static void flame__push(struct flame *f, size_t *n, const char *name, bool raw)
 {
 	if (*n == f->scratch_cap) {
@@ -274,7 +295,7 @@ static int flame__record(const struct json_value *rec, const char *kind,
 	if (!f->records || ts > f->ts_max)
 		f->ts_max = ts;
 	f->records++;
-	if (!total)
+	if (!total || flame__left_out(f, stack))
 		return 0;
 
 	flame__push_root(f, &n, comm, pid, service);

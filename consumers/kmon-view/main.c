@@ -36,6 +36,9 @@ static const char usage_text[] =
 	"comm)\n"
 	"  --offsets           keep +0x offsets in frame names (one frame per "
 	"call site)\n"
+	"  --without FUNC      leave out the blocks whose stack holds the "
+	"function FUNC\n"
+	"                      (repeatable): a server's waits for work\n"
 	"  --width PX          SVG width (default 1200)\n"
 	"heatmap (offcpu/offcpu_hist, or bio/bio_hist records with --bio):\n"
 	"  --bio               block I/O latency instead of off-CPU time\n"
@@ -66,6 +69,7 @@ enum {
 	OPT_FOLDED,
 	OPT_ROOT,
 	OPT_OFFSETS,
+	OPT_WITHOUT,
 	OPT_WIDTH,
 	OPT_BIO,
 	OPT_STEP,
@@ -87,6 +91,7 @@ static const struct option long_opts[] = {
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "offsets", no_argument, NULL, OPT_OFFSETS },
+	{ "without", required_argument, NULL, OPT_WITHOUT },
 	{ "width", required_argument, NULL, OPT_WIDTH },
 	{ "bio", no_argument, NULL, OPT_BIO },
 	{ "step", required_argument, NULL, OPT_STEP },
@@ -120,6 +125,7 @@ static const char *option_scope(int opt)
 	case OPT_FOLDED:
 	case OPT_ROOT:
 	case OPT_OFFSETS:
+	case OPT_WITHOUT:
 		return "f";
 	case OPT_WIDTH:
 		return "fhl";
@@ -211,6 +217,15 @@ static int parse_option(struct view_opts *o, int opt, const char *arg)
 	case OPT_OFFSETS:
 		o->offsets = true;
 		break;
+	case OPT_WITHOUT:
+		if (!*arg || strchr(arg, '+'))
+			return usage_error("--without: expected a function "
+					   "name, got '%s'",
+					   arg);
+		o->without = xrealloc(o->without,
+				      (o->nwithout + 1) * sizeof(*o->without));
+		o->without[o->nwithout++] = arg;
+		break;
 	case OPT_WIDTH:
 		v = strtoul(arg, &end, 10);
 		if (*end || v < 200 || v > 20000)
@@ -297,16 +312,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	ret = parse_args(&o, argc, argv);
-	if (ret)
+	if (ret) {
+		free(o.without);
 		return ret;
+	}
 	/* a reader that closes stdout or a dot that dies is an error
 	 * returned by write(), not a silent death */
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(o.cmd, "flame") == 0)
-		return flame__run(&o);
-	if (strcmp(o.cmd, "heatmap") == 0)
-		return heatmap__run(&o);
-	if (strcmp(o.cmd, "load") == 0)
-		return load__run(&o);
-	return topology__run(&o);
+		ret = flame__run(&o);
+	else if (strcmp(o.cmd, "heatmap") == 0)
+		ret = heatmap__run(&o);
+	else if (strcmp(o.cmd, "load") == 0)
+		ret = load__run(&o);
+	else
+		ret = topology__run(&o);
+	free(o.without);
+	return ret;
 }

@@ -49,6 +49,8 @@ struct view_opts {
 	/* flame */
 	bool folded;
 	bool offsets; /* keep "+0x1a" in frame names */
+	const char **without; /* leave out stacks holding one of these */
+	size_t nwithout;
 	enum flame_root root;
 	unsigned width;
 

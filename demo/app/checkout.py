@@ -2,15 +2,17 @@
 """checkout: places an order. In sequence: the cart, then every item's
 price (in parallel), the total in the user's currency, a shipping quote,
 the payment; once paid, in parallel: the order into PostgreSQL, the
-shipment, the confirmation email and the emptied cart. A declined card
+shipment, the confirmation email, the emptied cart and the order's event
+on the Kafka topic "orders" (for whoever follows orders). A declined card
 is the user's error (402); a payment tier that fails is this tier's
 (502)."""
 import itertools
 import os
 
-from shop import Postgres, http_call, ok, parallel, serve
+from shop import Kafka, Postgres, http_call, ok, parallel, serve
 
 db = Postgres()
+bus = Kafka()
 orders = itertools.count(1)
 HOST = os.uname().nodename
 
@@ -34,13 +36,14 @@ def checkout(parts, query, body):
     if status != 200:
         return 502, {"error": "payment failed", "payment": paid}
     order = f"{HOST}-{next(orders)}"
-    _, shipped, _, _ = parallel(
+    _, shipped, _, _, _ = parallel(
         lambda: db.query("INSERT INTO orders (id, customer, cents, currency) VALUES (%s, %s, %s, %s)",
                          (order, user, amount, currency)),
         lambda: ok("shipping", "POST", "/ship", {"order": order}),
         lambda: ok("email", "POST", "/send",
                    {"user": user, "order": order, "cents": amount, "tracking": "pending"}),
         lambda: ok("cart", "DELETE", f"/cart/{user}"),
+        lambda: bus.publish("orders", order, {"user": user, "cents": amount, "currency": currency}),
     )
     return 200, {"order": order, "cents": amount, "currency": currency,
                  "tracking": shipped["tracking"], "transaction": paid["transaction"]}

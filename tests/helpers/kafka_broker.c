@@ -2,9 +2,12 @@
 /* A Kafka-protocol broker on loopback for tests and demos, built on
  * librdkafka's mock cluster (rdkafka_mock.h).
  *
- *   kafka_broker [-p PORT] [-b NBROKERS] [-t topic1,topic2...] [--partitions N]
+ *   kafka_broker [-p PORT] [-a ADDR] [-b NBROKERS] [-t topic1,topic2...]
+ *                [--partitions N]
  *
- * The first line on stdout is "bootstrap 127.0.0.1:P1,127.0.0.1:P2,...".
+ * The first line on stdout is "bootstrap 127.0.0.1:P1,127.0.0.1:P2,..."
+ * (ADDR instead of 127.0.0.1 with -a: a broker in a container's network
+ * namespace, as the demo's shop publishes to).
  * Then it reads one command per line on stdin and answers each with "ok"
  * (or "error: ...") so a test can synchronise on it:
  *   down N | down all    broker N stops answering (connections are closed)
@@ -16,12 +19,14 @@
  * auto-create, 4 partitions in librdkafka 2.0), so kmond's kmon.<kind>
  * topics need not be listed. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +41,16 @@
 static volatile sig_atomic_t exiting;
 
 /* librdkafka 2.0's mock brokers listen on 127.0.0.1 port 0 and offer no
- * way to choose the port. A fixed port is what a demo config and a kcat
- * command line want, so while the cluster is created we interpose bind():
- * a loopback bind to port 0 gets the next pinned port instead. The mock
+ * way to choose the port or the address. A fixed port is what a demo
+ * config and a kcat command line want, and a broker other network
+ * namespaces reach needs an address of its own, so while the cluster is
+ * created we interpose bind(): a loopback bind to port 0 gets the next
+ * pinned port (if any) on the pinned address (if any) instead. The mock
  * advertises whatever getsockname() says, so metadata stays consistent.
- * Outside cluster creation (pin_next == 0) bind() is untouched. */
+ * Outside cluster creation (pinning false) bind() is untouched. */
+static bool pinning;
 static int pin_next;
+static struct in_addr pin_addr; /* parse_opts: 127.0.0.1 unless -a */
 
 int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
@@ -51,12 +60,14 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	if (!real_bind)
 		real_bind = (int (*)(int, const struct sockaddr *,
 				     socklen_t))dlsym(RTLD_NEXT, "bind");
-	if (pin_next && addr && addr->sa_family == AF_INET &&
+	if (pinning && addr && addr->sa_family == AF_INET &&
 	    len >= sizeof(sin)) {
 		memcpy(&sin, addr, sizeof(sin));
 		if (sin.sin_port == 0 &&
 		    sin.sin_addr.s_addr == htonl(INADDR_LOOPBACK)) {
-			sin.sin_port = htons(pin_next++);
+			sin.sin_addr = pin_addr;
+			if (pin_next)
+				sin.sin_port = htons(pin_next++);
 			return real_bind(fd, (struct sockaddr *)&sin,
 					 sizeof(sin));
 		}
@@ -73,10 +84,11 @@ struct opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: kafka_broker [-p PORT] [-b NBROKERS] "
+	fprintf(f, "usage: kafka_broker [-p PORT] [-a ADDR] [-b NBROKERS] "
 		   "[-t topic1,topic2...] [--partitions N]\n"
-		   "  brokers listen on 127.0.0.1:PORT, PORT+1, ... "
-		   "(any free port when PORT is 0 or absent)\n"
+		   "  brokers listen on ADDR:PORT, PORT+1, ... "
+		   "(ADDR 127.0.0.1 when absent; any free port when PORT is "
+		   "0 or absent)\n"
 		   "  stdin commands: down N|all, up N|all, "
 		   "topic NAME [PARTS], quit\n");
 }
@@ -98,6 +110,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, 'p' },
+		{ "address", required_argument, NULL, 'a' },
 		{ "brokers", required_argument, NULL, 'b' },
 		{ "topics", required_argument, NULL, 't' },
 		{ "partitions", required_argument, NULL, 'P' },
@@ -106,14 +119,20 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	};
 	int c, err = 0;
 
+	pin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	o->port = 0;
 	o->nbrokers = 1;
 	o->partitions = 1;
 	o->topics = NULL;
-	while ((c = getopt_long(argc, argv, "p:b:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:a:b:t:h", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'p':
 			err = parse_int(optarg, 0, 65535, &o->port);
+			break;
+		case 'a':
+			err = inet_pton(AF_INET, optarg, &pin_addr) == 1 ? 0 :
+									   -1;
 			break;
 		case 'b':
 			err = parse_int(optarg, 1, MAX_BROKERS, &o->nbrokers);
@@ -149,7 +168,7 @@ static int ports_free(int port, int n)
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	int i, fd, ret;
 
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_addr = pin_addr;
 	for (i = 0; i < n; i++) {
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		if (fd < 0)
@@ -323,8 +342,9 @@ int main(int argc, char **argv)
 	if (!rk)
 		goto cleanup;
 	pin_next = o.port;
+	pinning = true;
 	mc = rd_kafka_mock_cluster_new(rk, o.nbrokers);
-	pin_next = 0;
+	pinning = false;
 	if (!mc) {
 		fprintf(stderr,
 			"kafka_broker: cannot start the mock cluster\n");

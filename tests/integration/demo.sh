@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# `make demo` in its short form: the fourteen-tier shop in containers
+# `make demo` in its short form: the fifteen-tier shop in containers
 # under load for DEMO_DURATION seconds (45 here) with kmond, Prometheus,
 # the broker and the consumers (demo/run.sh). What kmond found is checked
 # against the shop's own knowledge (tests/lib/demo_check.py: every edge
 # of its call graph and no other, protocols, the failing tier's errors
-# against the load generator's count, the checkout trace, the slowed
-# tier); headless Chromium loads the index page with every picture; and
-# nothing the demo started is left running.
+# against the load generator's count, the order events on the shop's
+# broker, kmon-trace's parent links against the shop's own call tree
+# (tests/lib/demo_calltree.py), the slowed tier and its fault in its
+# off-CPU flame graph); headless Chromium loads the index page with
+# every picture; and nothing the demo started is left running.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/../lib/chromium.sh"

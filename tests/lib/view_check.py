@@ -290,6 +290,16 @@ def flame_check(r):
     for root in ("pid", "service", "none"):
         check_folded(r, inp, recs, ("--root", root), root=root,
                      what=f" --root {root}")
+    # --without: a stack holding the function anywhere is left out,
+    # whatever its offset; other stacks are as they were
+    gone = FUNCS[8]
+    holds = lambda rec: any(f.split("+")[0] == gone for f in rec["stack"])
+    expect(any(holds(rec) for rec in recs) and not all(holds(rec) for rec in recs),
+           f"the records hold {gone} in some stacks, not in all")
+    check_folded(r, inp, recs, ("--without", gone, "--without", "no_such_function"),
+                 pred=lambda rec: not holds(rec), what=f" --without {gone}")
+    expect(r.run("flame", "-i", inp, "--without", "f+0x1").returncode == 2,
+           "--without with an offset is refused")
 
     svg = r.path("flame.svg")
     r.ok_run("flame", "-i", inp, "-o", svg)
