@@ -218,18 +218,19 @@ static int attach_multi(struct tls_attach *t, uint32_t pid, const char *path,
 
 	if (!file)
 		return -ENOENT;
-	for (int f = 0; f <= NR_FNS; f++) {
-		fd = f < NR_FNS ?
-			     uprobe_multi_link(
-				     bpf_program__fd(entry_prog(&t->progs, f)),
-				     path, &file->offs[f], 1, pid, false) :
-			     uprobe_multi_link(bpf_program__fd(t->progs.exit),
-					       path, file->offs, NR_FNS, pid,
-					       true);
+	for (int f = 0; f < NR_FNS; f++) {
+		fd = uprobe_multi_link(
+			bpf_program__fd(entry_prog(&t->progs, f)), path,
+			&file->offs[f], 1, pid, false);
 		if (fd < 0)
 			return -errno;
 		p->links[p->nlinks++] = (struct tls_link){ NULL, fd };
 	}
+	fd = uprobe_multi_link(bpf_program__fd(t->progs.exit), path, file->offs,
+			       NR_FNS, pid, true);
+	if (fd < 0)
+		return -errno;
+	p->links[p->nlinks++] = (struct tls_link){ NULL, fd };
 	return 0;
 }
 
