@@ -5,7 +5,7 @@
 # and every pid in STARTED_PIDS get SIGTERM, bpf_stats goes off and WORK
 # is removed.
 #   bench_init [TEMPLATE]      sets WORK (mktemp -d TEMPLATE)
-#   kmond_start CONFIG         runs build/kmond (log: $WORK/err, records
+#   kmond_start CONFIG [ARG..] runs build/kmond (log: $WORK/err, records
 #                              on stdout: $WORK/stdout) until "running on"
 #   kmond_stop                 SIGTERM, waits; fails unless it exits 0
 #   kmond_ticks                its utime + stime, in clock ticks
@@ -55,7 +55,7 @@ bench_init() {
 }
 
 kmond_start() {
-	kmond_launch build/kmond "$WORK/stdout" "$WORK/err" "$1" ||
+	kmond_launch build/kmond "$WORK/stdout" "$WORK/err" "$@" ||
 		fail "kmond: $(tail -3 "$WORK/err")"
 }
 

@@ -580,7 +580,7 @@ static __always_inline void fill_event(struct tcp_event *ev,
 	ev->pid = c->pid;
 	ev->tid = c->tid;
 	ev->svc = c->svc;
-	ev->proto = proto_slot(c);
+	ev->proto = c->tls_pre ? TCP_PROTO_UNDECIDED : proto_slot(c);
 	ev->src = c->src;
 	ev->side = c->role == TCP_ROLE_CLIENT ? TCP_SIDE_CLIENT :
 						TCP_SIDE_SERVER;
@@ -588,7 +588,8 @@ static __always_inline void fill_event(struct tcp_event *ev,
 	ev->resp_seq = c->resp_seq;
 	ev->dst_known = c->dst_known;
 	ev->dst = c->dst;
-	ev->cookie = c->proto_cookie;
+	ev->cookie = c->tls_pre ? c->proto_cookie & ~PROTO_TLS_COOKIE :
+				  c->proto_cookie;
 	ev->id = c->id;
 	ev->parent = c->parent;
 	ev->link = c->link;
@@ -674,6 +675,7 @@ static __always_inline void finish(struct tcp_conn *c)
 		account_edge(c, latency, &o);
 	if (wanted(latency, side))
 		send_event(c, latency);
+	c->tls_pre = 0;
 }
 
 /* Tells the client end (other: its tuple) who answers it. */
@@ -1056,6 +1058,12 @@ static __always_inline void answer_after_close(const struct sock *sk, int ret,
 	/* The close and the reader release the thread from the live state
 	 * between them; a copy made as the reader took it holds it too. */
 	c->holds_thread = 0;
+	/* read in plaintext, it answers inside SSL_write: a send outside
+	 * one is the close_notify of SSL_shutdown, no answer */
+	if (c->tls && !tls_feeds(c, sk, tls_call_now(sk, trusted), trusted)) {
+		bpf_map_delete_elem(&closing, &skp);
+		return;
+	}
 	on_response_bytes(c, sk, ret, trusted);
 	finish(c);
 	bpf_map_delete_elem(&closing, &skp);
@@ -1391,10 +1399,14 @@ int tcp_flush_conns(void *ctx)
 /* --- TLS in plaintext (tls.bpf.h): attached per process by user space
  * (user/collectors/tcp/tls_attach.c) --- */
 
+/* A write of nothing moves no plaintext: what moves in it is the
+ * handshake it runs when none was asked for (openssl s_client's first
+ * call), no request's. */
 SEC("uprobe")
 int BPF_KPROBE(tls_write_entry, void *ssl, const void *buf, int num)
 {
-	tls_enter(TLS_CALL_WRITE, buf, num > 0 ? num : 0, NULL);
+	tls_enter(num > 0 ? TLS_CALL_WRITE : TLS_CALL_HANDSHAKE, buf,
+		  num > 0 ? num : 0, NULL);
 	return 0;
 }
 
@@ -1402,7 +1414,7 @@ SEC("uprobe")
 int BPF_KPROBE(tls_write_ex_entry, void *ssl, const void *buf, __u64 num,
 	       __u64 *written)
 {
-	tls_enter(TLS_CALL_WRITE, buf, num, written);
+	tls_enter(num ? TLS_CALL_WRITE : TLS_CALL_HANDSHAKE, buf, num, written);
 	return 0;
 }
 

@@ -184,7 +184,10 @@ struct tcp_conn {
 	struct tcp_peer dst;
 	__u8 dst_known;
 	__u8 dst_checked;
-	__u8 pad2[2];
+	/* the request in progress began before the TLS did: its name is
+	 * its ciphertext's (bpf/tcp/tls.bpf.h) */
+	__u8 tls_pre;
+	__u8 pad2;
 	/* When the send in progress was entered (tcp_sendmsg_locked, or
 	 * the send syscall with the hash), 0 when not seen: a client's call
 	 * starts when its caller begins to send, before the server can have

@@ -95,11 +95,13 @@ static __always_inline struct tls_call *tls_call_now(const struct sock *sk,
 }
 
 /* The connection's first SSL_read or SSL_write: from now on it is read
- * in plaintext, identified again under its plaintext cookie. (An
- * exchange before the TLS began, PostgreSQL's SSLRequest, ends with the
- * bytes that follow, under the plaintext's name.) */
+ * in plaintext, identified again under its plaintext cookie. An exchange
+ * before the TLS began (PostgreSQL's SSLRequest and its 'S') ends with
+ * the bytes that follow, under the name its own bytes gave it, its
+ * ciphertext's (tls_pre): the handshake between is no request's. */
 static __always_inline void tls_begin(struct tcp_conn *c, const struct sock *sk)
 {
+	c->tls_pre = c->phase == TCP_RESPONSE;
 	c->tls = 1;
 	c->tls_hs = 1;
 	if (c->proto_state == PROTO_OFF)

@@ -49,8 +49,8 @@ for ((i = 0; i < RUNS; i++)); do
 				-w '%{http_version} %{http_code}\n' \
 				--resolve "api.test:$2:127.0.0.1" --config - \
 				>>"$WORK/curl.out" || fail "curl $1 failed"
-		# apart: detaching the last one's uprobes holds the kernel's
-		# uprobe locks for ~170 ms here, and an attach waits (tls.md)
+		# apart: with perf-event uprobes (the fallback), detaching
+		# the last one's held an attach ~170 ms (tls.md)
 		sleep 0.4
 	done
 done

@@ -7,7 +7,8 @@
 # and route from the plaintext; nothing for the handshakes. Then with
 # collectors.tcp.tls false, and with the uprobes refused by the kernel
 # (an optional hook: tcp runs on), the same connections read `tls` as
-# before.
+# before. The uprobes are uprobe_multi links where the kernel has them
+# (6.6), else a perf event a probe: both ways are read.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 
@@ -71,15 +72,20 @@ YAML
 run on true
 # the connection state in a hash, as where the kernel refuses iterators
 run hash true KMOND_PROBE_FAIL_LOAD=iter
+# uprobe_multi links refused: a perf event per uprobe instead
+run perf true KMOND_PROBE_FAIL_LOAD=uprobe_multi
+grep -q "tcp: tls: attach with uprobe SSL_write" "$WORK/kmond.perf.err" ||
+	fail "not on perf uprobes: $(grep 'tcp: tls' "$WORK/kmond.perf.err")"
 run off false
-run refused true KMOND_PROBE_FAIL_LOAD=uprobe
+# both ways refused: their program
+run refused true KMOND_PROBE_FAIL_LOAD=tls_write_entry
 grep -q "tcp: tls off" "$WORK/kmond.refused.err" ||
 	fail "no warning for the refused uprobes"
 
 # per path: status/server error/client error/method/route
 EXPECT="200/false/false/GET//text 404/false/true/GET//missing/{id}
 	503/true/true/GET//boom/x 200/false/false/GET//text"
-for name in on hash; do
+for name in on hash perf; do
 	python3 tests/lib/tls_check.py plain "$WORK/out.$name.json" $TLS \
 		$CONNS $REQS api.test http $EXPECT ||
 		fail "TLS read in plaintext ($name)"

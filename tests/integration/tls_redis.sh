@@ -5,6 +5,7 @@
 # (monitored). Every command is one record per side with protocol redis,
 # tls true, the ClientHello's server name, and the error reply's status.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/tls.sh"
 
 need_protocols
 CONNS=2
@@ -37,12 +38,7 @@ collectors:
   tcp: { enabled: true }
 YAML
 start_kmond "$WORK/kmond.yaml" -v
-for ((i = 0; i < 50; i++)); do
-	[ "$(grep -c "read in plaintext" "$WORK/kmond.err")" -ge 2 ] && break
-	sleep 0.1
-done
-[ "$(grep -c "read in plaintext" "$WORK/kmond.err")" -ge 2 ] ||
-	fail "not attached: $(grep -i tls "$WORK/kmond.err")"
+tls_wait_attached $REDIS $CLIENT
 touch "$WORK/go"
 wait $CLIENT || fail "the client failed"
 sleep 1.2 # two intervals

@@ -5,6 +5,7 @@
 #   nginx_tls PORT...      sets NGINX_LOCATIONS to listen with TLS on each
 #                          PORT ("PORT http2" for HTTP/2 too), with the
 #                          certificate tls_cert made in $WORK
+#   tls_wait_attached PID...  waits until kmond attached each PID's uprobes
 
 tls_cert() {
 	local dir=${2:-$WORK}
@@ -22,4 +23,20 @@ nginx_tls() {
 		NGINX_LOCATIONS+="
 		listen 127.0.0.1:$1 ssl ${2:-};"
 	done
+}
+
+# tls_wait_attached PID...: waits until kmond has attached each PID's TLS
+# uprobes ("TLS of pid PID read in plaintext" in its log), or fails.
+tls_wait_attached() {
+	local i pid missing
+	for ((i = 0; i < 50; i++)); do
+		missing=
+		for pid in "$@"; do
+			grep -q "TLS of pid $pid read in plaintext" "$WORK/kmond.err" ||
+				missing+=" $pid"
+		done
+		[ -z "$missing" ] && return
+		sleep 0.1
+	done
+	fail "pids$missing not attached: $(grep -i tls "$WORK/kmond.err")"
 }

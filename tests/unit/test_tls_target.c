@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "collectors/tcp/tls_symbols.h"
 #include "collectors/tcp/tls_target.h"
 #include "unit.h"
 
@@ -68,6 +69,47 @@ static bool same_file(uint32_t pid, const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* A function of this program, found by its name. */
+int tls_target_marker(void);
+int tls_target_marker(void)
+{
+	return 42;
+}
+
+/* Where fn is in its file, by the mapping it runs from: what a uprobe's
+ * offset must be. 0: not found. */
+static uint64_t mapped_offset(const void *fn)
+{
+	unsigned long start, end, off, at = (unsigned long)fn;
+	char line[512];
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &off) == 3 &&
+		    at >= start && at < end)
+			found = at - start + off;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The file offsets of functions: this program's own, where it runs it
+ * from; none for a name it lacks. */
+static void check_offsets(void)
+{
+	const char *const names[] = { "tls_target_marker", "no_such_fn" };
+	uint64_t offs[2];
+
+	CHECK(elf_funcs__file_offsets("/proc/self/exe", names, 2, offs) == 1);
+	CHECK(offs[0] != 0);
+	CHECK(offs[0] == mapped_offset((const void *)tls_target_marker));
+	CHECK(offs[1] == 0);
+	CHECK(elf_funcs__file_offsets("/nonexistent", names, 2, offs) ==
+	      -ENOENT);
+	CHECK(tls_target_marker() == 42);
+}
+
 int main(void)
 {
 	struct tls_targets *t = tls_targets__new();
@@ -106,5 +148,6 @@ int main(void)
 	waitpid(dead, NULL, 0);
 	CHECK(tls_targets__find(t, dead, linked, sizeof(linked)) == -ESRCH);
 	tls_targets__free(t);
+	check_offsets();
 	return unit_done("tls_target");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "lib/log.h"
 #include "loader/probe.h"
+#include "loader/uprobe_multi.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 
@@ -30,6 +32,7 @@ const char *attach_kind_name(enum attach_kind kind)
 		[ATTACH_RUN] = "run",
 		[ATTACH_CGROUP] = "cgroup",
 		[ATTACH_UPROBE] = "uprobe",
+		[ATTACH_UPROBE_MULTI] = "uprobe_multi",
 	};
 
 	return names[kind];
@@ -192,7 +195,10 @@ bool probe__refuse_failed(const char *collector, const struct hook *hooks,
 		for (int i = 0; i < hooks[h].ncands; i++) {
 			const struct attach_candidate *c = &hooks[h].cands[i];
 
-			if (!c->prog || strcmp(c->prog, failed_prog))
+			/* candidates may share a program: the one refused
+			 * already is not the one that failed now */
+			if (!c->prog || strcmp(c->prog, failed_prog) ||
+			    load_refused(c, why, sizeof(why)))
 				continue;
 			snprintf(why, sizeof(why), "%s failed to load: %s",
 				 c->prog, failed_why);
@@ -273,6 +279,36 @@ static int try_tracing(const struct attach_candidate *c, const char *func,
 	return err;
 }
 
+/* uprobe_multi links (6.6): a two-instruction program for them, linked
+ * to "/" (not a file: EBADF where the kernel has them, EINVAL before),
+ * as libbpf probes them. Once a run. */
+static int try_uprobe_multi(const struct attach_candidate *c)
+{
+	static int answer = 1; /* 1: not asked yet */
+	struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
+		{ .code = 0x95 }, /* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = KMON_TRACE_UPROBE_MULTI,
+		    .prog_flags = fail_load_flags(c));
+	uint64_t offset = 0;
+	int prog_fd, link_fd;
+
+	if (answer != 1)
+		return answer;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "kmond_probe", "GPL",
+				insns, 2, &opts);
+	if (prog_fd < 0)
+		return answer = -errno;
+	link_fd = uprobe_multi_link(prog_fd, "/", &offset, 1, 0, 0);
+	answer = link_fd < 0 && errno == EBADF ? 0 : -EOPNOTSUPP;
+	if (link_fd >= 0)
+		close(link_fd);
+	close(prog_fd);
+	return answer;
+}
+
 /* An iterator's answer, probed once a run per target: a few targets. */
 #define MAX_ITERS 8
 static struct {
@@ -349,6 +385,13 @@ bool probe__available(const struct attach_candidate *c, char *why,
 		snprintf(
 			why, whylen,
 			"uprobes are not available (CONFIG_UPROBE_EVENTS off)");
+		return false;
+	case ATTACH_UPROBE_MULTI:
+		err = try_uprobe_multi(c);
+		if (!err)
+			return true;
+		snprintf(why, whylen, "uprobe_multi links refused: %s",
+			 strerror(-err));
 		return false;
 	case ATTACH_KPROBE:
 		if (access("/sys/bus/event_source/devices/kprobe/type", F_OK) !=

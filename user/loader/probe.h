@@ -26,6 +26,8 @@ enum attach_kind {
 	ATTACH_CGROUP, /* attached to cgroups; target: the attach point */
 	ATTACH_UPROBE, /* attached per process to a library's function;
 			* target: the function */
+	ATTACH_UPROBE_MULTI, /* the same through one BPF link a program
+			      * (6.6): the program loads for it alone */
 };
 
 struct attach_candidate {

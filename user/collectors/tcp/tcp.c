@@ -36,6 +36,7 @@
 #include "loader/misses.h"
 #include "loader/prealloc.h"
 #include "loader/rings.h"
+#include "loader/uprobe_multi.h"
 #include "provider/listen.h"
 #include "collectors/tcp/tcp_flush.h"
 #include "collectors/tcp/tcp_names.h"
@@ -178,8 +179,9 @@ static const struct hook tcp_hooks[] = {
 	 * process (bpf/tcp/tls.bpf.h); its other programs follow this
 	 * one's choice */
 	[HOOK_TLS] = { "tls",
-	  { { ATTACH_UPROBE, "tls_write_entry", "SSL_write" } },
-	  1, .optional = true,
+	  { { ATTACH_UPROBE_MULTI, "tls_write_entry", "SSL_write" },
+	    { ATTACH_UPROBE, "tls_write_entry", "SSL_write" } },
+	  2, .optional = true,
 	  .feature = "TLS connections read as tls, not in plaintext" },
 };
 /* clang-format on */
@@ -769,8 +771,17 @@ static void tls_open(struct tcp_collector *c, const int *chosen)
 	};
 	const char *why = NULL;
 
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+	bool multi = chosen[HOOK_TLS] >= 0 &&
+		     tcp_hooks[HOOK_TLS].cands[chosen[HOOK_TLS]].kind ==
+			     ATTACH_UPROBE_MULTI;
+
+	/* both candidates are the same programs: loaded for the chosen */
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		bpf_program__set_autoload(progs[i], on);
+		if (multi)
+			bpf_program__set_expected_attach_type(
+				progs[i], KMON_TRACE_UPROBE_MULTI);
+	}
 	s->rodata->tls_on = on;
 	if (chosen[HOOK_TLS] < 0)
 		return;
@@ -801,6 +812,9 @@ static void tls_start(struct tcp_collector *c)
 		.read_ex = s->progs.tls_read_ex_entry,
 		.handshake = s->progs.tls_handshake_entry,
 		.exit = s->progs.tls_exit_ret,
+		.multi = bpf_program__expected_attach_type(
+				 s->progs.tls_exit_ret) ==
+			 (enum bpf_attach_type)KMON_TRACE_UPROBE_MULTI,
 	};
 
 	if (!bpf_program__autoload(s->progs.tls_write_entry) || !c->proto)

@@ -25,18 +25,21 @@
 
 #include "collectors/tcp/tls_attach.h"
 #include "collectors/tcp/tls_detach.h"
+#include "collectors/tcp/tls_symbols.h"
 #include "collectors/tcp/tls_target.h"
 #include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/log.h"
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
+#include "loader/uprobe_multi.h"
 #include "provider/provider.h"
 
 /* Processes looked at per interval among those not attached: reading
  * their maps costs, and most monitored processes never map libssl. */
 #define TLS_LOOKS_PER_SYNC 64
 #define TLS_MAX_PROCS 1024
+#define TLS_MAX_FILES 64 /* files' offsets remembered; then forgotten */
 
 /* The functions and their programs: entry, and return. */
 enum { FN_WRITE, FN_WRITE_EX, FN_READ, FN_READ_EX, FN_HANDSHAKE, NR_FNS };
@@ -49,8 +52,16 @@ static const char *const fn_names[NR_FNS] = {
 	[FN_HANDSHAKE] = "SSL_do_handshake",
 };
 
+/* Where the functions are in one file (uprobe_multi links are given
+ * offsets, not names). */
+struct tls_file {
+	dev_t dev;
+	ino_t ino;
+	uint64_t offs[NR_FNS];
+};
+
 struct tls_proc {
-	struct bpf_link *links[2 * NR_FNS];
+	struct tls_link links[2 * NR_FNS];
 	int nlinks;
 	char *rel; /* the file, in the process's root ("": its program) */
 	dev_t dev; /* the file, whatever the path that names it */
@@ -65,6 +76,7 @@ struct tls_attach {
 	struct tls_detach *detach;
 	struct hashmap *attached; /* pid -> struct tls_proc * */
 	struct hashmap *looked; /* pid -> 1: selected, not attached */
+	struct hashmap *files; /* file_key() -> struct tls_file * */
 	struct tls_attach_stats st;
 	bool said_failure;
 };
@@ -80,6 +92,7 @@ struct tls_attach *tls_attach__new(const struct tls_progs *progs,
 	t->detach = tls_detach__new();
 	t->attached = hashmap__new();
 	t->looked = hashmap__new();
+	t->files = hashmap__new();
 	return t;
 }
 
@@ -103,6 +116,7 @@ void tls_attach__free(struct tls_attach *t)
 	hashmap__free(t->attached);
 	tls_detach__free(t->detach); /* once every link is destroyed */
 	hashmap__free(t->looked);
+	hashmap__free_values(t->files, free);
 	tls_targets__free(t->targets);
 	free(t);
 }
@@ -126,12 +140,98 @@ static void forget(struct tls_attach *t, uint32_t pid)
 	live_store(*t->procs, hashmap__count(t->attached));
 }
 
-static struct bpf_link *attach_one(struct bpf_program *prog, uint32_t pid,
-				   const char *path, const char *fn, bool ret)
+static struct bpf_program *entry_prog(const struct tls_progs *progs, int f)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = fn, .retprobe = ret);
+	struct bpf_program *entry[NR_FNS] = {
+		progs->write,	progs->write_ex,  progs->read,
+		progs->read_ex, progs->handshake,
+	};
 
-	return bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
+	return entry[f];
+}
+
+/* Each function's entry and return as a perf event a probe: 0, or
+ * -errno. */
+static int attach_perf(struct tls_attach *t, uint32_t pid, const char *path,
+		       struct tls_proc *p)
+{
+	struct bpf_link *l;
+
+	for (int f = 0; f < NR_FNS; f++)
+		for (int ret = 0; ret < 2; ret++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, opts,
+				    .func_name = fn_names[f], .retprobe = ret);
+
+			l = bpf_program__attach_uprobe_opts(
+				ret ? t->progs.exit : entry_prog(&t->progs, f),
+				pid, path, 0, &opts);
+			if (!l)
+				return -errno;
+			p->links[p->nlinks++] = (struct tls_link){ l, -1 };
+		}
+	return 0;
+}
+
+static uint64_t file_key(const struct stat *st)
+{
+	return (uint64_t)st->st_ino * 0x9e3779b97f4a7c15ull ^ st->st_dev;
+}
+
+/* The functions' offsets in the file at path (st), read once a file:
+ * NULL when it lacks one of them. */
+static const struct tls_file *
+file_offsets(struct tls_attach *t, const char *path, const struct stat *st)
+{
+	uint64_t *v = hashmap__find(t->files, file_key(st));
+	struct tls_file *file = v ? (struct tls_file *)(uintptr_t)*v : NULL;
+
+	if (file && file->dev == st->st_dev && file->ino == st->st_ino)
+		return file;
+	file = xcalloc(1, sizeof(*file));
+	file->dev = st->st_dev;
+	file->ino = st->st_ino;
+	if (elf_funcs__file_offsets(path, fn_names, NR_FNS, file->offs) !=
+	    NR_FNS) {
+		free(file);
+		return NULL;
+	}
+	if (v) { /* another file under its key */
+		free((void *)(uintptr_t)*v);
+		hashmap__delete(t->files, file_key(st));
+	}
+	if (hashmap__count(t->files) >= TLS_MAX_FILES) {
+		hashmap__free_values(t->files, free);
+		t->files = hashmap__new();
+	}
+	hashmap__set(t->files, file_key(st), (uintptr_t)file);
+	return file;
+}
+
+/* A uprobe_multi link per entry program and one for the returns: six
+ * calls, and none waits behind another process's links being
+ * destroyed (uprobe_multi.h). 0, or -errno. */
+static int attach_multi(struct tls_attach *t, uint32_t pid, const char *path,
+			const struct stat *st, struct tls_proc *p)
+{
+	const struct tls_file *file = file_offsets(t, path, st);
+	int fd;
+
+	if (!file)
+		return -ENOENT;
+	for (int f = 0; f < NR_FNS; f++) {
+		fd = uprobe_multi_link(
+			bpf_program__fd(entry_prog(&t->progs, f)), path,
+			&file->offs[f], 1, pid, false);
+		if (fd < 0)
+			return -errno;
+		p->links[p->nlinks++] = (struct tls_link){ NULL, fd };
+	}
+	fd = uprobe_multi_link(bpf_program__fd(t->progs.exit), path, file->offs,
+			       NR_FNS, pid, true);
+	if (fd < 0)
+		return -errno;
+	p->links[p->nlinks++] = (struct tls_link){ NULL, fd };
+	return 0;
 }
 
 static bool gone(uint32_t pid)
@@ -145,24 +245,11 @@ static bool gone(uint32_t pid)
 /* Every function's entry and return, or none: 0, -ESRCH when pid went
  * meanwhile, or why not. */
 static int attach_proc(struct tls_attach *t, uint32_t pid, const char *path,
-		       struct tls_proc *p)
+		       const struct stat *st, struct tls_proc *p)
 {
-	struct bpf_program *entry[NR_FNS] = {
-		t->progs.write,	  t->progs.write_ex,  t->progs.read,
-		t->progs.read_ex, t->progs.handshake,
-	};
-	struct bpf_link *l;
-	int err = 0;
+	int err = t->progs.multi ? attach_multi(t, pid, path, st, p) :
+				   attach_perf(t, pid, path, p);
 
-	for (int f = 0; f < NR_FNS && !err; f++)
-		for (int ret = 0; ret < 2 && !err; ret++) {
-			l = attach_one(ret ? t->progs.exit : entry[f], pid,
-				       path, fn_names[f], ret);
-			if (!l)
-				err = -errno;
-			else
-				p->links[p->nlinks++] = l;
-		}
 	if (err == -ESRCH || (err && gone(pid))) /* or a zombie */
 		return -ESRCH;
 	if (err) {
@@ -193,7 +280,7 @@ static int attach(struct tls_attach *t, uint32_t pid, const char *rel)
 	p = xcalloc(1, sizeof(*p));
 	p->dev = st.st_dev;
 	p->ino = st.st_ino;
-	err = attach_proc(t, pid, path, p);
+	err = attach_proc(t, pid, path, &st, p);
 	if (err) {
 		detach(t, p);
 		return err;

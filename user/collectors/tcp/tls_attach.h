@@ -17,6 +17,7 @@ struct tls_attach;
 struct tls_progs {
 	struct bpf_program *write, *write_ex, *read, *read_ex, *handshake;
 	struct bpf_program *exit; /* the return of each of them */
+	bool multi; /* loaded for uprobe_multi links, not perf events */
 };
 
 /* procs: the kernel's count of processes attached (tls_procs). */

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -13,15 +14,23 @@ struct tls_detach {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t more;
-	struct bpf_link **links; /* waiting */
+	struct tls_link *links; /* waiting */
 	size_t n, cap;
 	bool started, stop;
 };
 
+static void destroy(const struct tls_link *l)
+{
+	if (l->link)
+		bpf_link__destroy(l->link);
+	else
+		close(l->fd);
+}
+
 static void *detach_loop(void *arg)
 {
 	struct tls_detach *d = arg;
-	struct bpf_link *l;
+	struct tls_link l;
 
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
@@ -31,7 +40,7 @@ static void *detach_loop(void *arg)
 			break;
 		l = d->links[--d->n];
 		pthread_mutex_unlock(&d->lock);
-		bpf_link__destroy(l);
+		destroy(&l);
 		pthread_mutex_lock(&d->lock);
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -57,11 +66,11 @@ static bool start(struct tls_detach *d)
 	return d->started;
 }
 
-void tls_detach__push(struct tls_detach *d, struct bpf_link **links, int n)
+void tls_detach__push(struct tls_detach *d, const struct tls_link *links, int n)
 {
 	if (!start(d)) {
 		for (int i = 0; i < n; i++)
-			bpf_link__destroy(links[i]);
+			destroy(&links[i]);
 		return;
 	}
 	pthread_mutex_lock(&d->lock);

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collectors/tcp/tls_symbols.h"
 #include "collectors/tcp/tls_target.h"
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
@@ -108,27 +109,6 @@ static int mapped_lib(uint32_t pid, char *rel, size_t len)
 	return err;
 }
 
-/* Whether symtab's section defines SSL_write. */
-static bool defines_ssl(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	const char *name;
-	GElf_Sym sym;
-
-	if (!data || !sh->sh_entsize)
-		return false;
-	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
-		if (!gelf_getsym(data, (int)i, &sym) ||
-		    sym.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (name && strcmp(name, "SSL_write") == 0)
-			return true;
-	}
-	return false;
-}
-
 static void read_dynamic(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			 struct elf_deps *d)
 {
@@ -158,10 +138,12 @@ static void read_dynamic(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
  * SSL_write). False: not an ELF object kmond can read. */
 static bool read_deps(const char *path, bool symbols, struct elf_deps *d)
 {
+	static const char *const ssl_write[] = { "SSL_write" };
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
+	uint64_t off;
 	Elf *elf;
 
 	memset(d, 0, sizeof(*d));
@@ -177,13 +159,11 @@ static bool read_deps(const char *path, bool symbols, struct elf_deps *d)
 		d->machine = eh.e_machine;
 		d->class = gelf_getclass(elf);
 	}
-	while ((scn = elf_nextscn(elf, scn)) && gelf_getshdr(scn, &sh)) {
+	while ((scn = elf_nextscn(elf, scn)) && gelf_getshdr(scn, &sh))
 		if (sh.sh_type == SHT_DYNAMIC)
 			read_dynamic(elf, scn, &sh, d);
-		else if (symbols && !d->has_ssl &&
-			 (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			d->has_ssl = defines_ssl(elf, scn, &sh);
-	}
+	if (symbols)
+		d->has_ssl = elf_funcs__offsets(elf, ssl_write, 1, &off) == 1;
 	elf_end(elf);
 	close(fd);
 	return true;
