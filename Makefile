@@ -324,10 +324,18 @@ fuzz: | fuzz-deps
 	done
 
 # kmond's image from the Containerfile, with podman, on a Debian base made
-# from Debian's packages (scripts/image.sh). IMAGE names it.
+# from Debian's packages (scripts/image.sh). IMAGE names it. ARCH=arm64:
+# from the cross-built kmond, with no arm64 program run
+# (scripts/image-arm64.sh).
+ifeq ($(ARCH),arm64)
+IMAGE ?= localhost/kmond:arm64
+image: $(OUT)/kmond
+	$(Q)scripts/image-arm64.sh $(OUT)/kmond $(IMAGE)
+else
 IMAGE ?= localhost/kmond:latest
 image:
 	$(Q)scripts/image.sh $(IMAGE)
+endif
 
 # The demo shop (demo/app) in containers under load, with kmond, its
 # consumers and Prometheus; pictures and an index page in $(OUT)/demo.
