@@ -59,7 +59,7 @@ arm64_packages=(
 	make clang llvm bpftool scdoc gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 librdkafka-dev:arm64
 	libyaml-dev:arm64 libmicrohttpd-dev:arm64 libcurl4-openssl-dev:arm64
-	linux-libc-dev:arm64
+	linux-libc-dev:arm64 libssl-dev:arm64
 )
 # bench/peers.sh: the tools an operator would use instead of kmond;
 # perf: where a cost goes (bench/fleet.sh's profile, the outcomes' cost).
@@ -141,7 +141,7 @@ have_arm64() {
 		qemu-system-aarch64 mmdebstrap depmod modprobe mkfs.ext4 readelf || return 1
 	local header ret=0
 	for header in bpf/libbpf.h gelf.h zlib.h librdkafka/rdkafka.h yaml.h \
-		microhttpd.h curl/curl.h asm/unistd.h; do
+		microhttpd.h curl/curl.h asm/unistd.h openssl/opensslconf.h; do
 		[ -e "/usr/include/$header" ] ||
 			[ -e "/usr/include/aarch64-linux-gnu/$header" ] ||
 			{ missing+=("$header:arm64"); ret=1; }

@@ -169,7 +169,9 @@ static __always_inline void conn_forget(const struct sock *sk,
 	uncount_once(&c->followed_counted, &followed);
 	if (in_socket(trusted))
 		bpf_sk_storage_delete(&sock_conns, (struct sock *)sk);
-	else
+	/* closed while held: the last holder deletes it (conn_hold) */
+	else if (!(KMON_READ_ONCE(c->users) &&
+		   KMON_READ_ONCE(c->load_open) == TCP_LOAD_CLOSED_MARK))
 		bpf_map_delete_elem(&conns, &skp);
 }
 
@@ -235,6 +237,22 @@ static __always_inline struct tcp_conn *conn_building(__u64 *depth, __u8 role,
 	return c;
 }
 
+/* A full barrier, each side of a store buffering on a socket (each side
+ * writes, then reads what the other wrote): the state made while a reset
+ * closes the socket on another CPU (conn_of's second look at sk_ending,
+ * on_close). x86's locked instructions give it anyway; arm64's map update
+ * ends in a release and the kernel's reset path has only a DMB ISHST
+ * between sk_err and the close, neither of which keeps a later load
+ * after an earlier store. A fetching atomic (LDADDAL) does: its result
+ * used, else clang emits the non-fetching form, a STADD that orders
+ * nothing. w is a word of this CPU's. */
+static __always_inline void sk_order(__u64 *w, __s64 delta)
+{
+	__u64 old = __sync_fetch_and_add(w, delta);
+
+	barrier_var(old);
+}
+
 /* A socket's state, made unless it has one (which then wins). */
 static __always_inline struct tcp_conn *
 new_conn(const struct sock *sk, bool trusted, __u8 role, __u32 tgid, __u32 svc)
@@ -248,12 +266,16 @@ new_conn(const struct sock *sk, bool trusted, __u8 role, __u32 tgid, __u32 svc)
 	if (!depth)
 		return NULL;
 	c = conn_building(depth, role, tgid, svc);
+	if (c)
+		c->sk_addr = skp;
 	if (c && in_socket(trusted))
 		cp = bpf_sk_storage_get(&sock_conns, (struct sock *)sk, c,
 					BPF_SK_STORAGE_GET_F_CREATE);
 	else if (c)
 		err = bpf_map_update_elem(&conns, &skp, c, BPF_NOEXIST);
-	__sync_fetch_and_add(depth, -1);
+	/* Fetching: the full barrier conn_of's second look at sk_ending
+	 * needs after the state is stored (see sk_order). */
+	sk_order(depth, -1);
 	if (in_socket(trusted)) {
 		/* NULL too when another CPU made it first: use theirs. */
 		if (!cp)
@@ -295,13 +317,28 @@ static __always_inline bool sk_ending(const struct sock *sk, bool trusted)
 	       SK_FIELD(trusted, sk, sk_err);
 }
 
-/* The state of a socket the current process reads or writes: made on
- * first sight when the process is monitored; NULL when it is none of
- * ours. Known sockets cost one lookup and no read of the socket. */
-static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
-						bool trusted)
+/* In the conns hash, a deleted element is given to the next state made
+ * (on that CPU: often a new connection's, microseconds later), even while
+ * a program that found it before the delete still writes to it: its
+ * request would begin on another connection's state, or end one there.
+ * So a program reading or writing a socket holds its state while it
+ * runs, and the close deletes a state nobody holds; the last holder
+ * deletes one closed while held (conn_release). The close marks
+ * load_open, then reads users; a holder counts itself in users, then
+ * reads load_open, each side with a full barrier between (fetching
+ * atomics): one of the two sees the other. A state given to another
+ * socket between the holder's lookup and its count is told by sk_addr.
+ * A closed state is not held: as if the close had deleted it first.
+ * Socket storage needs none of it: freed after an RCU grace period,
+ * with its socket. */
+static __always_inline bool conn_hold(const struct sock *sk, struct tcp_conn *c,
+				      bool trusted);
+static __always_inline void conn_release(struct tcp_conn *c, bool trusted);
+
+/* conn_of's work: c, the socket's state held (or none yet). */
+static __always_inline struct tcp_conn *
+conn_own(const struct sock *sk, struct tcp_conn *c, bool trusted)
 {
-	struct tcp_conn *c = conn_find(sk, trusted);
 	__u32 tgid, svc, *lv;
 	__u8 role;
 
@@ -323,6 +360,7 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 			if (lv)
 				*lv = TCP_LISTEN_UNMONITORED | config_gen();
 			proto_closed(c); /* its first bytes: for no one */
+			load_closed(c); /* no request starts on it now */
 			conn_forget(sk, c, trusted);
 		}
 		return NULL;
@@ -346,21 +384,22 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	if (lv && *lv != TCP_LISTEN_ON)
 		*lv = TCP_LISTEN_ON;
 	c = new_conn(sk, trusted, role, tgid, svc);
-	if (!c)
+	if (!c || !conn_hold(sk, c, trusted))
 		return NULL;
 	/* The close may have run on another CPU since the look above, and
 	 * found no state to end: a request begun on a state made now would
 	 * stay in progress for good (and, in the conns hash, the state too).
 	 * Looked at again now that the state is there: a close from now on
-	 * finds it. That needs the close's CPU to see our state after
-	 * setting sk_err, which the locked instructions between the two on
-	 * the reset path give on x86, not from anything of ours. */
+	 * finds it. Each side writes, then reads what the other wrote, with
+	 * a full barrier between (sk_order, in new_conn and on_close): one
+	 * of the two sees the other. */
 	if (sk_ending(sk, trusted)) {
 		/* what the close does: another thread may have begun a
 		 * request on the state since it was made */
 		load_closed(c);
 		link_answered(c);
 		conn_forget(sk, c, trusted);
+		conn_release(c, trusted);
 		return NULL;
 	}
 	read_tuple(sk, &c->t, trusted);
@@ -369,6 +408,53 @@ static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
 	else
 		c->src_late = 1;
 	return c;
+}
+
+static __always_inline bool conn_hold(const struct sock *sk, struct tcp_conn *c,
+				      bool trusted)
+{
+	if (in_socket(trusted))
+		return true;
+	sk_order(&c->users, 1);
+	if (KMON_READ_ONCE(c->sk_addr) == (__u64)sk &&
+	    KMON_READ_ONCE(c->load_open) != TCP_LOAD_CLOSED_MARK)
+		return true;
+	conn_release(c, trusted);
+	return false;
+}
+
+/* Held no more; deleted by the last holder if closed meanwhile (by the
+ * address it is for: the holder's socket, or another one's, conn_hold
+ * found). */
+static __always_inline void conn_release(struct tcp_conn *c, bool trusted)
+{
+	__u64 skp, old;
+
+	if (in_socket(trusted))
+		return;
+	old = __sync_fetch_and_add(&c->users, -1);
+	if (old != 1 || KMON_READ_ONCE(c->load_open) != TCP_LOAD_CLOSED_MARK)
+		return;
+	skp = KMON_READ_ONCE(c->sk_addr);
+	if (bpf_map_lookup_elem(&conns, &skp) == c)
+		bpf_map_delete_elem(&conns, &skp);
+}
+
+/* The state of a socket the current process reads or writes: made on
+ * first sight when the process is monitored; NULL when it is none of
+ * ours. Known sockets cost one lookup and no read of the socket. Held
+ * (conn_hold): the caller lets it go with conn_release. */
+static __always_inline struct tcp_conn *conn_of(const struct sock *sk,
+						bool trusted)
+{
+	struct tcp_conn *c = conn_find(sk, trusted), *own;
+
+	if (c && !conn_hold(sk, c, trusted))
+		return NULL;
+	own = conn_own(sk, c, trusted);
+	if (c && own != c)
+		conn_release(c, trusted);
+	return own;
 }
 
 /* --- requests --- */
@@ -1004,20 +1090,12 @@ on_reply_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 	c->rx_off += len;
 }
 
-static __always_inline int handle_recv(const struct sock *sk, int ret,
-				       int flags, bool trusted)
+static __always_inline void
+recv_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 {
-	struct tcp_conn *c;
-
-	/* A peek is read again; the error queue holds no stream data. */
-	if (ret <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)) || !sk)
-		return 0;
-	c = conn_of(sk, trusted);
-	if (!c)
-		return 0;
 	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted)) {
 		c->rx_off += ret;
-		return 0;
+		return;
 	}
 	if (c->role == TCP_ROLE_SERVER)
 		on_request_bytes(c, sk, ret, trusted);
@@ -1029,6 +1107,21 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 		tls_uncount(c, PROTO_DIR_IN, ret);
 		tls_read_seen(c, tls_call_now(sk, trusted), ret, sk);
 	}
+}
+
+static __always_inline int handle_recv(const struct sock *sk, int ret,
+				       int flags, bool trusted)
+{
+	struct tcp_conn *c;
+
+	/* A peek is read again; the error queue holds no stream data. */
+	if (ret <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)) || !sk)
+		return 0;
+	c = conn_of(sk, trusted);
+	if (!c)
+		return 0;
+	recv_bytes(c, sk, ret, trusted);
+	conn_release(c, trusted);
 	return 0;
 }
 
@@ -1069,6 +1162,23 @@ static __always_inline void answer_after_close(const struct sock *sk, int ret,
 	bpf_map_delete_elem(&closing, &skp);
 }
 
+static __always_inline void
+send_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
+{
+	if (sends_stashed)
+		take_stashed_send(c, sk);
+	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted)) {
+		c->tx_off += ret;
+		return;
+	}
+	if (c->role == TCP_ROLE_SERVER)
+		on_response_bytes(c, sk, ret, trusted);
+	else
+		on_call_bytes(c, sk, ret, trusted);
+	if (trusted && c->tls)
+		tls_uncount(c, PROTO_DIR_OUT, ret);
+}
+
 static __always_inline int handle_send(const struct sock *sk, int ret,
 				       bool trusted)
 {
@@ -1081,18 +1191,8 @@ static __always_inline int handle_send(const struct sock *sk, int ret,
 		answer_after_close(sk, ret, trusted);
 		return 0;
 	}
-	if (sends_stashed)
-		take_stashed_send(c, sk);
-	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted)) {
-		c->tx_off += ret;
-		return 0;
-	}
-	if (c->role == TCP_ROLE_SERVER)
-		on_response_bytes(c, sk, ret, trusted);
-	else
-		on_call_bytes(c, sk, ret, trusted);
-	if (trusted && c->tls)
-		tls_uncount(c, PROTO_DIR_OUT, ret);
+	send_bytes(c, sk, ret, trusted);
+	conn_release(c, trusted);
 	return 0;
 }
 
@@ -1101,8 +1201,16 @@ static __always_inline int handle_send(const struct sock *sk, int ret,
 static __always_inline void on_close(const struct sock *sk, bool trusted)
 {
 	__u64 skp = (__u64)sk;
-	struct tcp_conn *c = conn_find(sk, trusted);
+	__u32 zero = 0;
+	__u64 *depth = bpf_map_lookup_elem(&conn_build_depth, &zero);
+	struct tcp_conn *c;
 
+	/* The kernel set sk_err before this close (a reset): looked up only
+	 * after a full barrier, so that a state made on another CPU that
+	 * missed sk_err is found here (see sk_order). */
+	if (depth)
+		sk_order(depth, 0);
+	c = conn_find(sk, trusted);
 	if (!c)
 		return;
 	/* before closing gets a copy: the copy is in no count */

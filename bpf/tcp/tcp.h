@@ -225,6 +225,10 @@ struct tcp_conn {
 	/* Server side: 1 while counted in its reader's serving, taken back
 	 * atomically (the reader and the close may both release it). */
 	__u64 holds_thread;
+	/* In the conns hash (not socket storage): the socket this state is
+	 * for, and how many programs hold it now (conn_hold, tcp.bpf.c). */
+	__u64 sk_addr;
+	__u64 users;
 	/* Request outcomes (bpf/tcp/outcome.bpf.h): the first bytes of the
 	 * last request and the last response begun, as they went by, and
 	 * those of the request in progress and of its response, taken from
