@@ -470,7 +470,9 @@ def report(results, a):
                 print(f"FAIL: {side}: holds, off by more than {a.honest} "
                       f"outside its interval: realized {x['real']}, rho "
                       f"{x['rec']['rho']}, {x['rec']['rho_lo']} to "
-                      f"{x['rec']['rho_hi']}", file=sys.stderr)
+                      f"{x['rec']['rho_hi']}; overtaken "
+                      f"{x['rec']['fit'].get('overtaken')}, sequence "
+                      f"{x['rec']['fit'].get('sequence')}", file=sys.stderr)
             rc |= bool(bad)
             held = len(est) - refused
             print(f"  honest: {held} of {len(est)} estimates hold, "
