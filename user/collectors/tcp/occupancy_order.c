@@ -28,8 +28,11 @@ long occ_order__pair(struct occ_order *o, const struct occ_step *s,
 		     size_t count, bool whole, int shift, double *sq)
 {
 	const double unit = ldexp(1e-9, shift);
-	bool paired = whole && o->known && count &&
-		      (long)s[0].n - s[0].delta == (long)o->n;
+	/* known from the steps before, or from an empty start: with none in
+	 * progress before the first step, nothing before it matters */
+	bool paired = whole && count &&
+		      (long)s[0].n - s[0].delta == (long)o->n &&
+		      (o->known || o->n == 0);
 	size_t head = 0, end_n;
 	long departures = 0;
 	double t;

@@ -33,7 +33,8 @@ void occ_order__free(struct occ_order *o); /* the arrays; NULL-safe */
  * at its start first, and keeps those in progress at its end. *sq: the
  * sum of the paired response times squared, each as the kernel squares
  * it (ns >> shift, in seconds^2). Returns the departures paired, or -1
- * when the pairing is not known (steps left out, now or before). */
+ * when the pairing is not known (steps left out, now or before, unless
+ * none was in progress before the first step). */
 long occ_order__pair(struct occ_order *o, const struct occ_step *s,
 		     size_t count, bool whole, int shift, double *sq);
 
