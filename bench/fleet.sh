@@ -92,8 +92,14 @@ def cpu(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / tick
 def main_cpu(pid):
-    # the main thread: both stages; the others are librdkafka's
+    # the main thread: stage 2 (and the traces written)
     return cpu(f"{pid}/task/{pid}")
+def stage1_cpu(pid):
+    # stage 1's thread; the others are librdkafka's
+    for t in os.listdir(f"/proc/{pid}/task"):
+        if open(f"/proc/{pid}/task/{t}/comm").read().strip() == "kmon-stage1":
+            return cpu(f"{pid}/task/{t}")
+    return None
 def hwm(pid):
     for l in open(f"/proc/{pid}/status"):
         if l.startswith("VmHWM"):
@@ -108,6 +114,7 @@ while time.time() - t0 < 300:
         read_at = time.time() - t0
         cpus = [cpu(p) for p in pids]
         mains = [main_cpu(p) for p in pids]
+        stage1s = [stage1_cpu(p) for p in pids]
     written = sum(s["spans_written"] for s in st if s)
     if read_at and written >= records:
         break
@@ -121,7 +128,9 @@ for i, p in enumerate(pids):
                       "records": s["records"], "first_s": round(first, 2),
                       "read_s": round(read_at, 2),
                       "done_s": round(done_at, 2), "cpu_s": cpus[i],
-                      "main_cpu_s": mains[i], "rss_mib": round(hwm(p), 1),
+                      
+                      "main_cpu_s": mains[i], "stage1_cpu_s": stage1s[i],
+                      "rss_mib": round(hwm(p), 1),
                       "spans_written": s["spans_written"]}))
 PY
 	if [ -n "$prof" ]; then
@@ -140,6 +149,21 @@ for n in $MEMBERS; do
 	echo "accuracy, $n members: $(python3 bench/fleet_score.py "$work/truth" "$work/$g".*.otlp)"
 done
 
+# What crossed Kafka more than once: the members' last counts, summed.
+for n in $MEMBERS; do
+	echo "sent again, $n members: $(python3 - "$work/r$ROUNDS-m$n".*.err <<'PY'
+import collections, json, sys
+keys = ("moves", "moves_in", "spans_moved", "spans_forwarded",
+        "rebalances", "spans_handed_over", "ends_handed_over", "spans_repeated")
+tot = collections.Counter()
+for name in sys.argv[1:]:
+    last = [l for l in open(name) if l.startswith("{")][-1]
+    fleet = json.loads(last)["fleet"]
+    tot.update({k: fleet.get(k, 0) for k in keys})
+print(json.dumps({k: tot[k] for k in keys}))
+PY
+)"
+done
 echo "evicted (written early, past --max-spans): $(cat "$work"/*.err | grep '^{' |
 	python3 -c 'import json, sys
 print(max(json.loads(l)["evicted"] for l in sys.stdin))')"

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The two stages share one producer; each has its own consumer and
- * group. Messages this member writes:
+/* The two stages share one producer; each has its own consumer, group
+ * and thread: stage 1 runs in a thread of its own, stage 2 in the
+ * caller's (main's, which writes the traces), so that each stage has a
+ * core where there are two. They share nothing else but the counts,
+ * which stage 1 copies out after each batch. Messages this member
+ * writes:
  *  - <prefix><group>.span: kmond's tcp records as they are (key: the
  *    trace, 32 hex), and {"kind":"trace_move","from":T,"to":T} (key:
  *    from);
@@ -10,6 +14,8 @@
  *    "next":OFFSET}: how far this member read that partition of
  *    <prefix>tcp. */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +46,7 @@
 /* How every trace_move begins (gather() tells them from spans so). */
 #define MOVE_PREFIX "{\"kind\":\"trace_move\","
 
+/* Each stage's own, summed when printed. */
 struct fleet_counts {
 	uint64_t taken_over; /* ends read from <prefix><group>.exchange */
 	uint64_t moves_in, moves_repeated, traces_moved, spans_moved;
@@ -55,14 +62,31 @@ struct stage {
 	struct kafka_member member; /* first: kafka_group.h */
 	struct fleet *f;
 	rd_kafka_t *rk;
-	void (*hand_over)(struct fleet *f);
+	void (*hand_over)(struct stage *st);
 	/* Messages done but not committed (a rebalance refused the
 	 * commit): their next owner may read them again. */
 	bool dirty;
+	/* partitions being revoked, by number (the topics of a stage are
+	 * co-partitioned) */
+	bool *revoked;
+	int nrevoked;
+	struct strbuf buf;
+	struct fleet_counts c;
+};
+
+/* Stage 1's counts as of its last batch, for the caller's thread. */
+struct join_counts {
+	pthread_mutex_t lock;
+	struct fleet_counts c;
+	struct exchange_counts x;
 };
 
 struct fleet {
 	struct stage join, gather; /* stages 1 and 2 */
+	pthread_t join_thread;
+	bool join_running;
+	atomic_bool join_stop;
+	struct join_counts shown;
 	rd_kafka_t *producer;
 	rd_kafka_topic_t *span_topic, *exchange_topic;
 	char tcp_name[256], span_name[256], exchange_name[256];
@@ -72,26 +96,21 @@ struct fleet {
 	fleet_read_fn read;
 	struct json_scan_keys move_keys; /* a trace_move's */
 	void *ctx;
-	/* partitions being revoked, by number (the topics of a stage are
-	 * co-partitioned) */
-	bool *revoked;
-	int nrevoked;
 	/* partitions of <prefix>tcp paused until their last owner's mark */
 	struct {
 		int32_t partition;
 		uint64_t since_ns;
 	} awaiting[MAX_AWAITING];
 	int nawaiting;
-	struct strbuf buf;
 	char name[2048];
-	struct fleet_counts c;
 };
 
 /* --- producing --- */
 
-static void produce(struct fleet *f, rd_kafka_topic_t *rkt, int32_t partition,
+static void produce(struct stage *st, rd_kafka_topic_t *rkt, int32_t partition,
 		    const char *key, size_t klen, const char *val, size_t vlen)
 {
+	struct fleet *f = st->f;
 	rd_kafka_resp_err_t err;
 
 	for (;;) {
@@ -107,63 +126,66 @@ static void produce(struct fleet *f, rd_kafka_topic_t *rkt, int32_t partition,
 		rd_kafka_poll(f->producer, 10);
 	}
 	if (err)
-		f->c.produce_failed++;
+		st->c.produce_failed++;
 }
 
-static void produce_span(struct fleet *f, int32_t partition,
+static void produce_span(struct stage *st, int32_t partition,
 			 struct trace_id key, const char *val, size_t vlen)
 {
 	char hex[33];
 
 	span__hex128(key, hex);
-	produce(f, f->span_topic, partition, hex, 32, val, vlen);
+	produce(st, st->f->span_topic, partition, hex, 32, val, vlen);
 }
 
-static void produce_move(struct fleet *f, int32_t partition,
+static void produce_move(struct stage *st, int32_t partition,
 			 struct trace_id from, struct trace_id to)
 {
 	char a[33], b[33];
 
 	span__hex128(from, a);
 	span__hex128(to, b);
-	strbuf__reset(&f->buf);
-	strbuf__addf(&f->buf, MOVE_PREFIX "\"from\":\"%s\",\"to\":\"%s\"}", a,
+	strbuf__reset(&st->buf);
+	strbuf__addf(&st->buf, MOVE_PREFIX "\"from\":\"%s\",\"to\":\"%s\"}", a,
 		     b);
-	produce(f, f->span_topic, partition, a, 32, f->buf.buf, f->buf.len);
+	produce(st, st->f->span_topic, partition, a, 32, st->buf.buf,
+		st->buf.len);
 }
 
 static void on_move(struct trace_id from, struct trace_id to, void *ctx)
 {
-	produce_move(ctx, RD_KAFKA_PARTITION_UA, from, to);
+	struct fleet *f = ctx;
+
+	produce_move(&f->join, RD_KAFKA_PARTITION_UA, from, to);
 }
 
 /* --- rebalancing --- */
 
 static bool is_revoked(int32_t partition, void *ctx)
 {
-	struct fleet *f = ctx;
+	struct stage *st = ctx;
 
-	return partition >= 0 && partition < f->nrevoked &&
-	       f->revoked[partition];
+	return partition >= 0 && partition < st->nrevoked &&
+	       st->revoked[partition];
 }
 
 static void hand_over_end(const void *end, void *ctx)
 {
 	const struct exchange_end *e = end;
-	struct fleet *f = ctx;
+	struct stage *st = ctx;
 	char hex[33], key[16];
 	int klen;
 
 	span__hex128(e->trace, hex);
 	klen = snprintf(key, sizeof(key), "%u", (unsigned)(e->key >> 16));
-	strbuf__reset(&f->buf);
-	strbuf__addf(&f->buf,
+	strbuf__reset(&st->buf);
+	strbuf__addf(&st->buf,
 		     "{\"kind\":\"exchange_end\",\"key\":%llu,\"trace\":\"%s\","
 		     "\"resp_seq\":%u,\"client\":%s}",
 		     (unsigned long long)e->key, hex, e->resp_seq,
 		     e->client ? "true" : "false");
-	produce(f, f->exchange_topic, e->partition, key, klen, f->buf.buf,
-		f->buf.len);
+	produce(st, st->f->exchange_topic, e->partition, key, klen, st->buf.buf,
+		st->buf.len);
 }
 
 /* After the ends of a partition of <prefix>tcp, its mark: the offset
@@ -180,20 +202,21 @@ static void mark_read_up_to(struct fleet *f, int32_t partition)
 	rd_kafka_position(f->join.rk, l);
 	next = l->elems[0].err ? RD_KAFKA_OFFSET_INVALID : l->elems[0].offset;
 	rd_kafka_topic_partition_list_destroy(l);
-	strbuf__reset(&f->buf);
-	strbuf__addf(&f->buf, "{\"kind\":\"exchange_mark\",\"next\":%lld}",
+	strbuf__reset(&f->join.buf);
+	strbuf__addf(&f->join.buf, "{\"kind\":\"exchange_mark\",\"next\":%lld}",
 		     (long long)next);
-	produce(f, f->exchange_topic, partition, NULL, 0, f->buf.buf,
-		f->buf.len);
+	produce(&f->join, f->exchange_topic, partition, NULL, 0,
+		f->join.buf.buf, f->join.buf.len);
 }
 
-static void hand_over_ends(struct fleet *f)
+static void hand_over_ends(struct stage *st)
 {
+	struct fleet *f = st->f;
 	int32_t p;
 
-	exchanges__hand_over(f->exchanges, is_revoked, hand_over_end, f);
-	for (p = 0; p < f->nrevoked; p++)
-		if (f->revoked[p])
+	exchanges__hand_over(f->exchanges, is_revoked, hand_over_end, st);
+	for (p = 0; p < st->nrevoked; p++)
+		if (st->revoked[p])
 			mark_read_up_to(f, p);
 	f->nawaiting = 0;
 }
@@ -255,7 +278,7 @@ static void take_mark(struct fleet *f, int32_t partition, int64_t next)
 	rd_kafka_topic_partition_list_add(l, f->tcp_name, partition);
 	if (!rd_kafka_committed(f->join.rk, l, 5000) && !l->elems[0].err &&
 	    l->elems[0].offset < next) {
-		f->c.marked++;
+		f->join.c.marked++;
 		l->elems[0].offset = next;
 		rd_kafka_error_destroy(
 			rd_kafka_seek_partitions(f->join.rk, l, 5000));
@@ -278,7 +301,7 @@ static void mark_timeouts(struct fleet *f, uint64_t now)
 
 	for (i = f->nawaiting - 1; i >= 0; i--)
 		if (now - f->awaiting[i].since_ns >= MARK_WAIT_NS) {
-			f->c.unmarked++;
+			f->join.c.unmarked++;
 			stop_awaiting(f, i);
 		}
 }
@@ -287,10 +310,10 @@ static void mark_timeouts(struct fleet *f, uint64_t now)
  * with: its next owner reads it as if for the first time. */
 static void hand_over_span(struct span *s, void *ctx)
 {
-	struct fleet *f = ctx;
+	struct stage *st = ctx;
 
-	produce_span(f, s->partition, s->routed, s->raw, s->raw_len);
-	f->c.spans_handed_over++;
+	produce_span(st, s->partition, s->routed, s->raw, s->raw_len);
+	st->c.spans_handed_over++;
 	span__free(s);
 }
 
@@ -301,15 +324,15 @@ static void hand_over_forward(const void *forward, void *ctx)
 	produce_move(ctx, fw->partition, fw->from, fw->to);
 }
 
-static void hand_over_traces(struct fleet *f)
+static void hand_over_traces(struct stage *st)
 {
-	f->c.traces_handed_over += traces__take_partitions(
-		f->traces, is_revoked, hand_over_span, f);
-	f->c.forwards_handed_over += forwards__hand_over(
-		f->forwards, is_revoked, hand_over_forward, f);
+	st->c.traces_handed_over += traces__take_partitions(
+		st->f->traces, is_revoked, hand_over_span, st);
+	st->c.forwards_handed_over += forwards__hand_over(
+		st->f->forwards, is_revoked, hand_over_forward, st);
 }
 
-static void mark_revoked(struct fleet *f,
+static void mark_revoked(struct stage *st,
 			 const rd_kafka_topic_partition_list_t *parts)
 {
 	int i, max = -1;
@@ -317,11 +340,12 @@ static void mark_revoked(struct fleet *f,
 	for (i = 0; i < parts->cnt; i++)
 		if (parts->elems[i].partition > max)
 			max = parts->elems[i].partition;
-	f->nrevoked = max + 1;
-	f->revoked = xrealloc(f->revoked, (max + 1) * sizeof(*f->revoked) + 1);
-	memset(f->revoked, 0, max + 1);
+	st->nrevoked = max + 1;
+	st->revoked =
+		xrealloc(st->revoked, (max + 1) * sizeof(*st->revoked) + 1);
+	memset(st->revoked, 0, max + 1);
 	for (i = 0; i < parts->cnt; i++)
-		f->revoked[parts->elems[i].partition] = true;
+		st->revoked[parts->elems[i].partition] = true;
 }
 
 /* Partitions going: what is held for them is sent to them and
@@ -333,16 +357,16 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	struct stage *st = member;
 	struct fleet *f = st->f;
 
-	f->c.rebalances++;
+	st->c.rebalances++;
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
 		rd_kafka_assign(rk, parts);
 		if (st == &f->join)
 			await_marks(f, parts);
 		return;
 	}
-	mark_revoked(f, parts);
-	st->hand_over(f);
-	f->nrevoked = 0;
+	mark_revoked(st, parts);
+	st->hand_over(st);
+	st->nrevoked = 0;
 	if (rd_kafka_flush(f->producer, HANDOVER_FLUSH_MS))
 		fprintf(stderr, "%s: hand-over not delivered in %d s\n", WHO,
 			HANDOVER_FLUSH_MS / 1000);
@@ -363,7 +387,8 @@ static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
 
 	if (!f->read(m->payload, m->len, &r, &s, where, f->ctx))
 		return;
-	produce_span(f, RD_KAFKA_PARTITION_UA, s.trace_id, m->payload, m->len);
+	produce_span(&f->join, RD_KAFKA_PARTITION_UA, s.trace_id, m->payload,
+		     m->len);
 	if (s.has_seq) {
 		e = (struct exchange_end){ .key = span__join_key(&s),
 					   .trace = s.trace_id,
@@ -406,9 +431,9 @@ static void join_handed_over(struct fleet *f, const rd_kafka_message_t *m)
 		   json__bool(json__get(v, "client"), &e.client)) {
 		e.resp_seq = (uint32_t)resp_seq;
 		exchanges__add(f->exchanges, &e, mono_ns());
-		f->c.taken_over++;
+		f->join.c.taken_over++;
 	} else {
-		f->c.rejected++;
+		f->join.c.rejected++;
 	}
 	json__free(v);
 }
@@ -420,8 +445,9 @@ static void send_on(struct span *s, void *ctx)
 	struct fleet *f = ((void **)ctx)[0];
 	const struct trace_id *to = ((void **)ctx)[1];
 
-	produce_span(f, RD_KAFKA_PARTITION_UA, *to, s->raw, s->raw_len);
-	f->c.spans_moved++;
+	produce_span(&f->gather, RD_KAFKA_PARTITION_UA, *to, s->raw,
+		     s->raw_len);
+	f->gather.c.spans_moved++;
 	span__free(s);
 }
 
@@ -435,24 +461,25 @@ static void gather_move(struct fleet *f, const rd_kafka_message_t *m)
 
 	if (!json_scan(m->payload, m->len, &f->move_keys, v, &jerr) ||
 	    !scan_trace(&v[0], &fw.from) || !scan_trace(&v[1], &fw.to)) {
-		f->c.rejected++;
+		f->gather.c.rejected++;
 		return;
 	}
-	f->c.moves_in++;
+	f->gather.c.moves_in++;
 	if (forwards__add(f->forwards, &fw, mono_ns())) {
-		f->c.moves_repeated++;
+		f->gather.c.moves_repeated++;
 		return;
 	}
 	/* Joined here already (the caller's trace is read here too): its
 	 * spans are where they belong, later ones follow the forward. */
 	if (traces__take(f->traces, fw.from, &merged, send_on, ctx))
-		f->c.traces_moved++;
+		f->gather.c.traces_moved++;
 }
 
 /* A span of a trace that moved goes on unread: where it lands, it is. */
 static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 			const struct fleet_where *where)
 {
+	struct fleet_counts *c = &f->gather.c;
 	const struct forward *fw;
 	struct trace_id routed;
 	char err[256], at[600];
@@ -461,28 +488,28 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 	struct span s, *kept;
 
 	if (!m->key || !span__parse_trace_id(m->key, m->key_len, &routed)) {
-		f->c.rejected++;
+		c->rejected++;
 		return;
 	}
 	fw = forwards__find(f->forwards, routed);
 	if (fw) {
-		produce_span(f, RD_KAFKA_PARTITION_UA, fw->to, m->payload,
-			     m->len);
-		f->c.spans_forwarded++;
+		produce_span(&f->gather, RD_KAFKA_PARTITION_UA, fw->to,
+			     m->payload, m->len);
+		c->spans_forwarded++;
 		return;
 	}
 	if (span__scan(m->payload, m->len, &r, &jerr) != SPAN_RECORD_TCP) {
-		f->c.rejected++;
+		c->rejected++;
 		return;
 	}
 	if (!span__check(&r, &s, err, sizeof(err))) {
 		fleet_where__format(where, at, sizeof(at));
 		fprintf(stderr, "%s: %s: %s\n", WHO, at, err);
-		f->c.rejected++;
+		c->rejected++;
 		return;
 	}
 	if (traces__has_span(f->traces, s.id)) {
-		f->c.spans_repeated++;
+		c->spans_repeated++;
 		return;
 	}
 	s.partition = m->partition;
@@ -550,11 +577,35 @@ static int poll_stage(struct fleet *f, struct stage *st, int timeout_ms,
 	return n;
 }
 
+/* For the caller's thread: what stage 1 counted so far. */
+static void show_join_counts(struct fleet *f)
+{
+	pthread_mutex_lock(&f->shown.lock);
+	f->shown.c = f->join.c;
+	f->shown.x = *exchanges__counts(f->exchanges);
+	pthread_mutex_unlock(&f->shown.lock);
+}
+
+/* Stage 1's thread, until fleet__leave: every state of stage 1
+ * (exchanges, marks, its consumer and its rebalances) is its own. */
+static void *join_loop(void *arg)
+{
+	struct fleet *f = arg;
+	uint64_t now;
+
+	while (!atomic_load(&f->join_stop)) {
+		poll_stage(f, &f->join, 100, POLL_BATCH);
+		now = mono_ns();
+		mark_timeouts(f, now);
+		exchanges__expire(f->exchanges, now);
+		show_join_counts(f);
+	}
+	return NULL;
+}
+
 int fleet__poll(struct fleet *f, int timeout_ms)
 {
-	int n = poll_stage(f, &f->join, 0, POLL_BATCH);
-
-	n += poll_stage(f, &f->gather, n ? 0 : timeout_ms, POLL_BATCH);
+	poll_stage(f, &f->gather, timeout_ms, POLL_BATCH);
 	rd_kafka_poll(f->producer, 0);
 	return 0;
 }
@@ -566,8 +617,6 @@ bool fleet__may_write(const struct fleet *f)
 
 void fleet__expire(struct fleet *f, uint64_t now_ns)
 {
-	mark_timeouts(f, now_ns);
-	exchanges__expire(f->exchanges, now_ns);
 	forwards__expire(f->forwards, now_ns);
 }
 
@@ -694,6 +743,7 @@ struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 	f->exchanges = exchanges__new(o->max_pending, o->late_ns, on_move, f);
 	traces__remember_written(traces, o->max_pending);
 	f->forwards = forwards__new(FORWARDS_MAX, o->late_ns);
+	pthread_mutex_init(&f->shown.lock, NULL);
 	f->join.hand_over = hand_over_ends;
 	f->gather.hand_over = hand_over_traces;
 	f->producer = new_producer(src);
@@ -711,6 +761,12 @@ struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 	snprintf(f->name, sizeof(f->name),
 		 "%s from %s as group %s, then %s as group %s", f->tcp_name,
 		 src->brokers, src->group, f->span_name, group2);
+	if (pthread_create(&f->join_thread, NULL, join_loop, f)) {
+		fprintf(stderr, "%s: cannot start stage 1's thread\n", WHO);
+		goto fail;
+	}
+	pthread_setname_np(f->join_thread, "kmon-stage1");
+	f->join_running = true;
 	return f;
 fail:
 	fleet__close(f);
@@ -728,8 +784,14 @@ static void close_stage(struct stage *st)
 
 void fleet__leave(struct fleet *f)
 {
+	if (f->join_running) {
+		atomic_store(&f->join_stop, true);
+		pthread_join(f->join_thread, NULL);
+		f->join_running = false;
+	}
 	/* stage 1 first: its last moves reach stage 2's next owner */
 	close_stage(&f->join);
+	show_join_counts(f);
 	close_stage(&f->gather);
 	if (f->producer)
 		rd_kafka_flush(f->producer, HANDOVER_FLUSH_MS);
@@ -749,8 +811,11 @@ void fleet__close(struct fleet *f)
 	}
 	exchanges__free(f->exchanges);
 	forwards__free(f->forwards);
-	strbuf__free(&f->buf);
-	free(f->revoked);
+	strbuf__free(&f->join.buf);
+	strbuf__free(&f->gather.buf);
+	free(f->join.revoked);
+	free(f->gather.revoked);
+	pthread_mutex_destroy(&f->shown.lock);
 	free(f);
 }
 
@@ -765,10 +830,28 @@ const char *fleet__name(const struct fleet *f)
 	return f->name;
 }
 
-void fleet__counts(const struct fleet *f, struct strbuf *sb)
+/* struct fleet_counts is made of uint64_t only. */
+static void add_counts(struct fleet_counts *sum, const struct fleet_counts *c)
 {
-	const struct exchange_counts *x = exchanges__counts(f->exchanges);
-	const struct fleet_counts *c = &f->c;
+	uint64_t *s = (uint64_t *)sum;
+	const uint64_t *v = (const uint64_t *)c;
+	size_t i;
+
+	for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+		s[i] += v[i];
+}
+
+void fleet__counts(struct fleet *f, struct strbuf *sb)
+{
+	struct exchange_counts xs;
+	struct fleet_counts cs = f->gather.c;
+	const struct exchange_counts *x = &xs;
+	const struct fleet_counts *c = &cs;
+
+	pthread_mutex_lock(&f->shown.lock);
+	add_counts(&cs, &f->shown.c);
+	xs = f->shown.x;
+	pthread_mutex_unlock(&f->shown.lock);
 
 	strbuf__addf(
 		sb,

@@ -22,7 +22,11 @@
  * Brokers refuse commits while the group rebalances, so it also marks
  * how far it read each partition of <prefix>tcp, and the next owner
  * starts there; what stage 2 reads twice it drops (traces.h knows the
- * spans it holds and the last ones it wrote). */
+ * spans it holds and the last ones it wrote).
+ *
+ * Stage 1 runs in a thread of its own from fleet__open to fleet__leave;
+ * stage 2 in the caller's, with traces (fleet__poll, then the caller's
+ * traces__expire). The read callback runs in stage 1's thread. */
 #ifndef KMON_TRACE_FLEET_H
 #define KMON_TRACE_FLEET_H
 
@@ -45,7 +49,8 @@ struct fleet_where {
 
 void fleet_where__format(const struct fleet_where *w, char *buf, size_t size);
 
-/* main's reading of one record of <prefix>tcp, counted there: true for a
+/* main's reading of one record of <prefix>tcp, counted there (in stage
+ * 1's thread: thread-safe counts): true for a
  * tcp record, its members in *r and its fields checked into *s; false
  * for a record it rejected (saying where) or skipped. */
 typedef bool (*fleet_read_fn)(const char *text, size_t len,
@@ -64,18 +69,21 @@ struct fleet;
  * partitions differ (a usage problem: exit 2). */
 struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 			  fleet_read_fn read, void *ctx);
-/* Hands out what arrives within timeout_ms. Returns 0, -1 on failure. */
+/* Stage 2: hands out what arrives within timeout_ms. Returns 0, -1 on
+ * failure. */
 int fleet__poll(struct fleet *f, int timeout_ms);
+/* Stage 2's forwards that waited late_ns go (stage 1 expires its own). */
 void fleet__expire(struct fleet *f, uint64_t now_ns);
 /* False while stage 2 has read what it could not commit: a trace
  * written then could be read again by the next owner, and written
  * twice. */
 bool fleet__may_write(const struct fleet *f);
-/* Leaves both groups, handing over what is held. */
+/* Stops stage 1's thread, then leaves both groups, handing over what is
+ * held. */
 void fleet__leave(struct fleet *f);
 void fleet__close(struct fleet *f); /* leaves too; NULL-safe */
 const char *fleet__name(const struct fleet *f);
 /* The counts, as JSON fields after others: ,"fleet":{...} */
-void fleet__counts(const struct fleet *f, struct strbuf *sb);
+void fleet__counts(struct fleet *f, struct strbuf *sb);
 
 #endif
