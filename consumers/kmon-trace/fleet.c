@@ -49,6 +49,7 @@
 /* Each stage's own, summed when printed. */
 struct fleet_counts {
 	uint64_t taken_over; /* ends read from <prefix><group>.exchange */
+	uint64_t spans_routed; /* sent to a trace their own moved under */
 	uint64_t moves_in, moves_repeated, traces_moved, spans_moved;
 	uint64_t spans_forwarded;
 	uint64_t traces_handed_over, spans_handed_over, forwards_handed_over;
@@ -92,7 +93,11 @@ struct fleet {
 	char tcp_name[256], span_name[256], exchange_name[256];
 	struct traces *traces;
 	struct exchanges *exchanges;
-	struct forwards *forwards;
+	struct forwards *forwards; /* stage 2's */
+	/* Stage 1's moves (from the server's trace to the caller's), each
+	 * to where the caller's had gone: a record of a trace that moved
+	 * goes straight to where the trace went. */
+	struct forwards *routes;
 	fleet_read_fn read;
 	struct json_scan_keys move_keys; /* a trace_move's */
 	void *ctx;
@@ -152,11 +157,20 @@ static void produce_move(struct stage *st, int32_t partition,
 		st->buf.len);
 }
 
+/* The move goes to where the caller's trace went as far as this member
+ * knows, so that the spans moved take one step, not one a hop; a step
+ * further that another member knows is stage 2's (its forwards). */
 static void on_move(struct trace_id from, struct trace_id to, void *ctx)
 {
+	struct forward route = { .from = from, .partition = -1 };
 	struct fleet *f = ctx;
 
-	produce_move(&f->join, RD_KAFKA_PARTITION_UA, from, to);
+	route.to = forwards__resolve(f->routes, to);
+	if (trace_id__eq(route.to, from))
+		route.to = to; /* a cycle: stage 2 takes it as it came */
+	else
+		forwards__add(f->routes, &route, mono_ns());
+	produce_move(&f->join, RD_KAFKA_PARTITION_UA, from, route.to);
 }
 
 /* --- rebalancing --- */
@@ -377,18 +391,19 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 /* --- stage 1: the ends of each exchange --- */
 
 /* A record is read in place (span.h's one pass) and sent on as it came:
- * nothing is allocated for it here. */
+ * nothing is allocated for it here. It goes to where its trace moved,
+ * after its own end's join: a server end whose caller came first goes
+ * straight to the caller's trace. */
 static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
 		     const struct fleet_where *where)
 {
+	struct trace_id route;
 	struct span_record r;
 	struct exchange_end e;
 	struct span s;
 
 	if (!f->read(m->payload, m->len, &r, &s, where, f->ctx))
 		return;
-	produce_span(&f->join, RD_KAFKA_PARTITION_UA, s.trace_id, m->payload,
-		     m->len);
 	if (s.has_seq) {
 		e = (struct exchange_end){ .key = span__join_key(&s),
 					   .trace = s.trace_id,
@@ -397,6 +412,10 @@ static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
 					   .partition = m->partition };
 		exchanges__add(f->exchanges, &e, mono_ns());
 	}
+	route = forwards__resolve(f->routes, s.trace_id);
+	f->join.c.spans_routed += !trace_id__eq(route, s.trace_id);
+	produce_span(&f->join, RD_KAFKA_PARTITION_UA, route, m->payload,
+		     m->len);
 }
 
 static bool read_trace(const struct json_value *v, struct trace_id *out)
@@ -465,7 +484,10 @@ static void gather_move(struct fleet *f, const rd_kafka_message_t *m)
 		return;
 	}
 	f->gather.c.moves_in++;
-	if (forwards__add(f->forwards, &fw, mono_ns())) {
+	/* straight to where the caller's trace went from here */
+	fw.to = forwards__resolve(f->forwards, fw.to);
+	if (trace_id__eq(fw.to, fw.from) ||
+	    forwards__add(f->forwards, &fw, mono_ns())) {
 		f->gather.c.moves_repeated++;
 		return;
 	}
@@ -475,13 +497,17 @@ static void gather_move(struct fleet *f, const rd_kafka_message_t *m)
 		f->gather.c.traces_moved++;
 }
 
-/* A span of a trace that moved goes on unread: where it lands, it is. */
+/* A span of a trace that moved goes on unread: where it lands, it is.
+ * A span is gathered under the trace it was sent to, its own or one
+ * its own moved under (stage 1 or 2 knew the move): every span sent
+ * under a trace is with it when the trace moves on, whatever the order
+ * the spans and moves came in, and a trace gathered is named by the
+ * highest trace it is known to be under. */
 static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 			const struct fleet_where *where)
 {
 	struct fleet_counts *c = &f->gather.c;
-	const struct forward *fw;
-	struct trace_id routed;
+	struct trace_id routed, to;
 	char err[256], at[600];
 	struct span_record r;
 	struct json_error jerr;
@@ -491,10 +517,10 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 		c->rejected++;
 		return;
 	}
-	fw = forwards__find(f->forwards, routed);
-	if (fw) {
-		produce_span(&f->gather, RD_KAFKA_PARTITION_UA, fw->to,
-			     m->payload, m->len);
+	to = forwards__resolve(f->forwards, routed);
+	if (!trace_id__eq(to, routed)) {
+		produce_span(&f->gather, RD_KAFKA_PARTITION_UA, to, m->payload,
+			     m->len);
 		c->spans_forwarded++;
 		return;
 	}
@@ -513,7 +539,7 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 		return;
 	}
 	s.partition = m->partition;
-	s.routed = routed;
+	s.routed = s.trace_id = routed;
 	kept = span__new(&s, &r, m->payload, m->len);
 	traces__add(f->traces, kept, mono_ns());
 }
@@ -598,6 +624,7 @@ static void *join_loop(void *arg)
 		now = mono_ns();
 		mark_timeouts(f, now);
 		exchanges__expire(f->exchanges, now);
+		forwards__expire(f->routes, now);
 		show_join_counts(f);
 	}
 	return NULL;
@@ -743,6 +770,7 @@ struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 	f->exchanges = exchanges__new(o->max_pending, o->late_ns, on_move, f);
 	traces__remember_written(traces, o->max_pending);
 	f->forwards = forwards__new(FORWARDS_MAX, o->late_ns);
+	f->routes = forwards__new(FORWARDS_MAX, o->late_ns);
 	pthread_mutex_init(&f->shown.lock, NULL);
 	f->join.hand_over = hand_over_ends;
 	f->gather.hand_over = hand_over_traces;
@@ -811,6 +839,7 @@ void fleet__close(struct fleet *f)
 	}
 	exchanges__free(f->exchanges);
 	forwards__free(f->forwards);
+	forwards__free(f->routes);
 	strbuf__free(&f->join.buf);
 	strbuf__free(&f->gather.buf);
 	free(f->join.revoked);
@@ -860,6 +889,7 @@ void fleet__counts(struct fleet *f, struct strbuf *sb)
 		"\"ends_mismatched\":%llu,\"ends_expired\":%llu,"
 		"\"ends_evicted\":%llu,\"ends_handed_over\":%llu,"
 		"\"ends_taken_over\":%llu,\"ends_pending\":%llu,"
+		"\"spans_routed\":%llu,"
 		"\"moves_in\":%llu,\"moves_repeated\":%llu,"
 		"\"traces_moved\":%llu,\"spans_moved\":%llu,"
 		"\"spans_forwarded\":%llu,\"traces_handed_over\":%llu,"
@@ -874,7 +904,9 @@ void fleet__counts(struct fleet *f, struct strbuf *sb)
 		(unsigned long long)x->expired, (unsigned long long)x->evicted,
 		(unsigned long long)x->handed_over,
 		(unsigned long long)c->taken_over,
-		(unsigned long long)x->pending, (unsigned long long)c->moves_in,
+		(unsigned long long)x->pending,
+		(unsigned long long)c->spans_routed,
+		(unsigned long long)c->moves_in,
 		(unsigned long long)c->moves_repeated,
 		(unsigned long long)c->traces_moved,
 		(unsigned long long)c->spans_moved,
