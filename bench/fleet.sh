@@ -24,8 +24,8 @@
 # one trace, which the nodes' lag of up to 2 s makes most of the stream),
 # MAX_SPANS (kmon-trace's --max-spans, 1000000: the memory bound),
 # FLEET_SVG (a file: the figure of throughput against members), PERF (a
-# file: the profile of the last round's one member, perf record -g, by
-# thread, library and function; linux-perf).
+# file: the profile of the last round's one member while it reads,
+# perf record -g, by thread, library and function; linux-perf).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -77,7 +77,7 @@ run() {
 		prof=$!
 	fi
 	t0=$(date +%s.%N)
-	python3 - "$work" "$g" "$n" "$RECORDS" "$t0" "${mp[@]}" <<'PY'
+	BROKER_PID=$broker PERF_PID=$prof python3 - "$work" "$g" "$n" "$RECORDS" "$t0" "${mp[@]}" <<'PY'
 import json, os, sys, time
 work, g, n, records, t0 = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 pids = sys.argv[6:]
@@ -104,6 +104,10 @@ def hwm(pid):
     for l in open(f"/proc/{pid}/status"):
         if l.startswith("VmHWM"):
             return int(l.split()[1]) / 1024
+# the broker's CPU while the group reads: the mock cluster does the
+# broker's side of every crossing of Kafka
+broker = os.environ["BROKER_PID"]
+broker_t0 = cpu(broker)
 read_at = first = None
 while time.time() - t0 < 300:
     st = [last(i) for i in range(n)]
@@ -115,6 +119,9 @@ while time.time() - t0 < 300:
         cpus = [cpu(p) for p in pids]
         mains = [main_cpu(p) for p in pids]
         stage1s = [stage1_cpu(p) for p in pids]
+        broker_cpu = cpu(broker) - broker_t0
+        if os.environ["PERF_PID"]:  # the profile is of the reading
+            os.kill(int(os.environ["PERF_PID"]), 2)
     written = sum(s["spans_written"] for s in st if s)
     if read_at and written >= records:
         break
@@ -130,11 +137,12 @@ for i, p in enumerate(pids):
                       "done_s": round(done_at, 2), "cpu_s": cpus[i],
                       
                       "main_cpu_s": mains[i], "stage1_cpu_s": stage1s[i],
+                      "broker_cpu_s": round(broker_cpu, 2),
                       "rss_mib": round(hwm(p), 1),
                       "spans_written": s["spans_written"]}))
 PY
 	if [ -n "$prof" ]; then
-		kill -INT "$prof"
+		kill -INT "$prof" 2>/dev/null || true # stopped once read
 		wait "$prof" || true
 		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym \
 			--percent-limit 0.7 --stdio 2>/dev/null | grep -E '^ +[0-9]' >"$PERF"
@@ -153,7 +161,7 @@ done
 for n in $MEMBERS; do
 	echo "sent again, $n members: $(python3 - "$work/r$ROUNDS-m$n".*.err <<'PY'
 import collections, json, sys
-keys = ("moves", "moves_in", "spans_moved", "spans_forwarded",
+keys = ("moves", "spans_routed", "spans_moved", "spans_forwarded", "spans_kept",
         "rebalances", "spans_handed_over", "ends_handed_over", "spans_repeated")
 tot = collections.Counter()
 for name in sys.argv[1:]:

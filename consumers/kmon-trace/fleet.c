@@ -52,6 +52,7 @@ struct fleet_counts {
 	uint64_t spans_routed; /* sent to a trace their own moved under */
 	uint64_t moves_in, moves_repeated, traces_moved, spans_moved;
 	uint64_t spans_forwarded;
+	uint64_t spans_kept; /* moved or forwarded to a partition read here */
 	uint64_t traces_handed_over, spans_handed_over, forwards_handed_over;
 	uint64_t rebalances, produce_failed, rejected;
 	uint64_t spans_repeated; /* read again after a rebalance: dropped */
@@ -98,6 +99,10 @@ struct fleet {
 	 * to where the caller's had gone: a record of a trace that moved
 	 * goes straight to where the trace went. */
 	struct forwards *routes;
+	/* <prefix><group>.span's partitions, and those stage 2 reads now:
+	 * a span it sends on to one of these it keeps, as if read back. */
+	int span_partitions;
+	bool *gathering;
 	fleet_read_fn read;
 	struct json_scan_keys move_keys; /* a trace_move's */
 	void *ctx;
@@ -134,12 +139,26 @@ static void produce(struct stage *st, rd_kafka_topic_t *rkt, int32_t partition,
 		st->c.produce_failed++;
 }
 
+/* The partition of <prefix><group>.span a trace's spans go to: the
+ * producer's own partitioner, called here so that stage 2 knows which
+ * spans it sends on come back to it. */
+static int32_t span_partition(const struct fleet *f, struct trace_id key,
+			      char hex[33])
+{
+	span__hex128(key, hex);
+	return rd_kafka_msg_partitioner_consistent_random(
+		f->span_topic, hex, 32, f->span_partitions, NULL, NULL);
+}
+
 static void produce_span(struct stage *st, int32_t partition,
 			 struct trace_id key, const char *val, size_t vlen)
 {
+	int32_t p;
 	char hex[33];
 
-	span__hex128(key, hex);
+	p = span_partition(st->f, key, hex);
+	if (partition == RD_KAFKA_PARTITION_UA)
+		partition = p;
 	produce(st, st->f->span_topic, partition, hex, 32, val, vlen);
 }
 
@@ -362,6 +381,22 @@ static void mark_revoked(struct stage *st,
 		st->revoked[parts->elems[i].partition] = true;
 }
 
+static bool gathers(const struct fleet *f, int32_t partition)
+{
+	return partition >= 0 && partition < f->span_partitions &&
+	       f->gathering[partition];
+}
+
+static void set_gathering(struct fleet *f,
+			  const rd_kafka_topic_partition_list_t *parts, bool on)
+{
+	int i;
+
+	for (i = 0; i < parts->cnt; i++)
+		if (parts->elems[i].partition < f->span_partitions)
+			f->gathering[parts->elems[i].partition] = on;
+}
+
 /* Partitions going: what is held for them is sent to them and
  * delivered before the offsets read are committed, so the next owner
  * finds all of it and reads nothing twice. */
@@ -376,11 +411,15 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 		rd_kafka_assign(rk, parts);
 		if (st == &f->join)
 			await_marks(f, parts);
+		else
+			set_gathering(f, parts, true);
 		return;
 	}
 	mark_revoked(st, parts);
 	st->hand_over(st);
 	st->nrevoked = 0;
+	if (st == &f->gather)
+		set_gathering(f, parts, false);
 	if (rd_kafka_flush(f->producer, HANDOVER_FLUSH_MS))
 		fprintf(stderr, "%s: hand-over not delivered in %d s\n", WHO,
 			HANDOVER_FLUSH_MS / 1000);
@@ -459,13 +498,29 @@ static void join_handed_over(struct fleet *f, const rd_kafka_message_t *m)
 
 /* --- stage 2: spans gathered by trace --- */
 
+/* A span kept rather than sent to a partition this member reads: what
+ * reading it back would do (gather_span). */
+static void keep(struct fleet *f, struct span *s, int32_t partition,
+		 struct trace_id to)
+{
+	s->partition = partition;
+	s->routed = s->trace_id = to;
+	traces__add(f->traces, s, mono_ns());
+	f->gather.c.spans_kept++;
+}
+
 static void send_on(struct span *s, void *ctx)
 {
 	struct fleet *f = ((void **)ctx)[0];
 	const struct trace_id *to = ((void **)ctx)[1];
+	char hex[33];
+	int32_t p = span_partition(f, *to, hex);
 
-	produce_span(&f->gather, RD_KAFKA_PARTITION_UA, *to, s->raw,
-		     s->raw_len);
+	if (gathers(f, p)) {
+		keep(f, s, p, *to);
+		return;
+	}
+	produce(&f->gather, f->span_topic, p, hex, 32, s->raw, s->raw_len);
 	f->gather.c.spans_moved++;
 	span__free(s);
 }
@@ -507,8 +562,9 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 			const struct fleet_where *where)
 {
 	struct fleet_counts *c = &f->gather.c;
+	int32_t partition = m->partition;
 	struct trace_id routed, to;
-	char err[256], at[600];
+	char err[256], at[600], hex[33];
 	struct span_record r;
 	struct json_error jerr;
 	struct span s, *kept;
@@ -519,10 +575,15 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 	}
 	to = forwards__resolve(f->forwards, routed);
 	if (!trace_id__eq(to, routed)) {
-		produce_span(&f->gather, RD_KAFKA_PARTITION_UA, to, m->payload,
-			     m->len);
-		c->spans_forwarded++;
-		return;
+		partition = span_partition(f, to, hex);
+		if (!gathers(f, partition)) {
+			produce(&f->gather, f->span_topic, partition, hex, 32,
+				m->payload, m->len);
+			c->spans_forwarded++;
+			return;
+		}
+		c->spans_kept++; /* read on as if read back */
+		routed = to;
 	}
 	if (span__scan(m->payload, m->len, &r, &jerr) != SPAN_RECORD_TCP) {
 		c->rejected++;
@@ -538,7 +599,7 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 		c->spans_repeated++;
 		return;
 	}
-	s.partition = m->partition;
+	s.partition = partition;
 	s.routed = s.trace_id = routed;
 	kept = span__new(&s, &r, m->payload, m->len);
 	traces__add(f->traces, kept, mono_ns());
@@ -596,8 +657,14 @@ static int poll_stage(struct fleet *f, struct stage *st, int timeout_ms,
 		rd_kafka_message_destroy(m);
 	}
 	/* What was read is done: committed now, so that a rebalance (whose
-	 * commit a broker may refuse) finds nothing to read twice. */
-	if (n || st->dirty)
+	 * commit a broker may refuse) finds nothing to read twice. Stage 2
+	 * waits for the answer, which says whether it may write; stage 1
+	 * need not wait: its next owner starts from its mark (even past a
+	 * refused commit), and waiting a round trip each batch held it to
+	 * the broker's pace. */
+	if (st == &f->join && n)
+		rd_kafka_commit(st->rk, NULL, 1);
+	else if (n || st->dirty)
 		st->dirty = rd_kafka_commit(st->rk, NULL, 0) ==
 			    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS;
 	return n;
@@ -710,6 +777,8 @@ static int check_topics(struct fleet *f)
 
 	if (partitions_of(f->producer, names, parts, 3))
 		return -1;
+	f->span_partitions = parts[2];
+	f->gathering = xcalloc(parts[2] > 0 ? parts[2] : 1, sizeof(bool));
 	for (i = 0; i < 3; i++)
 		if (parts[i] < 0) {
 			fprintf(stderr,
@@ -844,6 +913,7 @@ void fleet__close(struct fleet *f)
 	strbuf__free(&f->gather.buf);
 	free(f->join.revoked);
 	free(f->gather.revoked);
+	free(f->gathering);
 	pthread_mutex_destroy(&f->shown.lock);
 	free(f);
 }
@@ -892,7 +962,8 @@ void fleet__counts(struct fleet *f, struct strbuf *sb)
 		"\"spans_routed\":%llu,"
 		"\"moves_in\":%llu,\"moves_repeated\":%llu,"
 		"\"traces_moved\":%llu,\"spans_moved\":%llu,"
-		"\"spans_forwarded\":%llu,\"traces_handed_over\":%llu,"
+		"\"spans_forwarded\":%llu,\"spans_kept\":%llu,"
+		"\"traces_handed_over\":%llu,"
 		"\"spans_handed_over\":%llu,\"forwards_handed_over\":%llu,"
 		"\"forwards\":%zu,\"rebalances\":%llu,"
 		"\"produce_failed\":%llu,\"rejected\":%llu,"
@@ -911,6 +982,7 @@ void fleet__counts(struct fleet *f, struct strbuf *sb)
 		(unsigned long long)c->traces_moved,
 		(unsigned long long)c->spans_moved,
 		(unsigned long long)c->spans_forwarded,
+		(unsigned long long)c->spans_kept,
 		(unsigned long long)c->traces_handed_over,
 		(unsigned long long)c->spans_handed_over,
 		(unsigned long long)c->forwards_handed_over,

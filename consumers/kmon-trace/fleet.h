@@ -4,17 +4,21 @@
  *
  *  1. group GROUP reads <prefix>tcp, which kmond keys by the exchange
  *     (req_seq), with <prefix><group>.exchange (as many partitions: the
- *     range assignor gives partition p of both to one member). Every
- *     record goes on to <prefix><group>.span keyed by its own trace; the
- *     two ends of each exchange meet here (exchanges.h), and where the
+ *     range assignor gives partition p of both to one member). The two
+ *     ends of each exchange meet here (exchanges.h), and where the
  *     server's trace is not its caller's, a move (from the server's
- *     trace to the caller's) goes to <prefix><group>.span too, keyed by
- *     the server's trace.
- *  2. group GROUP.traces reads <prefix><group>.span: spans gather by trace
- *     in traces.h as in one kmon-trace. A move takes the trace out and
- *     sends its spans on, keyed by the caller's trace, where traces.h
- *     joins them under the call; spans of that trace that come later
- *     follow (forwards.h). A trace that moved nowhere is written.
+ *     trace to the caller's, or to where this member sent the caller's
+ *     trace) goes to <prefix><group>.span, keyed by the server's trace.
+ *     Every record goes on to <prefix><group>.span keyed by its own
+ *     trace, or by where this member sent its trace (its moves, as
+ *     forwards.h resolves them).
+ *  2. group GROUP.traces reads <prefix><group>.span: spans gather by the
+ *     trace they were sent to, in traces.h as in one kmon-trace. A move
+ *     takes the trace out and sends its spans on, keyed by the caller's
+ *     trace (or where it went from here), where traces.h joins them
+ *     under the call; spans of that trace that come later follow
+ *     (forwards.h). A span sent on to a partition this member reads is
+ *     kept, as if read back. A trace that moved nowhere is written.
  *
  * A rebalance loses no state: a member giving up partitions first sends
  * what it holds for them (ends still waiting, open traces, forwards) to
