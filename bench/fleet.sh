@@ -7,8 +7,12 @@
 # records each) are written to kmon.tcp (PARTITIONS partitions) first;
 # then groups of 1, 2 and 4 members (MEMBERS) read all of it, each group
 # from the start: per member, the records its stage 1 read, the wall time
-# until the group had read them all, its CPU (utime + stime from /proc)
-# and its peak RSS; ROUNDS rounds, the groups alternating within a round.
+# until the group had read them all, its CPU (utime + stime from /proc;
+# stage 1's thread and the main thread, stage 2's, apart; the broker's
+# too) and its peak RSS; then the time and CPU until stage 2 held every
+# span (both stages done, while the first table is stage 1's rate);
+# ROUNDS rounds, the groups alternating within a round. Last, what
+# crossed Kafka more than once (the members' counts, summed).
 # The floor: bench/kafka_pass.c, what one process that does nothing but
 # consume each record and produce it on (as stage 1 does) reads, ROUNDS
 # times first.
@@ -108,7 +112,7 @@ def hwm(pid):
 # broker's side of every crossing of Kafka
 broker = os.environ["BROKER_PID"]
 broker_t0 = cpu(broker)
-read_at = first = None
+read_at = first = gathered_at = None
 while time.time() - t0 < 300:
     st = [last(i) for i in range(n)]
     got = sum(s["records"] for s in st if s)
@@ -123,6 +127,11 @@ while time.time() - t0 < 300:
         if os.environ["PERF_PID"]:  # the profile is of the reading
             os.kill(int(os.environ["PERF_PID"]), 2)
     written = sum(s["spans_written"] for s in st if s)
+    # every span with stage 2 (open or written): both stages done
+    held = written + sum(s["open_spans"] for s in st if s)
+    if read_at and gathered_at is None and held >= records:
+        gathered_at = time.time() - t0
+        gathered_cpus = [cpu(p) for p in pids]
     if read_at and written >= records:
         break
     time.sleep(0.1)
@@ -134,8 +143,9 @@ for i, p in enumerate(pids):
     print(json.dumps({"group": g, "members": n, "member": i,
                       "records": s["records"], "first_s": round(first, 2),
                       "read_s": round(read_at, 2),
+                      "gathered_s": round(gathered_at or done_at, 2),
                       "done_s": round(done_at, 2), "cpu_s": cpus[i],
-                      
+                      "gathered_cpu_s": gathered_cpus[i] if gathered_at else None,
                       "main_cpu_s": mains[i], "stage1_cpu_s": stage1s[i],
                       "broker_cpu_s": round(broker_cpu, 2),
                       "rss_mib": round(hwm(p), 1),
@@ -152,6 +162,27 @@ PY
 
 fleet_rounds r
 fleet_table "$work/runs.jsonl" "$RECORDS" "$work/rows"
+# Both stages: from the first record read until stage 2 holds every span
+# (open or written), and the members' CPU until then.
+python3 - "$work/runs.jsonl" "$RECORDS" <<'PY'
+import collections, json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+records = int(sys.argv[2])
+by = collections.defaultdict(list)
+for r in runs:
+    by[(r["members"], r["group"])].append(r)
+rows = collections.defaultdict(list)
+for (n, g), ms in by.items():
+    if any(m["gathered_cpu_s"] is None for m in ms):
+        continue
+    rows[n].append((records / (ms[0]["gathered_s"] - ms[0]["first_s"]),
+                    sum(m["gathered_cpu_s"] for m in ms) / records * 1e6))
+print("| members | records/s, both stages (group) | CPU a record, us |")
+print("|---|---|---|")
+for n in sorted(rows):
+    print(f"| {n} | {statistics.median(x[0] for x in rows[n]):,.0f} | "
+          f"{statistics.median(x[1] for x in rows[n]):.1f} |")
+PY
 for n in $MEMBERS; do
 	g="r$ROUNDS-m$n"
 	echo "accuracy, $n members: $(python3 bench/fleet_score.py "$work/truth" "$work/$g".*.otlp)"
