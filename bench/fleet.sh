@@ -7,8 +7,12 @@
 # records each) are written to kmon.tcp (PARTITIONS partitions) first;
 # then groups of 1, 2 and 4 members (MEMBERS) read all of it, each group
 # from the start: per member, the records its stage 1 read, the wall time
-# until the group had read them all, its CPU (utime + stime from /proc)
-# and its peak RSS; ROUNDS rounds, the groups alternating within a round.
+# until the group had read them all, its CPU (utime + stime from /proc;
+# stage 1's thread and the main thread, stage 2's, apart; the broker's
+# too) and its peak RSS; then the time and CPU until stage 2 held every
+# span (both stages done, while the first table is stage 1's rate);
+# ROUNDS rounds, the groups alternating within a round. Last, what
+# crossed Kafka more than once (the members' counts, summed).
 # The floor: bench/kafka_pass.c, what one process that does nothing but
 # consume each record and produce it on (as stage 1 does) reads, ROUNDS
 # times first.
@@ -24,8 +28,8 @@
 # one trace, which the nodes' lag of up to 2 s makes most of the stream),
 # MAX_SPANS (kmon-trace's --max-spans, 1000000: the memory bound),
 # FLEET_SVG (a file: the figure of throughput against members), PERF (a
-# file: the profile of the last round's one member, perf record -g, by
-# thread, library and function; linux-perf).
+# file: the profile of the last round's one member while it reads,
+# perf record -g, by thread, library and function; linux-perf).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -77,7 +81,7 @@ run() {
 		prof=$!
 	fi
 	t0=$(date +%s.%N)
-	python3 - "$work" "$g" "$n" "$RECORDS" "$t0" "${mp[@]}" <<'PY'
+	BROKER_PID=$broker PERF_PID=$prof python3 - "$work" "$g" "$n" "$RECORDS" "$t0" "${mp[@]}" <<'PY'
 import json, os, sys, time
 work, g, n, records, t0 = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 pids = sys.argv[6:]
@@ -92,13 +96,23 @@ def cpu(pid):
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / tick
 def main_cpu(pid):
-    # the main thread: both stages; the others are librdkafka's
+    # the main thread: stage 2 (and the traces written)
     return cpu(f"{pid}/task/{pid}")
+def stage1_cpu(pid):
+    # stage 1's thread; the others are librdkafka's
+    for t in os.listdir(f"/proc/{pid}/task"):
+        if open(f"/proc/{pid}/task/{t}/comm").read().strip() == "kmon-stage1":
+            return cpu(f"{pid}/task/{t}")
+    return None
 def hwm(pid):
     for l in open(f"/proc/{pid}/status"):
         if l.startswith("VmHWM"):
             return int(l.split()[1]) / 1024
-read_at = first = None
+# the broker's CPU while the group reads: the mock cluster does the
+# broker's side of every crossing of Kafka
+broker = os.environ["BROKER_PID"]
+broker_t0 = cpu(broker)
+read_at = first = gathered_at = None
 while time.time() - t0 < 300:
     st = [last(i) for i in range(n)]
     got = sum(s["records"] for s in st if s)
@@ -108,7 +122,16 @@ while time.time() - t0 < 300:
         read_at = time.time() - t0
         cpus = [cpu(p) for p in pids]
         mains = [main_cpu(p) for p in pids]
+        stage1s = [stage1_cpu(p) for p in pids]
+        broker_cpu = cpu(broker) - broker_t0
+        if os.environ["PERF_PID"]:  # the profile is of the reading
+            os.kill(int(os.environ["PERF_PID"]), 2)
     written = sum(s["spans_written"] for s in st if s)
+    # every span with stage 2 (open or written): both stages done
+    held = written + sum(s["open_spans"] for s in st if s)
+    if read_at and gathered_at is None and held >= records:
+        gathered_at = time.time() - t0
+        gathered_cpus = [cpu(p) for p in pids]
     if read_at and written >= records:
         break
     time.sleep(0.1)
@@ -120,12 +143,16 @@ for i, p in enumerate(pids):
     print(json.dumps({"group": g, "members": n, "member": i,
                       "records": s["records"], "first_s": round(first, 2),
                       "read_s": round(read_at, 2),
+                      "gathered_s": round(gathered_at or done_at, 2),
                       "done_s": round(done_at, 2), "cpu_s": cpus[i],
-                      "main_cpu_s": mains[i], "rss_mib": round(hwm(p), 1),
+                      "gathered_cpu_s": gathered_cpus[i] if gathered_at else None,
+                      "main_cpu_s": mains[i], "stage1_cpu_s": stage1s[i],
+                      "broker_cpu_s": round(broker_cpu, 2),
+                      "rss_mib": round(hwm(p), 1),
                       "spans_written": s["spans_written"]}))
 PY
 	if [ -n "$prof" ]; then
-		kill -INT "$prof"
+		kill -INT "$prof" 2>/dev/null || true # stopped once read
 		wait "$prof" || true
 		perf report -i "$work/perf.data" --no-children --sort comm,dso,sym \
 			--percent-limit 0.7 --stdio 2>/dev/null | grep -E '^ +[0-9]' >"$PERF"
@@ -135,11 +162,47 @@ PY
 
 fleet_rounds r
 fleet_table "$work/runs.jsonl" "$RECORDS" "$work/rows"
+# Both stages: from the first record read until stage 2 holds every span
+# (open or written), and the members' CPU until then.
+python3 - "$work/runs.jsonl" "$RECORDS" <<'PY'
+import collections, json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+records = int(sys.argv[2])
+by = collections.defaultdict(list)
+for r in runs:
+    by[(r["members"], r["group"])].append(r)
+rows = collections.defaultdict(list)
+for (n, g), ms in by.items():
+    if any(m["gathered_cpu_s"] is None for m in ms):
+        continue
+    rows[n].append((records / (ms[0]["gathered_s"] - ms[0]["first_s"]),
+                    sum(m["gathered_cpu_s"] for m in ms) / records * 1e6))
+print("| members | records/s, both stages (group) | CPU a record, us |")
+print("|---|---|---|")
+for n in sorted(rows):
+    print(f"| {n} | {statistics.median(x[0] for x in rows[n]):,.0f} | "
+          f"{statistics.median(x[1] for x in rows[n]):.1f} |")
+PY
 for n in $MEMBERS; do
 	g="r$ROUNDS-m$n"
 	echo "accuracy, $n members: $(python3 bench/fleet_score.py "$work/truth" "$work/$g".*.otlp)"
 done
 
+# What crossed Kafka more than once: the members' last counts, summed.
+for n in $MEMBERS; do
+	echo "sent again, $n members: $(python3 - "$work/r$ROUNDS-m$n".*.err <<'PY'
+import collections, json, sys
+keys = ("moves", "spans_routed", "spans_moved", "spans_forwarded", "spans_kept",
+        "rebalances", "spans_handed_over", "ends_handed_over", "spans_repeated")
+tot = collections.Counter()
+for name in sys.argv[1:]:
+    last = [l for l in open(name) if l.startswith("{")][-1]
+    fleet = json.loads(last)["fleet"]
+    tot.update({k: fleet.get(k, 0) for k in keys})
+print(json.dumps({k: tot[k] for k in keys}))
+PY
+)"
+done
 echo "evicted (written early, past --max-spans): $(cat "$work"/*.err | grep '^{' |
 	python3 -c 'import json, sys
 print(max(json.loads(l)["evicted"] for l in sys.stdin))')"

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The two stages share one producer; each has its own consumer and
- * group. Messages this member writes:
+/* The two stages share one producer; each has its own consumer, group
+ * and thread: stage 1 runs in a thread of its own, stage 2 in the
+ * caller's (main's, which writes the traces), so that each stage has a
+ * core where there are two. They share nothing else but the counts,
+ * which stage 1 copies out after each batch. Messages this member
+ * writes:
  *  - <prefix><group>.span: kmond's tcp records as they are (key: the
  *    trace, 32 hex), and {"kind":"trace_move","from":T,"to":T} (key:
  *    from);
@@ -10,6 +14,8 @@
  *    "next":OFFSET}: how far this member read that partition of
  *    <prefix>tcp. */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,10 +46,13 @@
 /* How every trace_move begins (gather() tells them from spans so). */
 #define MOVE_PREFIX "{\"kind\":\"trace_move\","
 
+/* Each stage's own, summed when printed. */
 struct fleet_counts {
 	uint64_t taken_over; /* ends read from <prefix><group>.exchange */
+	uint64_t spans_routed; /* sent to a trace their own moved under */
 	uint64_t moves_in, moves_repeated, traces_moved, spans_moved;
 	uint64_t spans_forwarded;
+	uint64_t spans_kept; /* moved or forwarded to a partition read here */
 	uint64_t traces_handed_over, spans_handed_over, forwards_handed_over;
 	uint64_t rebalances, produce_failed, rejected;
 	uint64_t spans_repeated; /* read again after a rebalance: dropped */
@@ -55,43 +64,63 @@ struct stage {
 	struct kafka_member member; /* first: kafka_group.h */
 	struct fleet *f;
 	rd_kafka_t *rk;
-	void (*hand_over)(struct fleet *f);
+	void (*hand_over)(struct stage *st);
 	/* Messages done but not committed (a rebalance refused the
 	 * commit): their next owner may read them again. */
 	bool dirty;
+	/* partitions being revoked, by number (the topics of a stage are
+	 * co-partitioned) */
+	bool *revoked;
+	int nrevoked;
+	struct strbuf buf;
+	struct fleet_counts c;
+};
+
+/* Stage 1's counts as of its last batch, for the caller's thread. */
+struct join_counts {
+	pthread_mutex_t lock;
+	struct fleet_counts c;
+	struct exchange_counts x;
 };
 
 struct fleet {
 	struct stage join, gather; /* stages 1 and 2 */
+	pthread_t join_thread;
+	bool join_running;
+	atomic_bool join_stop;
+	struct join_counts shown;
 	rd_kafka_t *producer;
 	rd_kafka_topic_t *span_topic, *exchange_topic;
 	char tcp_name[256], span_name[256], exchange_name[256];
 	struct traces *traces;
 	struct exchanges *exchanges;
-	struct forwards *forwards;
+	struct forwards *forwards; /* stage 2's */
+	/* Stage 1's moves (from the server's trace to the caller's), each
+	 * to where the caller's had gone: a record of a trace that moved
+	 * goes straight to where the trace went. */
+	struct forwards *routes;
+	/* <prefix><group>.span's partitions, and those stage 2 reads now:
+	 * a span it sends on to one of these it keeps, as if read back. */
+	int span_partitions;
+	bool *gathering;
 	fleet_read_fn read;
 	struct json_scan_keys move_keys; /* a trace_move's */
 	void *ctx;
-	/* partitions being revoked, by number (the topics of a stage are
-	 * co-partitioned) */
-	bool *revoked;
-	int nrevoked;
 	/* partitions of <prefix>tcp paused until their last owner's mark */
 	struct {
 		int32_t partition;
 		uint64_t since_ns;
 	} awaiting[MAX_AWAITING];
 	int nawaiting;
-	struct strbuf buf;
 	char name[2048];
-	struct fleet_counts c;
 };
 
 /* --- producing --- */
 
-static void produce(struct fleet *f, rd_kafka_topic_t *rkt, int32_t partition,
+static void produce(struct stage *st, rd_kafka_topic_t *rkt, int32_t partition,
 		    const char *key, size_t klen, const char *val, size_t vlen)
 {
+	struct fleet *f = st->f;
 	rd_kafka_resp_err_t err;
 
 	for (;;) {
@@ -107,63 +136,89 @@ static void produce(struct fleet *f, rd_kafka_topic_t *rkt, int32_t partition,
 		rd_kafka_poll(f->producer, 10);
 	}
 	if (err)
-		f->c.produce_failed++;
+		st->c.produce_failed++;
 }
 
-static void produce_span(struct fleet *f, int32_t partition,
+/* The partition of <prefix><group>.span a trace's spans go to: the
+ * producer's own partitioner, called here so that stage 2 knows which
+ * spans it sends on come back to it. */
+static int32_t span_partition(const struct fleet *f, struct trace_id key,
+			      char hex[33])
+{
+	span__hex128(key, hex);
+	return rd_kafka_msg_partitioner_consistent_random(
+		f->span_topic, hex, 32, f->span_partitions, NULL, NULL);
+}
+
+static void produce_span(struct stage *st, int32_t partition,
 			 struct trace_id key, const char *val, size_t vlen)
 {
+	int32_t p;
 	char hex[33];
 
-	span__hex128(key, hex);
-	produce(f, f->span_topic, partition, hex, 32, val, vlen);
+	p = span_partition(st->f, key, hex);
+	if (partition == RD_KAFKA_PARTITION_UA)
+		partition = p;
+	produce(st, st->f->span_topic, partition, hex, 32, val, vlen);
 }
 
-static void produce_move(struct fleet *f, int32_t partition,
+static void produce_move(struct stage *st, int32_t partition,
 			 struct trace_id from, struct trace_id to)
 {
 	char a[33], b[33];
 
 	span__hex128(from, a);
 	span__hex128(to, b);
-	strbuf__reset(&f->buf);
-	strbuf__addf(&f->buf, MOVE_PREFIX "\"from\":\"%s\",\"to\":\"%s\"}", a,
+	strbuf__reset(&st->buf);
+	strbuf__addf(&st->buf, MOVE_PREFIX "\"from\":\"%s\",\"to\":\"%s\"}", a,
 		     b);
-	produce(f, f->span_topic, partition, a, 32, f->buf.buf, f->buf.len);
+	produce(st, st->f->span_topic, partition, a, 32, st->buf.buf,
+		st->buf.len);
 }
 
+/* The move goes to where the caller's trace went as far as this member
+ * knows, so that the spans moved take one step, not one a hop; a step
+ * further that another member knows is stage 2's (its forwards). */
 static void on_move(struct trace_id from, struct trace_id to, void *ctx)
 {
-	produce_move(ctx, RD_KAFKA_PARTITION_UA, from, to);
+	struct forward route = { .from = from, .partition = -1 };
+	struct fleet *f = ctx;
+
+	route.to = forwards__resolve(f->routes, to);
+	if (trace_id__eq(route.to, from))
+		route.to = to; /* a cycle: stage 2 takes it as it came */
+	else
+		forwards__add(f->routes, &route, mono_ns());
+	produce_move(&f->join, RD_KAFKA_PARTITION_UA, from, route.to);
 }
 
 /* --- rebalancing --- */
 
 static bool is_revoked(int32_t partition, void *ctx)
 {
-	struct fleet *f = ctx;
+	struct stage *st = ctx;
 
-	return partition >= 0 && partition < f->nrevoked &&
-	       f->revoked[partition];
+	return partition >= 0 && partition < st->nrevoked &&
+	       st->revoked[partition];
 }
 
 static void hand_over_end(const void *end, void *ctx)
 {
 	const struct exchange_end *e = end;
-	struct fleet *f = ctx;
+	struct stage *st = ctx;
 	char hex[33], key[16];
 	int klen;
 
 	span__hex128(e->trace, hex);
 	klen = snprintf(key, sizeof(key), "%u", (unsigned)(e->key >> 16));
-	strbuf__reset(&f->buf);
-	strbuf__addf(&f->buf,
+	strbuf__reset(&st->buf);
+	strbuf__addf(&st->buf,
 		     "{\"kind\":\"exchange_end\",\"key\":%llu,\"trace\":\"%s\","
 		     "\"resp_seq\":%u,\"client\":%s}",
 		     (unsigned long long)e->key, hex, e->resp_seq,
 		     e->client ? "true" : "false");
-	produce(f, f->exchange_topic, e->partition, key, klen, f->buf.buf,
-		f->buf.len);
+	produce(st, st->f->exchange_topic, e->partition, key, klen, st->buf.buf,
+		st->buf.len);
 }
 
 /* After the ends of a partition of <prefix>tcp, its mark: the offset
@@ -180,20 +235,21 @@ static void mark_read_up_to(struct fleet *f, int32_t partition)
 	rd_kafka_position(f->join.rk, l);
 	next = l->elems[0].err ? RD_KAFKA_OFFSET_INVALID : l->elems[0].offset;
 	rd_kafka_topic_partition_list_destroy(l);
-	strbuf__reset(&f->buf);
-	strbuf__addf(&f->buf, "{\"kind\":\"exchange_mark\",\"next\":%lld}",
+	strbuf__reset(&f->join.buf);
+	strbuf__addf(&f->join.buf, "{\"kind\":\"exchange_mark\",\"next\":%lld}",
 		     (long long)next);
-	produce(f, f->exchange_topic, partition, NULL, 0, f->buf.buf,
-		f->buf.len);
+	produce(&f->join, f->exchange_topic, partition, NULL, 0,
+		f->join.buf.buf, f->join.buf.len);
 }
 
-static void hand_over_ends(struct fleet *f)
+static void hand_over_ends(struct stage *st)
 {
+	struct fleet *f = st->f;
 	int32_t p;
 
-	exchanges__hand_over(f->exchanges, is_revoked, hand_over_end, f);
-	for (p = 0; p < f->nrevoked; p++)
-		if (f->revoked[p])
+	exchanges__hand_over(f->exchanges, is_revoked, hand_over_end, st);
+	for (p = 0; p < st->nrevoked; p++)
+		if (st->revoked[p])
 			mark_read_up_to(f, p);
 	f->nawaiting = 0;
 }
@@ -255,7 +311,7 @@ static void take_mark(struct fleet *f, int32_t partition, int64_t next)
 	rd_kafka_topic_partition_list_add(l, f->tcp_name, partition);
 	if (!rd_kafka_committed(f->join.rk, l, 5000) && !l->elems[0].err &&
 	    l->elems[0].offset < next) {
-		f->c.marked++;
+		f->join.c.marked++;
 		l->elems[0].offset = next;
 		rd_kafka_error_destroy(
 			rd_kafka_seek_partitions(f->join.rk, l, 5000));
@@ -278,7 +334,7 @@ static void mark_timeouts(struct fleet *f, uint64_t now)
 
 	for (i = f->nawaiting - 1; i >= 0; i--)
 		if (now - f->awaiting[i].since_ns >= MARK_WAIT_NS) {
-			f->c.unmarked++;
+			f->join.c.unmarked++;
 			stop_awaiting(f, i);
 		}
 }
@@ -287,10 +343,10 @@ static void mark_timeouts(struct fleet *f, uint64_t now)
  * with: its next owner reads it as if for the first time. */
 static void hand_over_span(struct span *s, void *ctx)
 {
-	struct fleet *f = ctx;
+	struct stage *st = ctx;
 
-	produce_span(f, s->partition, s->routed, s->raw, s->raw_len);
-	f->c.spans_handed_over++;
+	produce_span(st, s->partition, s->routed, s->raw, s->raw_len);
+	st->c.spans_handed_over++;
 	span__free(s);
 }
 
@@ -301,15 +357,15 @@ static void hand_over_forward(const void *forward, void *ctx)
 	produce_move(ctx, fw->partition, fw->from, fw->to);
 }
 
-static void hand_over_traces(struct fleet *f)
+static void hand_over_traces(struct stage *st)
 {
-	f->c.traces_handed_over += traces__take_partitions(
-		f->traces, is_revoked, hand_over_span, f);
-	f->c.forwards_handed_over += forwards__hand_over(
-		f->forwards, is_revoked, hand_over_forward, f);
+	st->c.traces_handed_over += traces__take_partitions(
+		st->f->traces, is_revoked, hand_over_span, st);
+	st->c.forwards_handed_over += forwards__hand_over(
+		st->f->forwards, is_revoked, hand_over_forward, st);
 }
 
-static void mark_revoked(struct fleet *f,
+static void mark_revoked(struct stage *st,
 			 const rd_kafka_topic_partition_list_t *parts)
 {
 	int i, max = -1;
@@ -317,11 +373,28 @@ static void mark_revoked(struct fleet *f,
 	for (i = 0; i < parts->cnt; i++)
 		if (parts->elems[i].partition > max)
 			max = parts->elems[i].partition;
-	f->nrevoked = max + 1;
-	f->revoked = xrealloc(f->revoked, (max + 1) * sizeof(*f->revoked) + 1);
-	memset(f->revoked, 0, max + 1);
+	st->nrevoked = max + 1;
+	st->revoked =
+		xrealloc(st->revoked, (max + 1) * sizeof(*st->revoked) + 1);
+	memset(st->revoked, 0, max + 1);
 	for (i = 0; i < parts->cnt; i++)
-		f->revoked[parts->elems[i].partition] = true;
+		st->revoked[parts->elems[i].partition] = true;
+}
+
+static bool gathers(const struct fleet *f, int32_t partition)
+{
+	return partition >= 0 && partition < f->span_partitions &&
+	       f->gathering[partition];
+}
+
+static void set_gathering(struct fleet *f,
+			  const rd_kafka_topic_partition_list_t *parts, bool on)
+{
+	int i;
+
+	for (i = 0; i < parts->cnt; i++)
+		if (parts->elems[i].partition < f->span_partitions)
+			f->gathering[parts->elems[i].partition] = on;
 }
 
 /* Partitions going: what is held for them is sent to them and
@@ -333,16 +406,20 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	struct stage *st = member;
 	struct fleet *f = st->f;
 
-	f->c.rebalances++;
+	st->c.rebalances++;
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
 		rd_kafka_assign(rk, parts);
 		if (st == &f->join)
 			await_marks(f, parts);
+		else
+			set_gathering(f, parts, true);
 		return;
 	}
-	mark_revoked(f, parts);
-	st->hand_over(f);
-	f->nrevoked = 0;
+	mark_revoked(st, parts);
+	st->hand_over(st);
+	st->nrevoked = 0;
+	if (st == &f->gather)
+		set_gathering(f, parts, false);
 	if (rd_kafka_flush(f->producer, HANDOVER_FLUSH_MS))
 		fprintf(stderr, "%s: hand-over not delivered in %d s\n", WHO,
 			HANDOVER_FLUSH_MS / 1000);
@@ -353,17 +430,19 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 /* --- stage 1: the ends of each exchange --- */
 
 /* A record is read in place (span.h's one pass) and sent on as it came:
- * nothing is allocated for it here. */
+ * nothing is allocated for it here. It goes to where its trace moved,
+ * after its own end's join: a server end whose caller came first goes
+ * straight to the caller's trace. */
 static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
 		     const struct fleet_where *where)
 {
+	struct trace_id route;
 	struct span_record r;
 	struct exchange_end e;
 	struct span s;
 
 	if (!f->read(m->payload, m->len, &r, &s, where, f->ctx))
 		return;
-	produce_span(f, RD_KAFKA_PARTITION_UA, s.trace_id, m->payload, m->len);
 	if (s.has_seq) {
 		e = (struct exchange_end){ .key = span__join_key(&s),
 					   .trace = s.trace_id,
@@ -372,6 +451,10 @@ static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
 					   .partition = m->partition };
 		exchanges__add(f->exchanges, &e, mono_ns());
 	}
+	route = forwards__resolve(f->routes, s.trace_id);
+	f->join.c.spans_routed += !trace_id__eq(route, s.trace_id);
+	produce_span(&f->join, RD_KAFKA_PARTITION_UA, route, m->payload,
+		     m->len);
 }
 
 static bool read_trace(const struct json_value *v, struct trace_id *out)
@@ -406,22 +489,39 @@ static void join_handed_over(struct fleet *f, const rd_kafka_message_t *m)
 		   json__bool(json__get(v, "client"), &e.client)) {
 		e.resp_seq = (uint32_t)resp_seq;
 		exchanges__add(f->exchanges, &e, mono_ns());
-		f->c.taken_over++;
+		f->join.c.taken_over++;
 	} else {
-		f->c.rejected++;
+		f->join.c.rejected++;
 	}
 	json__free(v);
 }
 
 /* --- stage 2: spans gathered by trace --- */
 
+/* A span kept rather than sent to a partition this member reads: what
+ * reading it back would do (gather_span). */
+static void keep(struct fleet *f, struct span *s, int32_t partition,
+		 struct trace_id to)
+{
+	s->partition = partition;
+	s->routed = s->trace_id = to;
+	traces__add(f->traces, s, mono_ns());
+	f->gather.c.spans_kept++;
+}
+
 static void send_on(struct span *s, void *ctx)
 {
 	struct fleet *f = ((void **)ctx)[0];
 	const struct trace_id *to = ((void **)ctx)[1];
+	char hex[33];
+	int32_t p = span_partition(f, *to, hex);
 
-	produce_span(f, RD_KAFKA_PARTITION_UA, *to, s->raw, s->raw_len);
-	f->c.spans_moved++;
+	if (gathers(f, p)) {
+		keep(f, s, p, *to);
+		return;
+	}
+	produce(&f->gather, f->span_topic, p, hex, 32, s->raw, s->raw_len);
+	f->gather.c.spans_moved++;
 	span__free(s);
 }
 
@@ -435,58 +535,72 @@ static void gather_move(struct fleet *f, const rd_kafka_message_t *m)
 
 	if (!json_scan(m->payload, m->len, &f->move_keys, v, &jerr) ||
 	    !scan_trace(&v[0], &fw.from) || !scan_trace(&v[1], &fw.to)) {
-		f->c.rejected++;
+		f->gather.c.rejected++;
 		return;
 	}
-	f->c.moves_in++;
-	if (forwards__add(f->forwards, &fw, mono_ns())) {
-		f->c.moves_repeated++;
+	f->gather.c.moves_in++;
+	/* straight to where the caller's trace went from here */
+	fw.to = forwards__resolve(f->forwards, fw.to);
+	if (trace_id__eq(fw.to, fw.from) ||
+	    forwards__add(f->forwards, &fw, mono_ns())) {
+		f->gather.c.moves_repeated++;
 		return;
 	}
 	/* Joined here already (the caller's trace is read here too): its
 	 * spans are where they belong, later ones follow the forward. */
 	if (traces__take(f->traces, fw.from, &merged, send_on, ctx))
-		f->c.traces_moved++;
+		f->gather.c.traces_moved++;
 }
 
-/* A span of a trace that moved goes on unread: where it lands, it is. */
+/* A span of a trace that moved goes on unread: where it lands, it is.
+ * A span is gathered under the trace it was sent to, its own or one
+ * its own moved under (stage 1 or 2 knew the move): every span sent
+ * under a trace is with it when the trace moves on, whatever the order
+ * the spans and moves came in, and a trace gathered is named by the
+ * highest trace it is known to be under. */
 static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 			const struct fleet_where *where)
 {
-	const struct forward *fw;
-	struct trace_id routed;
-	char err[256], at[600];
+	struct fleet_counts *c = &f->gather.c;
+	int32_t partition = m->partition;
+	struct trace_id routed, to;
+	char err[256], at[600], hex[33];
 	struct span_record r;
 	struct json_error jerr;
 	struct span s, *kept;
 
 	if (!m->key || !span__parse_trace_id(m->key, m->key_len, &routed)) {
-		f->c.rejected++;
+		c->rejected++;
 		return;
 	}
-	fw = forwards__find(f->forwards, routed);
-	if (fw) {
-		produce_span(f, RD_KAFKA_PARTITION_UA, fw->to, m->payload,
-			     m->len);
-		f->c.spans_forwarded++;
-		return;
+	to = forwards__resolve(f->forwards, routed);
+	if (!trace_id__eq(to, routed)) {
+		partition = span_partition(f, to, hex);
+		if (!gathers(f, partition)) {
+			produce(&f->gather, f->span_topic, partition, hex, 32,
+				m->payload, m->len);
+			c->spans_forwarded++;
+			return;
+		}
+		c->spans_kept++; /* read on as if read back */
+		routed = to;
 	}
 	if (span__scan(m->payload, m->len, &r, &jerr) != SPAN_RECORD_TCP) {
-		f->c.rejected++;
+		c->rejected++;
 		return;
 	}
 	if (!span__check(&r, &s, err, sizeof(err))) {
 		fleet_where__format(where, at, sizeof(at));
 		fprintf(stderr, "%s: %s: %s\n", WHO, at, err);
-		f->c.rejected++;
+		c->rejected++;
 		return;
 	}
 	if (traces__has_span(f->traces, s.id)) {
-		f->c.spans_repeated++;
+		c->spans_repeated++;
 		return;
 	}
-	s.partition = m->partition;
-	s.routed = routed;
+	s.partition = partition;
+	s.routed = s.trace_id = routed;
 	kept = span__new(&s, &r, m->payload, m->len);
 	traces__add(f->traces, kept, mono_ns());
 }
@@ -543,18 +657,49 @@ static int poll_stage(struct fleet *f, struct stage *st, int timeout_ms,
 		rd_kafka_message_destroy(m);
 	}
 	/* What was read is done: committed now, so that a rebalance (whose
-	 * commit a broker may refuse) finds nothing to read twice. */
-	if (n || st->dirty)
+	 * commit a broker may refuse) finds nothing to read twice. Stage 2
+	 * waits for the answer, which says whether it may write; stage 1
+	 * need not wait: its next owner starts from its mark (even past a
+	 * refused commit), and waiting a round trip each batch held it to
+	 * the broker's pace. */
+	if (st == &f->join && n)
+		rd_kafka_commit(st->rk, NULL, 1);
+	else if (n || st->dirty)
 		st->dirty = rd_kafka_commit(st->rk, NULL, 0) ==
 			    RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS;
 	return n;
 }
 
+/* For the caller's thread: what stage 1 counted so far. */
+static void show_join_counts(struct fleet *f)
+{
+	pthread_mutex_lock(&f->shown.lock);
+	f->shown.c = f->join.c;
+	f->shown.x = *exchanges__counts(f->exchanges);
+	pthread_mutex_unlock(&f->shown.lock);
+}
+
+/* Stage 1's thread, until fleet__leave: every state of stage 1
+ * (exchanges, marks, its consumer and its rebalances) is its own. */
+static void *join_loop(void *arg)
+{
+	struct fleet *f = arg;
+	uint64_t now;
+
+	while (!atomic_load(&f->join_stop)) {
+		poll_stage(f, &f->join, 100, POLL_BATCH);
+		now = mono_ns();
+		mark_timeouts(f, now);
+		exchanges__expire(f->exchanges, now);
+		forwards__expire(f->routes, now);
+		show_join_counts(f);
+	}
+	return NULL;
+}
+
 int fleet__poll(struct fleet *f, int timeout_ms)
 {
-	int n = poll_stage(f, &f->join, 0, POLL_BATCH);
-
-	n += poll_stage(f, &f->gather, n ? 0 : timeout_ms, POLL_BATCH);
+	poll_stage(f, &f->gather, timeout_ms, POLL_BATCH);
 	rd_kafka_poll(f->producer, 0);
 	return 0;
 }
@@ -566,8 +711,6 @@ bool fleet__may_write(const struct fleet *f)
 
 void fleet__expire(struct fleet *f, uint64_t now_ns)
 {
-	mark_timeouts(f, now_ns);
-	exchanges__expire(f->exchanges, now_ns);
 	forwards__expire(f->forwards, now_ns);
 }
 
@@ -634,6 +777,8 @@ static int check_topics(struct fleet *f)
 
 	if (partitions_of(f->producer, names, parts, 3))
 		return -1;
+	f->span_partitions = parts[2];
+	f->gathering = xcalloc(parts[2] > 0 ? parts[2] : 1, sizeof(bool));
 	for (i = 0; i < 3; i++)
 		if (parts[i] < 0) {
 			fprintf(stderr,
@@ -694,6 +839,8 @@ struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 	f->exchanges = exchanges__new(o->max_pending, o->late_ns, on_move, f);
 	traces__remember_written(traces, o->max_pending);
 	f->forwards = forwards__new(FORWARDS_MAX, o->late_ns);
+	f->routes = forwards__new(FORWARDS_MAX, o->late_ns);
+	pthread_mutex_init(&f->shown.lock, NULL);
 	f->join.hand_over = hand_over_ends;
 	f->gather.hand_over = hand_over_traces;
 	f->producer = new_producer(src);
@@ -711,6 +858,12 @@ struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 	snprintf(f->name, sizeof(f->name),
 		 "%s from %s as group %s, then %s as group %s", f->tcp_name,
 		 src->brokers, src->group, f->span_name, group2);
+	if (pthread_create(&f->join_thread, NULL, join_loop, f)) {
+		fprintf(stderr, "%s: cannot start stage 1's thread\n", WHO);
+		goto fail;
+	}
+	pthread_setname_np(f->join_thread, "kmon-stage1");
+	f->join_running = true;
 	return f;
 fail:
 	fleet__close(f);
@@ -728,8 +881,14 @@ static void close_stage(struct stage *st)
 
 void fleet__leave(struct fleet *f)
 {
+	if (f->join_running) {
+		atomic_store(&f->join_stop, true);
+		pthread_join(f->join_thread, NULL);
+		f->join_running = false;
+	}
 	/* stage 1 first: its last moves reach stage 2's next owner */
 	close_stage(&f->join);
+	show_join_counts(f);
 	close_stage(&f->gather);
 	if (f->producer)
 		rd_kafka_flush(f->producer, HANDOVER_FLUSH_MS);
@@ -749,8 +908,13 @@ void fleet__close(struct fleet *f)
 	}
 	exchanges__free(f->exchanges);
 	forwards__free(f->forwards);
-	strbuf__free(&f->buf);
-	free(f->revoked);
+	forwards__free(f->routes);
+	strbuf__free(&f->join.buf);
+	strbuf__free(&f->gather.buf);
+	free(f->join.revoked);
+	free(f->gather.revoked);
+	free(f->gathering);
+	pthread_mutex_destroy(&f->shown.lock);
 	free(f);
 }
 
@@ -765,10 +929,28 @@ const char *fleet__name(const struct fleet *f)
 	return f->name;
 }
 
-void fleet__counts(const struct fleet *f, struct strbuf *sb)
+/* struct fleet_counts is made of uint64_t only. */
+static void add_counts(struct fleet_counts *sum, const struct fleet_counts *c)
 {
-	const struct exchange_counts *x = exchanges__counts(f->exchanges);
-	const struct fleet_counts *c = &f->c;
+	uint64_t *s = (uint64_t *)sum;
+	const uint64_t *v = (const uint64_t *)c;
+	size_t i;
+
+	for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+		s[i] += v[i];
+}
+
+void fleet__counts(struct fleet *f, struct strbuf *sb)
+{
+	struct exchange_counts xs;
+	struct fleet_counts cs = f->gather.c;
+	const struct exchange_counts *x = &xs;
+	const struct fleet_counts *c = &cs;
+
+	pthread_mutex_lock(&f->shown.lock);
+	add_counts(&cs, &f->shown.c);
+	xs = f->shown.x;
+	pthread_mutex_unlock(&f->shown.lock);
 
 	strbuf__addf(
 		sb,
@@ -777,9 +959,11 @@ void fleet__counts(const struct fleet *f, struct strbuf *sb)
 		"\"ends_mismatched\":%llu,\"ends_expired\":%llu,"
 		"\"ends_evicted\":%llu,\"ends_handed_over\":%llu,"
 		"\"ends_taken_over\":%llu,\"ends_pending\":%llu,"
+		"\"spans_routed\":%llu,"
 		"\"moves_in\":%llu,\"moves_repeated\":%llu,"
 		"\"traces_moved\":%llu,\"spans_moved\":%llu,"
-		"\"spans_forwarded\":%llu,\"traces_handed_over\":%llu,"
+		"\"spans_forwarded\":%llu,\"spans_kept\":%llu,"
+		"\"traces_handed_over\":%llu,"
 		"\"spans_handed_over\":%llu,\"forwards_handed_over\":%llu,"
 		"\"forwards\":%zu,\"rebalances\":%llu,"
 		"\"produce_failed\":%llu,\"rejected\":%llu,"
@@ -791,11 +975,14 @@ void fleet__counts(const struct fleet *f, struct strbuf *sb)
 		(unsigned long long)x->expired, (unsigned long long)x->evicted,
 		(unsigned long long)x->handed_over,
 		(unsigned long long)c->taken_over,
-		(unsigned long long)x->pending, (unsigned long long)c->moves_in,
+		(unsigned long long)x->pending,
+		(unsigned long long)c->spans_routed,
+		(unsigned long long)c->moves_in,
 		(unsigned long long)c->moves_repeated,
 		(unsigned long long)c->traces_moved,
 		(unsigned long long)c->spans_moved,
 		(unsigned long long)c->spans_forwarded,
+		(unsigned long long)c->spans_kept,
 		(unsigned long long)c->traces_handed_over,
 		(unsigned long long)c->spans_handed_over,
 		(unsigned long long)c->forwards_handed_over,

@@ -4,17 +4,21 @@
  *
  *  1. group GROUP reads <prefix>tcp, which kmond keys by the exchange
  *     (req_seq), with <prefix><group>.exchange (as many partitions: the
- *     range assignor gives partition p of both to one member). Every
- *     record goes on to <prefix><group>.span keyed by its own trace; the
- *     two ends of each exchange meet here (exchanges.h), and where the
+ *     range assignor gives partition p of both to one member). The two
+ *     ends of each exchange meet here (exchanges.h), and where the
  *     server's trace is not its caller's, a move (from the server's
- *     trace to the caller's) goes to <prefix><group>.span too, keyed by
- *     the server's trace.
- *  2. group GROUP.traces reads <prefix><group>.span: spans gather by trace
- *     in traces.h as in one kmon-trace. A move takes the trace out and
- *     sends its spans on, keyed by the caller's trace, where traces.h
- *     joins them under the call; spans of that trace that come later
- *     follow (forwards.h). A trace that moved nowhere is written.
+ *     trace to the caller's, or to where this member sent the caller's
+ *     trace) goes to <prefix><group>.span, keyed by the server's trace.
+ *     Every record goes on to <prefix><group>.span keyed by its own
+ *     trace, or by where this member sent its trace (its moves, as
+ *     forwards.h resolves them).
+ *  2. group GROUP.traces reads <prefix><group>.span: spans gather by the
+ *     trace they were sent to, in traces.h as in one kmon-trace. A move
+ *     takes the trace out and sends its spans on, keyed by the caller's
+ *     trace (or where it went from here), where traces.h joins them
+ *     under the call; spans of that trace that come later follow
+ *     (forwards.h). A span sent on to a partition this member reads is
+ *     kept, as if read back. A trace that moved nowhere is written.
  *
  * A rebalance loses no state: a member giving up partitions first sends
  * what it holds for them (ends still waiting, open traces, forwards) to
@@ -22,7 +26,11 @@
  * Brokers refuse commits while the group rebalances, so it also marks
  * how far it read each partition of <prefix>tcp, and the next owner
  * starts there; what stage 2 reads twice it drops (traces.h knows the
- * spans it holds and the last ones it wrote). */
+ * spans it holds and the last ones it wrote).
+ *
+ * Stage 1 runs in a thread of its own from fleet__open to fleet__leave;
+ * stage 2 in the caller's, with traces (fleet__poll, then the caller's
+ * traces__expire). The read callback runs in stage 1's thread. */
 #ifndef KMON_TRACE_FLEET_H
 #define KMON_TRACE_FLEET_H
 
@@ -45,7 +53,8 @@ struct fleet_where {
 
 void fleet_where__format(const struct fleet_where *w, char *buf, size_t size);
 
-/* main's reading of one record of <prefix>tcp, counted there: true for a
+/* main's reading of one record of <prefix>tcp, counted there (in stage
+ * 1's thread: thread-safe counts): true for a
  * tcp record, its members in *r and its fields checked into *s; false
  * for a record it rejected (saying where) or skipped. */
 typedef bool (*fleet_read_fn)(const char *text, size_t len,
@@ -64,18 +73,21 @@ struct fleet;
  * partitions differ (a usage problem: exit 2). */
 struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 			  fleet_read_fn read, void *ctx);
-/* Hands out what arrives within timeout_ms. Returns 0, -1 on failure. */
+/* Stage 2: hands out what arrives within timeout_ms. Returns 0, -1 on
+ * failure. */
 int fleet__poll(struct fleet *f, int timeout_ms);
+/* Stage 2's forwards that waited late_ns go (stage 1 expires its own). */
 void fleet__expire(struct fleet *f, uint64_t now_ns);
 /* False while stage 2 has read what it could not commit: a trace
  * written then could be read again by the next owner, and written
  * twice. */
 bool fleet__may_write(const struct fleet *f);
-/* Leaves both groups, handing over what is held. */
+/* Stops stage 1's thread, then leaves both groups, handing over what is
+ * held. */
 void fleet__leave(struct fleet *f);
 void fleet__close(struct fleet *f); /* leaves too; NULL-safe */
 const char *fleet__name(const struct fleet *f);
 /* The counts, as JSON fields after others: ,"fleet":{...} */
-void fleet__counts(const struct fleet *f, struct strbuf *sb);
+void fleet__counts(struct fleet *f, struct strbuf *sb);
 
 #endif

@@ -49,6 +49,20 @@ const struct forward *forwards__find(const struct forwards *f,
 	return fw && trace_id__eq(fw->from, id) ? fw : NULL;
 }
 
+struct trace_id forwards__resolve(const struct forwards *f, struct trace_id id)
+{
+	const struct forward *fw;
+	int hops;
+
+	for (hops = 0; hops < FORWARDS_HOPS; hops++) {
+		fw = forwards__find(f, id);
+		if (!fw)
+			break;
+		id = fw->to;
+	}
+	return id;
+}
+
 void forwards__expire(struct forwards *f, uint64_t now_ns)
 {
 	aging__expire(f->by_from,

@@ -17,6 +17,8 @@ struct forward {
 	int32_t partition; /* of <prefix><group>.span the move came from */
 };
 
+#define FORWARDS_HOPS 32
+
 struct forwards;
 
 struct forwards *forwards__new(size_t max, uint64_t late_ns);
@@ -27,6 +29,10 @@ bool forwards__add(struct forwards *f, const struct forward *fw,
 /* Where spans of trace id go, NULL when they stay. */
 const struct forward *forwards__find(const struct forwards *f,
 				     struct trace_id id);
+/* Where spans of trace id end up: its forward's target, that target's,
+ * and so on (FORWARDS_HOPS at most: records that contradict each other
+ * could make a cycle); id when it stays. */
+struct trace_id forwards__resolve(const struct forwards *f, struct trace_id id);
 void forwards__expire(struct forwards *f, uint64_t now_ns);
 /* Every forward of a revoked partition to fn (a const struct forward
  * *), then forgotten here. */

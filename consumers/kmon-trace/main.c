@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,8 @@ struct app {
 	struct otlp_http *http;
 	struct strbuf line, batch;
 	uint64_t batch_spans;
-	uint64_t records, rejected, skipped;
+	/* --fleet reads records in stage 1's thread (fleet.h) */
+	_Atomic uint64_t records, rejected, skipped;
 	int err; /* an output failed */
 };
 
@@ -243,12 +245,12 @@ bad:
 
 static void reject(struct app *a, const char *where, const char *why)
 {
-	a->rejected++;
-	if (a->rejected <= SHOW_REJECTED)
+	uint64_t n = ++a->rejected;
+
+	if (n <= SHOW_REJECTED)
 		fprintf(stderr, "kmon-trace: %s: rejected: %s%s\n", where, why,
-			a->rejected == SHOW_REJECTED ?
-				" (further rejects only counted)" :
-				"");
+			n == SHOW_REJECTED ? " (further rejects only counted)" :
+					     "");
 }
 
 static bool is_blank(const char *text, size_t len)

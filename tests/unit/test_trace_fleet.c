@@ -2,7 +2,8 @@
 /* kmon-trace --fleet's state: stage 1's ends of exchanges (a join moves
  * the server's trace under its caller's; an end read twice is not a
  * second end; ambiguity, late ends and the bound; hand-over by
- * partition), stage 2's forwards, and traces taken out of traces.h. */
+ * partition), stage 2's forwards and where a chain of them ends, and
+ * traces taken out of traces.h. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +135,27 @@ static void test_forwards(void)
 	forwards__free(f);
 }
 
+/* A chain of moves resolves to its end; a cycle, which only records
+ * that contradict each other make, ends after FORWARDS_HOPS. */
+static void test_resolve(void)
+{
+	struct forwards *f = forwards__new(8, 10 * SEC);
+	struct forward ab = { .from = { 0, 1 }, .to = { 0, 2 } };
+	struct forward bc = { .from = { 0, 2 }, .to = { 0, 3 } };
+	struct forward ca = { .from = { 0, 3 }, .to = { 0, 1 } };
+
+	CHECK(forwards__resolve(f, ab.from).lo == 1); /* stays */
+	forwards__add(f, &ab, 1 * SEC);
+	forwards__add(f, &bc, 1 * SEC);
+	CHECK(forwards__resolve(f, ab.from).lo == 3);
+	CHECK(forwards__resolve(f, bc.from).lo == 3);
+	CHECK(forwards__resolve(f, bc.to).lo == 3);
+	forwards__add(f, &ca, 1 * SEC);
+	/* 1 -> 2 -> 3 -> 1 ...: FORWARDS_HOPS steps from 1 */
+	CHECK(forwards__resolve(f, ab.from).lo == 1 + FORWARDS_HOPS % 3);
+	forwards__free(f);
+}
+
 static void no_write(const struct trace_view *t, void *ctx)
 {
 	(void)t;
@@ -194,6 +216,7 @@ int main(void)
 {
 	test_exchanges();
 	test_forwards();
+	test_resolve();
 	test_take();
 	return unit_done("trace_fleet");
 }
