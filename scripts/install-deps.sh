@@ -32,6 +32,7 @@ test_packages=(
 	openssl postgresql postgresql-client mariadb-server mariadb-client
 	memcached libmemcached-tools mosquitto mosquitto-clients dnsmasq-base
 	bind9-dnsutils openssh-server openssh-client
+	nghttp2-client # h2load: HTTP/2 streams on one connection (http2_requests)
 	libssl-dev # kmt_tls_static links libssl.a
 	python3-redis python3-psycopg2 python3-asyncpg
 	rabbitmq-server amqp-tools zookeeper python3-kazoo
@@ -105,7 +106,7 @@ have_test() {
 	python3 -c 'import yaml' 2>/dev/null || return 1 # reading manifests
 	# protocol identification's servers and clients (proto_servers)
 	have_tools openssl pgbench psql mariadb mariadb-install-db memcslap \
-		mosquitto_pub dig ssh || return 1
+		mosquitto_pub dig ssh h2load || return 1
 	for tool in mariadbd memcached mosquitto dnsmasq sshd; do
 		[ -x /usr/sbin/$tool ] || [ -x /usr/bin/$tool ] || return 1
 	done

@@ -34,6 +34,7 @@
 #include "tcp_state.bpf.h"
 #include "tcp_load.bpf.h"
 #include "send_buffer.bpf.h"
+#include "h2.bpf.h"
 
 /* collectors.tcp.outcomes, written by user space (start and reloads). */
 volatile __u32 outcomes_on;
@@ -57,6 +58,15 @@ static __always_inline bool outcome_wanted(const struct tcp_conn *c)
 		return false;
 	}
 	return true;
+}
+
+/* Whether c's request heads are kept: for records (their method and
+ * route), and on HTTP/2 for the counts too: a response's status is its
+ * request's only on the stream the request head opens. */
+static __always_inline bool req_head_wanted(const struct tcp_conn *c)
+{
+	return KMON_READ_ONCE(request_heads_on) ||
+	       c->proto_state != PROTO_DECIDED || c->proto == PROTO_HTTP2;
 }
 
 /* Whether a message leaving in direction dir (ack: the acknowledgement
@@ -96,14 +106,20 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 					  __u32 off, __u32 seq, __u32 ack)
 {
 	bool request = head_is_request(c, dir);
-	__u32 len = skb->len - off, cap;
+	__u32 len = skb->len - off, cap, skip = 0;
 
 	/* checked before the state is written: the segment is handled on
 	 * another CPU than the owner's, and a written line goes to that
 	 * CPU and back (140 ns a request on nginx) */
-	if ((request && !KMON_READ_ONCE(request_heads_on)) ||
-	    !outcome_wanted(c) || !head_begins(c, dir, ack))
+	if ((request && !req_head_wanted(c)) || !outcome_wanted(c))
 		return;
+	/* HTTP/2's control frames begin no message (h2.bpf.h) */
+	if (dir == PROTO_DIR_IN && h2_received(skb, c, off, len, seq, &skip))
+		return;
+	if (!head_begins(c, dir, ack))
+		return;
+	off += skip;
+	len -= skip;
 	if (request) {
 		cap = head_cap(len, TCP_REQ_HEAD);
 		if (bpf_skb_load_bytes(skb, off, c->next_req.data, cap))
@@ -129,8 +145,8 @@ static __always_inline void head_from_send(const struct sock *sk,
 	bool request = head_is_request(c, PROTO_DIR_OUT);
 	__u32 cap;
 
-	if (!tp || (request && !KMON_READ_ONCE(request_heads_on)) ||
-	    !outcome_wanted(c) || !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
+	if (!tp || (request && !req_head_wanted(c)) || !outcome_wanted(c) ||
+	    !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
 		return;
 	if (request) {
 		cap = head_cap(avail, TCP_REQ_HEAD);
@@ -149,6 +165,30 @@ static __always_inline void head_from_send(const struct sock *sk,
 	c->next_resp.len = cap;
 }
 
+/* An HTTP/2 send from several buffers (a writev) begins: whether it is
+ * control frames only, and a response's head past them. A request's
+ * head is not gathered (128 bytes are too many for the stack): none. */
+static __always_inline void h2_writev_head(const struct sock *sk,
+					   struct tcp_conn *c,
+					   const struct iov_iter *it)
+{
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	struct h2_iovs v;
+	__u8 b[2 * H2_IOVS_READ] = {};
+	__u32 skip, got;
+
+	h2_iovs_of(it, &v);
+	skip = h2_control_iovs(&v, b);
+	c->ctl_send = skip >= v.total && v.total == it->count;
+	if (!tp || c->ctl_send || head_is_request(c, PROTO_DIR_OUT) ||
+	    !outcome_wanted(c) || !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
+		return;
+	got = h2_iovs_read(&v, skip, b, TCP_RESP_HEAD);
+	__builtin_memcpy(c->next_resp.data, b, TCP_RESP_HEAD);
+	c->next_resp.seq = tp->write_seq;
+	c->next_resp.len = got;
+}
+
 /* A send on c begins: its first chunk (tcp_sendmsg_locked fires per
  * chunk; a later one starts inside the buffer). */
 static __always_inline void
@@ -157,12 +197,22 @@ send_head(const struct sock *sk, const struct msghdr *msg, struct tcp_conn *c)
 	const struct iov_iter *it = &msg->msg_iter;
 	const struct iovec *iov;
 	const void *base;
-	__u32 avail;
+	__u32 avail, skip;
 
 	if (it->iov_offset || !it->count)
 		return;
 	base = send_base(it, it->count, &avail, &iov);
-	head_from_send(sk, c, base, avail);
+	if (iov && avail < it->count && h2_known(c)) {
+		h2_writev_head(sk, c, it);
+		return;
+	}
+	/* HTTP/2's control frames: no message, and not in the head */
+	skip = h2_send_begins(c, base, avail);
+	if (c->ctl_send && avail < it->count)
+		c->ctl_send = 0; /* more than the first buffer: not known */
+	if (c->ctl_send || skip >= avail)
+		return;
+	head_from_send(sk, c, base + skip, avail - skip);
 }
 
 /* A request (call) begins at seq: its head is the last request begun,
@@ -185,28 +235,40 @@ static __always_inline void head_response(struct tcp_conn *c, __u32 seq)
 		c->resp_head.len = 0;
 }
 
+/* The HTTP/2 stream a request head opens (0: not shown), a global
+ * function for the same reason as outcome_of_head. */
+__noinline __u32 request_stream_of(const struct tcp_req_head *req)
+{
+	if (!req)
+		return 0;
+	return outcome_h2_request_stream(req->data, req->len);
+}
+
 /* What a response head says, for protocol proto: a global function,
  * verified once on its own. The rules of every protocol inlined at each
  * request's end would multiply the paths the verifier walks, past its
- * limit. */
+ * limit. req: the request's head (HTTP/2's stream). */
 __noinline int outcome_of_head(struct outcome *o, const struct tcp_resp_head *h,
-			       __u32 proto, __u32 side)
+			       const struct tcp_req_head *req, __u32 proto,
+			       __u32 side)
 {
-	__u32 len;
+	__u32 len, stream = 0;
 
 	if (!o || !h)
 		return 0;
+	if (proto == PROTO_HTTP2)
+		stream = request_stream_of(req);
 	len = h->len;
 	if (len > OUTCOME_RESP_HEAD)
 		len = OUTCOME_RESP_HEAD;
-	outcome_classify(o, proto, side, h->data, len);
+	outcome_classify(o, proto, side, h->data, len, stream);
 	return 0;
 }
 
 static __always_inline void outcome_of(const struct tcp_conn *c, __u32 proto,
 				       struct outcome *o)
 {
-	outcome_of_head(o, &c->resp_head, proto,
+	outcome_of_head(o, &c->resp_head, &c->req_head, proto,
 			c->role == TCP_ROLE_CLIENT ? TCP_SIDE_CLIENT :
 						     TCP_SIDE_SERVER);
 }
@@ -250,6 +312,7 @@ static __always_inline void outcome_late(const struct tcp_conn *c,
 	l->side = c->role == TCP_ROLE_CLIENT ? TCP_SIDE_CLIENT :
 					       TCP_SIDE_SERVER;
 	l->resp_head = c->resp_head;
+	l->stream = request_stream_of(&c->req_head);
 	bpf_ringbuf_submit(l, BPF_RB_NO_WAKEUP);
 }
 

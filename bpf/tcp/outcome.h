@@ -41,20 +41,34 @@ struct outcome {
 #define OUTCOME_UNROLL
 #endif
 
-/* The byte at off, or 0 past the capture. The empty asm makes the
- * compiler check and index with one 64-bit register: left alone, it
- * zero-extends a 32-bit offset into two copies, and the verifier sees
- * the bound on the one that does not index. */
-OUTCOME_INLINE __u32 outcome_at(const __u8 *b, __u32 len, __u32 off)
+/* The byte at off, or 0 past the capture (len) or the buffer (size, a
+ * constant). The empty asm makes the compiler check and index with one
+ * 64-bit register: left alone, it zero-extends a 32-bit offset into two
+ * copies, and the verifier sees the bound on the one that does not
+ * index. */
+OUTCOME_INLINE __u32 outcome_byte(const __u8 *b, __u32 len, __u32 off,
+				  __u32 size)
 {
 	__u64 i = off;
 
 #ifdef __bpf__
 	asm volatile("" : "+r"(i));
 #endif
-	if (i >= OUTCOME_RESP_HEAD || i >= len)
+	if (i >= size || i >= len)
 		return 0;
 	return b[i];
+}
+
+/* In a response head (OUTCOME_RESP_HEAD bytes). */
+OUTCOME_INLINE __u32 outcome_at(const __u8 *b, __u32 len, __u32 off)
+{
+	return outcome_byte(b, len, off, OUTCOME_RESP_HEAD);
+}
+
+/* In a request head (OUTCOME_REQ_HEAD bytes). */
+OUTCOME_INLINE __u32 outcome_req_at(const __u8 *b, __u32 len, __u32 off)
+{
+	return outcome_byte(b, len, off, OUTCOME_REQ_HEAD);
 }
 
 OUTCOME_INLINE __u32 outcome_be16(const __u8 *b, __u32 len, __u32 off)
@@ -130,6 +144,8 @@ OUTCOME_INLINE void outcome_http(struct outcome *o, __u32 side, const __u8 *b,
 }
 
 #define OUTCOME_H2_FRAMES 5 /* a 48-byte head holds at most 5 headers */
+#define OUTCOME_H2_REQ_FRAMES 8 /* frames walked in a request head */
+#define OUTCOME_H2_PREFACE 24 /* "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" */
 #define OUTCOME_H2_HEADERS 0x1
 #define OUTCOME_H2_PRIORITY 0x2
 #define OUTCOME_H2_SETTINGS 0x4
@@ -236,11 +252,54 @@ OUTCOME_INLINE void outcome_h2_block(struct outcome *o, __u32 side,
 							    value & 0x7f));
 }
 
+/* A frame header's stream id (31 bits) at off. */
+#define OUTCOME_H2_STREAM(at, b, len, off)                                    \
+	((at(b, len, (off) + 5) & 0x7f) << 24 | at(b, len, (off) + 6) << 16 | \
+	 at(b, len, (off) + 7) << 8 | at(b, len, (off) + 8))
+
+/* The stream a request opens: its first HEADERS frame's, after the
+ * client's preface and the frames that may come before it (SETTINGS,
+ * WINDOW_UPDATE, PING, PRIORITY). 0 when the head does not show it:
+ * DATA first (a body still going), or no HEADERS inside the head. A
+ * response answers this request only when its HEADERS are on this
+ * stream: with streams in flight, the first HEADERS answered may be
+ * another's. */
+OUTCOME_INLINE __u32 outcome_h2_request_stream(const __u8 *b, __u32 len)
+{
+	__u32 off = 0;
+
+	if (len > OUTCOME_REQ_HEAD)
+		len = OUTCOME_REQ_HEAD;
+	if (outcome_req_at(b, len, 0) == 'P' &&
+	    outcome_req_at(b, len, 1) == 'R' &&
+	    outcome_req_at(b, len, 2) == 'I' &&
+	    outcome_req_at(b, len, 3) == ' ')
+		off = OUTCOME_H2_PREFACE;
+	for (int i = 0; i < OUTCOME_H2_REQ_FRAMES; i++) {
+		__u32 flen = outcome_req_at(b, len, off) << 16 |
+			     outcome_req_at(b, len, off + 1) << 8 |
+			     outcome_req_at(b, len, off + 2);
+		__u32 type = outcome_req_at(b, len, off + 3);
+
+		if (off + 9 > len)
+			return 0;
+		if (type == OUTCOME_H2_HEADERS)
+			return OUTCOME_H2_STREAM(outcome_req_at, b, len, off);
+		if (!outcome_in_set(type, OUTCOME_H2_SKIPPED, 0) ||
+		    flen >= OUTCOME_REQ_HEAD)
+			return 0;
+		off += 9 + flen;
+	}
+	return 0;
+}
+
 /* Frames to the first HEADERS: the server's SETTINGS, WINDOW_UPDATEs,
- * PINGs and PRIORITYs may come before it. DATA, RST_STREAM, GOAWAY or
- * PUSH_PROMISE first, or a head that ends before a HEADERS: unknown. */
+ * PINGs and PRIORITYs may come before it. Its :status is the request's
+ * when the HEADERS are on the request's stream (stream, not 0). DATA,
+ * RST_STREAM, GOAWAY or PUSH_PROMISE first, HEADERS of another stream,
+ * or a head that ends before a HEADERS: unknown. */
 OUTCOME_INLINE void outcome_http2(struct outcome *o, __u32 side, const __u8 *b,
-				  __u32 len)
+				  __u32 len, __u32 stream)
 {
 	__u32 off = 0;
 
@@ -254,6 +313,9 @@ OUTCOME_INLINE void outcome_http2(struct outcome *o, __u32 side, const __u8 *b,
 		if (p > len)
 			return;
 		if (type == OUTCOME_H2_HEADERS) {
+			if (!stream || OUTCOME_H2_STREAM(outcome_at, b, len,
+							 off) != stream)
+				return;
 			/* the pad length's byte; the dependency and weight */
 			p += !!(flags & OUTCOME_H2_FLAG_PADDED);
 			p += !!(flags & OUTCOME_H2_FLAG_PRIORITY) * 5;
@@ -524,10 +586,12 @@ OUTCOME_INLINE void outcome_mqtt(struct outcome *o, const __u8 *b, __u32 len)
 
 /* Decides o for a response head of resp_len captured bytes (the buffer
  * holds OUTCOME_RESP_HEAD), of protocol proto (PROTO_*), seen from side
- * (enum tcp_side). Kafka (codes are in each API's body), AMQP (in close
- * methods), TLS, SSH and unknown: not known. */
+ * (enum tcp_side); stream: for HTTP/2, the stream the request opened
+ * (outcome_h2_request_stream), 0 unknown. Kafka (codes are in each API's
+ * body), AMQP (in close methods), TLS, SSH and unknown: not known. */
 OUTCOME_INLINE void outcome_classify(struct outcome *o, __u32 proto, __u32 side,
-				     const __u8 *resp, __u32 resp_len)
+				     const __u8 *resp, __u32 resp_len,
+				     __u32 stream)
 {
 	o->status = 0;
 	o->known = 0;
@@ -541,7 +605,7 @@ OUTCOME_INLINE void outcome_classify(struct outcome *o, __u32 proto, __u32 side,
 		outcome_http(o, side, resp, resp_len);
 		break;
 	case PROTO_HTTP2:
-		outcome_http2(o, side, resp, resp_len);
+		outcome_http2(o, side, resp, resp_len, stream);
 		break;
 	case PROTO_REDIS:
 		outcome_redis(o, resp, resp_len);

@@ -878,6 +878,8 @@ static __always_inline void on_request_bytes(struct tcp_conn *c,
 		account_start(c, false);
 		c->req_off = c->rx_off;
 		c->req_seq = received_seq(sk, len, trusted);
+		/* HTTP/2: past the control frames it starts with */
+		c->req_bytes = h2_message_begins(c, &c->req_seq);
 		head_request(c, c->req_seq);
 		if (!c->src_checked)
 			find_src(c);
@@ -1080,6 +1082,7 @@ on_reply_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 		c->phase = TCP_RESPONSE;
 		c->resp_off = c->rx_off;
 		c->resp_seq = received_seq(sk, len, trusted);
+		c->resp_bytes = h2_message_begins(c, &c->resp_seq);
 		head_response(c, c->resp_seq);
 	}
 	if (c->phase == TCP_RESPONSE) {
@@ -1093,7 +1096,9 @@ on_reply_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 static __always_inline void
 recv_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 {
-	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted)) {
+	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted) ||
+	    (c->h2 && !c->tls &&
+	     h2_control_read(c, received_seq(sk, ret, trusted), ret))) {
 		c->rx_off += ret;
 		return;
 	}
@@ -1167,7 +1172,11 @@ send_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 {
 	if (sends_stashed)
 		take_stashed_send(c, sk);
-	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted)) {
+	/* HTTP/2's control frames are no request's or response's */
+	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted) ||
+	    c->ctl_send) {
+		c->ctl_send = 0;
+		c->call_ns = 0; /* no call's start, no response's end */
 		c->tx_off += ret;
 		return;
 	}
@@ -1513,7 +1522,7 @@ int tcp_flush_conns(void *ctx)
 SEC("uprobe")
 int BPF_KPROBE(tls_write_entry, void *ssl, const void *buf, int num)
 {
-	tls_enter(num > 0 ? TLS_CALL_WRITE : TLS_CALL_HANDSHAKE, buf,
+	tls_enter(ssl, num > 0 ? TLS_CALL_WRITE : TLS_CALL_HANDSHAKE, buf,
 		  num > 0 ? num : 0, NULL);
 	return 0;
 }
@@ -1522,14 +1531,15 @@ SEC("uprobe")
 int BPF_KPROBE(tls_write_ex_entry, void *ssl, const void *buf, __u64 num,
 	       __u64 *written)
 {
-	tls_enter(num ? TLS_CALL_WRITE : TLS_CALL_HANDSHAKE, buf, num, written);
+	tls_enter(ssl, num ? TLS_CALL_WRITE : TLS_CALL_HANDSHAKE, buf, num,
+		  written);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(tls_read_entry, void *ssl, void *buf, int num)
 {
-	tls_enter(TLS_CALL_READ, buf, num > 0 ? num : 0, NULL);
+	tls_enter(ssl, TLS_CALL_READ, buf, num > 0 ? num : 0, NULL);
 	return 0;
 }
 
@@ -1537,14 +1547,14 @@ SEC("uprobe")
 int BPF_KPROBE(tls_read_ex_entry, void *ssl, void *buf, __u64 num,
 	       __u64 *readbytes)
 {
-	tls_enter(TLS_CALL_READ, buf, num, readbytes);
+	tls_enter(ssl, TLS_CALL_READ, buf, num, readbytes);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(tls_handshake_entry)
 {
-	tls_enter(TLS_CALL_HANDSHAKE, NULL, 0, NULL);
+	tls_enter(NULL, TLS_CALL_HANDSHAKE, NULL, 0, NULL);
 	return 0;
 }
 

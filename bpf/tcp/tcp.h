@@ -238,7 +238,14 @@ struct tcp_conn {
 	 * sender has heard from the other end since. */
 	__u32 head_ack[2];
 	__u8 head_acked[2]; /* head_ack holds one */
-	__u8 head_pad[2];
+	/* HTTP/2 (bpf/tcp/h2.bpf.h): h2 once its bytes are known to be
+	 * HTTP/2's; ctl_send: the send in progress holds only connection
+	 * control frames; ctl_rx_seq .. ctl_rx_end: the last segment
+	 * received that did (plain TCP). */
+	__u8 h2;
+	__u8 ctl_send;
+	__u32 ctl_rx_seq;
+	__u32 ctl_rx_end;
 	struct tcp_req_head next_req;
 	struct tcp_resp_head next_resp;
 	struct tcp_req_head req_head;
@@ -392,7 +399,9 @@ struct tcp_outcome_late {
 	__u8 side; /* enum tcp_side */
 	__u8 pad[2];
 	struct tcp_resp_head resp_head;
-	__u64 size_pad[3]; /* a size no other ring record has */
+	__u32 stream; /* HTTP/2: the stream its request opened, 0: unknown */
+	__u32 stream_pad;
+	__u64 size_pad[2]; /* a size no other ring record has */
 };
 
 /* A listening port, from listen() seen in the kernel and from the listen

@@ -47,6 +47,13 @@ struct {
 	__type(value, struct tls_heads);
 } tls_heads SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct tls_ssl_key);
+	__type(value, struct tls_ssl);
+} tls_ssls SEC(".maps");
+
 /* Processes with the uprobes attached (user space): while none, the tcp
  * hooks look no SSL call up. */
 volatile __u32 tls_procs;
@@ -54,11 +61,15 @@ volatile __u32 tls_procs;
 /* A zeroed call, too large for the stack. Never written. */
 struct tls_call tls_call_zero;
 
-static __always_inline void tls_enter(__u8 kind, const void *buf, __u64 num,
+static __always_inline void tls_enter(const void *ssl, __u8 kind,
+				      const void *buf, __u64 num,
 				      const void *count_at)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	struct tls_ssl_key key = { .ssl = (__u64)ssl, .tgid = id >> 32 };
+	__u32 tid = (__u32)id;
 	struct tls_call *call;
+	struct tls_ssl *known;
 
 	bpf_map_update_elem(&tls_calls, &tid, &tls_call_zero, BPF_ANY);
 	call = bpf_map_lookup_elem(&tls_calls, &tid);
@@ -68,6 +79,31 @@ static __always_inline void tls_enter(__u8 kind, const void *buf, __u64 num,
 	call->buf = (__u64)buf;
 	call->num = num > 0x7fffffff ? 0x7fffffff : num;
 	call->count_at = (__u64)count_at;
+	call->ssl = (__u64)ssl;
+	/* a read served from OpenSSL's buffer: its connection, as the last
+	 * call on this SSL object moved it (a tcp hook that fires says it
+	 * again) */
+	if (kind != TLS_CALL_READ)
+		return;
+	known = bpf_map_lookup_elem(&tls_ssls, &key);
+	if (known) {
+		call->cookie = known->cookie;
+		call->h2 = known->h2;
+	}
+}
+
+/* The SSL object of call moves c's bytes. */
+static __always_inline void tls_ssl_seen(const struct tcp_conn *c,
+					 const struct tls_call *call)
+{
+	struct tls_ssl_key key = {
+		.ssl = call->ssl,
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+	};
+	struct tls_ssl v = { .cookie = c->proto_cookie, .h2 = c->h2 };
+
+	if (call->ssl)
+		bpf_map_update_elem(&tls_ssls, &key, &v, BPF_ANY);
 }
 
 /* Set before load: the uprobes load (with every tcp hook on tp_btf). */
@@ -139,6 +175,50 @@ static __always_inline bool tls_feeds(struct tcp_conn *c, const struct sock *sk,
 	return true;
 }
 
+/* Whether c's reads began with the client's preface (a server's
+ * HTTP/2 connection, before it is identified). */
+static __always_inline __u8 tls_h2_seen(const struct tcp_conn *c)
+{
+	__u64 cookie = c->proto_cookie;
+	struct tls_heads *h = bpf_map_lookup_elem(&tls_heads, &cookie);
+
+	return h && h->h2;
+}
+
+/* A read of len bytes inside a message of c that held only HTTP/2
+ * control frames so far (the return of the read before said so): the
+ * message begins with this read, its head comes from it. The request
+ * (or the response) is moved to this read: its start, and its first
+ * byte's sequence number, which the other end's record has. */
+static __always_inline void tls_h2_resume(struct tcp_conn *c,
+					  struct tls_call *call, int len,
+					  const struct sock *sk)
+{
+	__u64 cookie = c->proto_cookie;
+	struct tls_heads *h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	bool server = c->role != TCP_ROLE_CLIENT;
+
+	if (!h || !h->open || h->open_is_req != server)
+		return;
+	if (server && c->phase == TCP_REQUEST && h->open_seq == c->req_seq) {
+		c->start_ns = bpf_ktime_get_ns();
+		c->tid = (__u32)bpf_get_current_pid_tgid();
+		c->req_off = c->rx_off - len;
+		c->req_seq = received_seq(sk, len, true);
+		call->head_seq = c->req_seq;
+	} else if (!server && c->phase == TCP_RESPONSE &&
+		   h->open_seq == c->resp_seq) {
+		c->resp_off = c->rx_off - len;
+		c->resp_seq = received_seq(sk, len, true);
+		call->head_seq = c->resp_seq;
+	} else {
+		return;
+	}
+	h->open = 0;
+	call->head = 1;
+	call->head_is_req = server;
+}
+
 /* A send inside SSL_write begins (its first chunk): the head and the
  * sample from the plaintext. */
 static __always_inline void tls_send_entry(const struct sock *sk,
@@ -148,7 +228,7 @@ static __always_inline void tls_send_entry(const struct sock *sk,
 {
 	const void *base = (const void *)call->buf;
 	struct proto_sample *s;
-	__u32 cap, len = call->num;
+	__u32 cap, len = call->num, skip;
 	__u8 seg;
 
 	if (call->kind != TLS_CALL_WRITE || call->sent ||
@@ -158,7 +238,14 @@ static __always_inline void tls_send_entry(const struct sock *sk,
 	if (!c->tls)
 		tls_begin(c, sk);
 	call->cookie = c->proto_cookie;
-	head_from_send(sk, c, base, len);
+	tls_ssl_seen(c, call);
+	if (c->role == TCP_ROLE_SERVER && !c->requests && !h2_known(c))
+		c->h2 = tls_h2_seen(c);
+	/* HTTP/2's control frames: no message, and not in the head */
+	skip = h2_send_begins(c, base, len);
+	call->ctl = c->ctl_send;
+	if (!c->ctl_send && skip < len)
+		head_from_send(sk, c, base + skip, len - skip);
 	if (c->proto_state != PROTO_CAPTURING || !len)
 		return;
 	seg = c->proto_segs[PROTO_DIR_OUT];
@@ -189,8 +276,11 @@ static __always_inline void tls_read_seen(struct tcp_conn *c,
 	bool server = c->role != TCP_ROLE_CLIENT;
 	__u8 seg;
 
-	if (!call || call->kind != TLS_CALL_READ || call->cookie)
+	if (!call || call->kind != TLS_CALL_READ || call->seen)
 		return;
+	call->seen = 1;
+	if (call->cookie != c->proto_cookie || call->h2 != h2_known(c))
+		tls_ssl_seen(c, call);
 	call->cookie = c->proto_cookie;
 	if (server && c->phase == TCP_REQUEST &&
 	    c->req_off + len == c->rx_off) {
@@ -202,6 +292,15 @@ static __always_inline void tls_read_seen(struct tcp_conn *c,
 		call->head = 1;
 		call->head_seq = c->resp_seq;
 	}
+	/* 2: the first request of a connection not identified yet: its
+	 * return looks for the client's preface */
+	call->h2 = 0;
+	if (h2_known(c))
+		call->h2 = 1;
+	else if (!c->requests && c->proto_state != PROTO_DECIDED)
+		call->h2 = 2;
+	if (call->h2 == 1 && !call->head)
+		tls_h2_resume(c, call, len, sk);
 	if (!outcome_wanted(c))
 		call->head = 0;
 	if (c->proto_state != PROTO_CAPTURING)
@@ -229,6 +328,56 @@ static __always_inline void tls_uncount(struct tcp_conn *c, __u8 dir, int len)
 		c->resp_bytes -= len;
 }
 
+/* The head of the message a read began, from its buffer (n bytes at
+ * base), past HTTP/2's control frames: a read of control frames only
+ * leaves the head to the next read (tls_h2_resume), and says so. The
+ * client's preface says an undecided connection is HTTP/2's. */
+static __always_inline bool tls_read_head(struct tls_heads *h,
+					  const struct tls_call *call,
+					  const void *base, __u32 n)
+{
+	__u8 b[4];
+	__u32 skip = 0, cap;
+
+	if (call->h2 == 2 && call->head_is_req && n >= H2_PREFACE_LEN &&
+	    !bpf_probe_read_user(b, sizeof(b), base) && h2_is_preface(b))
+		h->h2 = 1;
+	if (call->h2 == 1 || h->h2)
+		skip = h2_control_user(base, n);
+	h->open = skip >= n;
+	h->open_is_req = call->head_is_req;
+	h->open_seq = call->head_seq;
+	if (call->head_is_req) {
+		cap = skip < n ? head_cap(n - skip, TCP_REQ_HEAD) : 0;
+		if (cap && bpf_probe_read_user(h->req.data, cap, base + skip))
+			cap = 0;
+		h->req.seq = call->head_seq;
+		h->req.len = cap;
+		return h->open;
+	}
+	cap = skip < n ? head_cap(n - skip, TCP_RESP_HEAD) : 0;
+	if (cap && bpf_probe_read_user(h->resp.data, cap, base + skip))
+		cap = 0;
+	h->resp.seq = call->head_seq;
+	h->resp.len = cap;
+	return h->open;
+}
+
+/* A read served from OpenSSL's buffer, after a read of HTTP/2 control
+ * frames only (the same socket read brought both): the head of the
+ * message that read began is this one's. The message keeps that read's
+ * start and first byte (no socket hook tells this read's). */
+static __always_inline bool tls_buffered_head(struct tls_heads *h,
+					      struct tls_call *call,
+					      const void *base, __u32 n)
+{
+	call->head = 1;
+	call->head_is_req = h->open_is_req;
+	call->head_seq = h->open_seq;
+	call->h2 = 1;
+	return tls_read_head(h, call, base, n);
+}
+
 /* A read returned n bytes of plaintext into the call's buffer, or a
  * write wrote n: their count, and a read's head and sample. */
 static __always_inline void tls_done(struct tls_call *call, __u32 n)
@@ -237,7 +386,7 @@ static __always_inline void tls_done(struct tls_call *call, __u32 n)
 	struct tls_heads *h, zero = {};
 	struct proto_sample *s;
 	__u64 cookie = call->cookie;
-	bool read = call->kind == TLS_CALL_READ;
+	bool read = call->kind == TLS_CALL_READ, ctl = false;
 	__u32 cap;
 
 	if (!n || !cookie)
@@ -245,20 +394,17 @@ static __always_inline void tls_done(struct tls_call *call, __u32 n)
 	h = lookup_or_try_init(&tls_heads, &cookie, &zero);
 	if (!h)
 		return;
-	__sync_fetch_and_add(&h->bytes[read ? PROTO_DIR_IN : PROTO_DIR_OUT], n);
-	if (read && call->head && call->head_is_req) {
-		cap = head_cap(n, TCP_REQ_HEAD);
-		if (bpf_probe_read_user(h->req.data, cap, base))
-			cap = 0;
-		h->req.seq = call->head_seq;
-		h->req.len = cap;
-	} else if (read && call->head) {
-		cap = head_cap(n, TCP_RESP_HEAD);
-		if (bpf_probe_read_user(h->resp.data, cap, base))
-			cap = 0;
-		h->resp.seq = call->head_seq;
-		h->resp.len = cap;
-	}
+	if (read && call->head)
+		ctl = tls_read_head(h, call, base, n);
+	else if (read && !call->seen && h->open)
+		ctl = tls_buffered_head(h, call, base, n);
+	else if (read && call->h2 == 1)
+		ctl = h2_control_user(base, n) >= n;
+	/* HTTP/2's control frames are no request's or response's (a
+	 * write's were found at its entry) */
+	if (!ctl && !call->ctl)
+		__sync_fetch_and_add(
+			&h->bytes[read ? PROTO_DIR_IN : PROTO_DIR_OUT], n);
 	if (!read || !call->sample)
 		return;
 	s = reserve_sample(false);

@@ -24,10 +24,29 @@ struct tls_call {
 	__u8 head; /* a read began a message: head_is_req, head_seq */
 	__u8 head_is_req;
 	__u32 head_seq;
+	__u64 ssl; /* the SSL object */
 	__u8 sample; /* a read owes the protocol sample in s */
-	__u8 pad[3];
+	__u8 h2; /* 1: HTTP/2's (bpf/tcp/h2.bpf.h), 2: may be (a read's
+		  * return looks for the client's preface) */
+	__u8 seen; /* a read: a tcp hook saw its socket's bytes move */
+	__u8 ctl; /* a write of HTTP/2 control frames only */
 	__u64 cookie; /* the connection's plaintext cookie, 0: not seen */
 	struct proto_sample s; /* header only; the data comes at return */
+};
+
+/* The connection an SSL object was last seen moving, per process: a
+ * read that OpenSSL serves from what an earlier one took off the
+ * socket moves no socket bytes, and no tcp hook tells its connection. */
+struct tls_ssl_key {
+	__u64 ssl;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct tls_ssl {
+	__u64 cookie; /* the connection's plaintext cookie */
+	__u8 h2; /* HTTP/2's */
+	__u8 pad[7];
 };
 
 /* What the returns of SSL calls leave for the request model to take at
@@ -40,6 +59,14 @@ struct tls_heads {
 	struct tcp_resp_head resp;
 	struct tcp_req_head req;
 	__u64 bytes[2]; /* PROTO_DIR_IN, PROTO_DIR_OUT */
+	/* HTTP/2: the message begun at open_seq (a request's when
+	 * open_is_req) held only control frames so far, its head is still
+	 * to come; h2: a read began with the client's preface */
+	__u32 open_seq;
+	__u8 open;
+	__u8 open_is_req;
+	__u8 h2;
+	__u8 pad;
 };
 
 #endif

@@ -42,7 +42,7 @@ static void classify(struct outcome *o, int proto, int side,
 
 	memset(b, fill, sizeof(b));
 	memcpy(b, resp, len);
-	outcome_classify(o, proto, side, b, len);
+	outcome_classify(o, proto, side, b, len, len ? resp[0] & 3 : 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -129,6 +129,7 @@ static double timed(__u32 proto, const char *b, __u32 len)
 	skel->bss->input.len = len;
 	skel->bss->input.proto = proto;
 	skel->bss->input.side = TCP_SIDE_SERVER;
+	skel->bss->input.stream = 1;
 	skel->bss->turns = TIMED_TURNS;
 	for (int r = 0; r < 11; r++) {
 		double floor;
@@ -182,13 +183,16 @@ static void check(const struct head *h)
 		in->resp[i] = splitmix64_next(&rng);
 	/* a length past the buffer must be bounded by the classifier */
 	in->len = h->len == OUTCOME_RESP_HEAD && (rng & 1) ? 1000 : h->len;
+	/* HTTP/2: the request's stream, the heads' (mostly 1) or another */
+	in->stream = splitmix64_next(&rng) % 4;
 	for (__u32 proto = 0; proto <= PROTO_NR; proto++) {
 		for (__u32 side = 0; side < 2; side++) {
 			struct outcome want;
 
 			in->proto = proto;
 			in->side = side;
-			outcome_classify(&want, proto, side, in->resp, in->len);
+			outcome_classify(&want, proto, side, in->resp, in->len,
+					 in->stream);
 			run(fd_map);
 			run(fd_stack);
 			cases++;

@@ -24,7 +24,7 @@ SEC("raw_tp")
 int outcome_in_map(void *ctx)
 {
 	outcome_classify(&from_map, input.proto, input.side, input.resp,
-			 input.len);
+			 input.len, input.stream);
 	return 0;
 }
 
@@ -34,7 +34,8 @@ int outcome_on_stack(void *ctx)
 	__u8 resp[OUTCOME_RESP_HEAD];
 
 	__builtin_memcpy(resp, input.resp, sizeof(resp));
-	outcome_classify(&from_stack, input.proto, input.side, resp, input.len);
+	outcome_classify(&from_stack, input.proto, input.side, resp, input.len,
+			 input.stream);
 	return 0;
 }
 
@@ -42,7 +43,7 @@ static long classify_once(__u64 i, void *ctx)
 {
 	if (classifying)
 		outcome_classify(&from_map, input.proto, input.side, input.resp,
-				 input.len);
+				 input.len, input.stream);
 	return 0;
 }
 

@@ -10,7 +10,7 @@ struct outcome_input {
 	__u32 proto;
 	__u32 side;
 	__u32 len; /* any value: the classifier bounds it itself */
-	__u32 pad;
+	__u32 stream; /* HTTP/2: the request's stream */
 	__u8 resp[OUTCOME_RESP_HEAD];
 };
 

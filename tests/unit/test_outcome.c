@@ -252,6 +252,21 @@ static const struct want wants[] = {
 	  0 },
 };
 
+/* The stream of the first HEADERS frame in b, 0 if none: the stream
+ * of the request these heads answer (the kernel takes it from the
+ * request head, outcome_h2_request_stream). */
+static __u32 headers_stream(const void *p, size_t len)
+{
+	const __u8 *b = p;
+
+	for (size_t off = 0; off + 9 <= len;
+	     off += 9 + (b[off] << 16 | b[off + 1] << 8 | b[off + 2]))
+		if (b[off + 3] == 1)
+			return (__u32)(b[off + 5] & 0x7f) << 24 |
+			       b[off + 6] << 16 | b[off + 7] << 8 | b[off + 8];
+	return 0;
+}
+
 /* Classifies the first len bytes of w's head in a buffer whose rest
  * holds fill. */
 static void classify(struct outcome *o, const struct want *w, size_t len,
@@ -261,7 +276,8 @@ static void classify(struct outcome *o, const struct want *w, size_t len,
 
 	memset(buf, fill, sizeof(buf));
 	memcpy(buf, w->b, len < sizeof(buf) ? len : sizeof(buf));
-	outcome_classify(o, w->proto, w->side, buf, len);
+	outcome_classify(o, w->proto, w->side, buf, len,
+			 headers_stream(w->b, w->len));
 }
 
 static int same(const struct outcome *a, const struct outcome *b)
@@ -276,7 +292,8 @@ static void classify_msg(struct outcome *o, int proto, int side,
 	size_t len = m->caplen < OUTCOME_RESP_HEAD ? m->caplen :
 						     OUTCOME_RESP_HEAD;
 
-	outcome_classify(o, proto, side, m->b, len);
+	outcome_classify(o, proto, side, m->b, len,
+			 headers_stream(m->b, m->caplen));
 }
 
 /* Whether o is what w wants. */
@@ -413,8 +430,49 @@ static void check_captured(const struct captured *c)
 	CHECK(as_wanted(&o, &w));
 }
 
+/* The stream a request head opens, and a response's HEADERS on any
+ * other stream (or with the stream unknown) read as unknown. */
+static void check_streams(void)
+{
+	static const char curl_head[] =
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+		"\x00\x00\x12\x04\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x64"
+		"\x00\x04\x02\x00\x00\x00\x00\x02\x00\x00\x00\x00"
+		"\x00\x00\x04\x08\x00\x00\x00\x00\x00\x01\xff\x00\x01"
+		"\x00\x00\x1f\x01\x05\x00\x00\x00\x01\x82\x85";
+	static const char later[] =
+		"\x00\x00\x04\x08\x00\x00\x00\x00\x00\x01\xff\x00\x01"
+		"\x00\x00\x1f\x01\x05\x00\x00\x01\x07\x82\x85";
+	static const char data_first[] =
+		"\x00\x00\x02\x00\x00\x00\x00\x00\x01hi"
+		"\x00\x00\x1f\x01\x05\x00\x00\x00\x03\x82\x85";
+	static const __u8 resp[] = "\x00\x00\x01\x01\x04\x00\x00\x00\x03\x8d";
+	__u8 head[OUTCOME_REQ_HEAD];
+	struct outcome o;
+
+	CHECK(outcome_h2_request_stream((const __u8 *)curl_head,
+					sizeof(curl_head) - 1) == 1);
+	/* the HEADERS' frame header cut by the head */
+	CHECK(outcome_h2_request_stream((const __u8 *)curl_head, 70) == 0);
+	CHECK(outcome_h2_request_stream((const __u8 *)later,
+					sizeof(later) - 1) == 0x107);
+	CHECK(outcome_h2_request_stream((const __u8 *)data_first,
+					sizeof(data_first) - 1) == 0);
+	/* bytes past the length are not read */
+	memset(head, 0, sizeof(head));
+	memcpy(head, later, sizeof(later) - 1);
+	CHECK(outcome_h2_request_stream(head, 13) == 0);
+	outcome_classify(&o, PROTO_HTTP2, S, resp, sizeof(resp) - 1, 3);
+	CHECK(o.known && o.status == 404);
+	outcome_classify(&o, PROTO_HTTP2, S, resp, sizeof(resp) - 1, 1);
+	CHECK(!o.known && !o.has_status);
+	outcome_classify(&o, PROTO_HTTP2, S, resp, sizeof(resp) - 1, 0);
+	CHECK(!o.known && !o.has_status);
+}
+
 int main(void)
 {
+	check_streams();
 	for (size_t i = 0; i < sizeof(wants) / sizeof(wants[0]); i++) {
 		check_want(&wants[i], i);
 		check_prefixes(&wants[i]);

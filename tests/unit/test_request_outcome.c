@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collectors/tcp/request_http.h"
 #include "collectors/tcp/request_outcome.h"
 #include "fixture.h"
 #include "unit.h"
@@ -79,6 +80,40 @@ static void check_http(void)
 	CHECK(out.known && !out.error && out.status_num == 200);
 }
 
+/* The answer of another stream is no status of this request: stream 1
+ * asked (curl), stream 3 answered; a request head opening two streams
+ * (requests in flight) is two requests kmond counted as one. */
+static void check_http2_streams(const uint8_t *curl)
+{
+	static const uint8_t two[] = "\x00\x00\x01\x01\x05\x00\x00\x00\x03\x82"
+				     "\x00\x00\x01\x01\x05\x00\x00\x00\x05\x82";
+	static const uint8_t on3[] = "\x00\x00\x10\x01\x05\x00\x00\x00\x03"
+				     "\x88\x40\x0bgrpc-status\x01"
+				     "5";
+	/* the server's SETTINGS first, then stream 1's 500 */
+	static const uint8_t late[] =
+		"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+		"\x00\x00\x01\x01\x04\x00\x00\x00\x01\x8e";
+
+	request_outcome__decode(&out, PROTO_HTTP2, C, curl, 96, 104, B(on3),
+				19);
+	CHECK(!out.known && !out.has_status && !out.has_grpc);
+	CHECK(out.has_method); /* the request's own */
+	request_outcome__decode(&out, PROTO_HTTP2, S, curl, 96, 104, B(late),
+				19);
+	CHECK(out.known && out.error && out.status_num == 500);
+	/* no HEADERS in the request head: its stream is not known */
+	request_outcome__decode(&out, PROTO_HTTP2, S, curl, 60, 104, B(late),
+				19);
+	CHECK(!out.known && !out.has_status);
+	decode(PROTO_HTTP2, S, B(two),
+	       B("\x00\x00\x01\x01\x04\x00\x00\x00\x03\x88"));
+	CHECK(!out.known && !out.has_status);
+	CHECK(request_http2__streams(two, sizeof(two) - 1) == 2);
+	CHECK(request_http2__streams(curl, 96) == 1);
+	CHECK(request_http2__streams(curl, 60) == 0);
+}
+
 static void check_http2(void)
 {
 	/* curl's first flight: the preface, SETTINGS, WINDOW_UPDATE, then
@@ -115,6 +150,7 @@ static void check_http2(void)
 	/* the value cut by the head: no grpc-status */
 	decode(PROTO_HTTP2, S, B(post), grpc, sizeof(grpc) - 2);
 	CHECK(!out.has_grpc);
+	check_http2_streams(curl);
 }
 
 static void check_redis(void)

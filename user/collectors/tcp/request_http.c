@@ -347,16 +347,31 @@ static void h2_grpc_field(struct request_outcome *out,
 }
 
 void request_http2__grpc(struct request_outcome *out, const uint8_t *resp,
-			 size_t resp_len)
+			 size_t resp_len, uint32_t stream)
 {
 	struct h2_block blk;
-	uint32_t stream = 0;
 	size_t off = 0;
 
-	while (h2_next_headers(resp, resp_len, &off, &blk)) {
-		if (stream && blk.stream != stream)
-			return; /* another stream's answer */
-		stream = blk.stream;
-		h2_each_field(&blk, h2_grpc_field, out);
+	if (!stream)
+		return;
+	while (h2_next_headers(resp, resp_len, &off, &blk))
+		if (blk.stream == stream) /* not another stream's answer */
+			h2_each_field(&blk, h2_grpc_field, out);
+}
+
+int request_http2__streams(const uint8_t *req, size_t req_len)
+{
+	struct h2_block blk;
+	uint32_t first = 0;
+	size_t off = 0;
+
+	if (req_len >= strlen(H2_PREFACE) &&
+	    memcmp(req, H2_PREFACE, strlen(H2_PREFACE)) == 0)
+		off = strlen(H2_PREFACE);
+	while (h2_next_headers(req, req_len, &off, &blk)) {
+		if (first && blk.stream != first)
+			return 2;
+		first = blk.stream;
 	}
+	return first != 0;
 }

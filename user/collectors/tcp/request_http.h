@@ -23,9 +23,12 @@ bool request_http__more_than_one(const uint8_t *req, size_t req_len,
 /* :method and :path from the request's first HEADERS. */
 void request_http2__request(struct request_outcome *out, const uint8_t *req,
 			    size_t req_len);
-/* grpc-status from the response's HEADERS frames (trailers too, when
- * the head holds them). */
+/* grpc-status from the response's HEADERS frames on stream (the
+ * request's; trailers too, when the head holds them). */
 void request_http2__grpc(struct request_outcome *out, const uint8_t *resp,
-			 size_t resp_len);
+			 size_t resp_len, uint32_t stream);
+/* How many streams the request head's HEADERS frames open: 0, 1, or 2
+ * for more than one (a client with several requests in flight). */
+int request_http2__streams(const uint8_t *req, size_t req_len);
 
 #endif

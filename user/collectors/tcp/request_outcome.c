@@ -100,7 +100,8 @@ static uint64_t redis_command_len(const uint8_t *b, size_t n)
 /* Whether the request head shows more requests than the first: then the
  * response head answers only the first of what kmond counts as one, and
  * the outcome would be a guess. Redis pipelines (redis-benchmark -P,
- * clients' pipelines); HTTP/1.1 clients may pipeline. */
+ * clients' pipelines); HTTP/1.1 clients may pipeline; HTTP/2 clients
+ * open several streams at once. */
 static bool more_than_one(int proto, const uint8_t *req, size_t req_len,
 			  uint64_t req_bytes)
 {
@@ -112,6 +113,8 @@ static bool more_than_one(int proto, const uint8_t *req, size_t req_len,
 		return len && len < req_bytes;
 	case PROTO_HTTP:
 		return request_http__more_than_one(req, req_len, req_bytes);
+	case PROTO_HTTP2:
+		return request_http2__streams(req, req_len) > 1;
 	}
 	return false;
 }
@@ -242,6 +245,7 @@ void request_outcome__decode(struct request_outcome *out, int proto, int side,
 			     size_t resp_len, uint64_t resp_bytes)
 {
 	uint8_t head[OUTCOME_RESP_HEAD] = { 0 };
+	uint32_t stream;
 	struct outcome o;
 
 	memset(out, 0, sizeof(*out));
@@ -252,15 +256,18 @@ void request_outcome__decode(struct request_outcome *out, int proto, int side,
 	if (resp_len > sizeof(head))
 		resp_len = sizeof(head);
 	memcpy(head, resp, resp_len);
-	outcome_classify(&o, proto, side, head, resp_len);
+	stream = outcome_h2_request_stream(req, req_len);
+	outcome_classify(&o, proto, side, head, resp_len, stream);
 
 	if (proto == PROTO_HTTP)
 		request_http__line(out, req, req_len);
-	if (proto == PROTO_HTTP2) {
+	if (proto == PROTO_HTTP2)
 		request_http2__request(out, req, req_len);
-		request_http2__grpc(out, resp, resp_len);
-	}
-	if (!o.known || more_than_one(proto, req, req_len, req_bytes))
+	if (more_than_one(proto, req, req_len, req_bytes))
+		return;
+	if (proto == PROTO_HTTP2)
+		request_http2__grpc(out, resp, resp_len, stream);
+	if (!o.known)
 		return;
 	out->known = true;
 	out->error = o.error;

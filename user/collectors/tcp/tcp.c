@@ -440,7 +440,8 @@ static void on_outcome_late(struct tcp_collector *c,
 	struct outcome o;
 
 	outcome_classify(&o, proto, l->side, l->resp_head.data,
-			 len < OUTCOME_RESP_HEAD ? len : OUTCOME_RESP_HEAD);
+			 len < OUTCOME_RESP_HEAD ? len : OUTCOME_RESP_HEAD,
+			 l->stream);
 	if (!o.known)
 		return;
 	if (l->on_edge)

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* HTTP/2's connection control, the kernel side (included by
+ * outcome.bpf.h; docs/design/outcomes.md, "HTTP/2").
+ *
+ * The request model counts a request per turn of direction
+ * (docs/design/tcp-requests.md). On an HTTP/2 connection the ends also
+ * send frames that are no request and no answer: the client's preface,
+ * SETTINGS and their ACK, WINDOW_UPDATE, PING, PRIORITY, RST_STREAM,
+ * GOAWAY. A message made only of those would be a turn of its own, an
+ * exchange with no request in it, and its frames would push the
+ * response's HEADERS out of the head kmond keeps. So:
+ *
+ * - a send made only of control frames is no request's and no
+ *   response's (ctl_send, read from the sender's buffer at the send's
+ *   entry);
+ * - a segment received made only of them is noted (ctl_rx_seq and
+ *   ctl_rx_end, at the cgroup ingress program), and a read of exactly
+ *   that segment is no request's or response's either;
+ * - a head starts at the first frame that is not control.
+ *
+ * A connection is HTTP/2's once identified so, or once its client's
+ * preface was seen (its first bytes). */
+#ifndef KMON_H2_BPF_H
+#define KMON_H2_BPF_H
+
+#include "proto.h"
+#include "tcp.h"
+#include "core_fixes.bpf.h"
+
+#define H2_FRAME_HEADER 9
+#define H2_PREFACE_LEN 24
+#define H2_CONTROL_FRAMES 8 /* walked at most; past them, not control */
+/* PRIORITY 2, RST_STREAM 3, SETTINGS 4, PING 6, GOAWAY 7,
+ * WINDOW_UPDATE 8 (RFC 9113, 6) */
+#define H2_CONTROL_TYPES \
+	(1ULL << 2 | 1ULL << 3 | 1ULL << 4 | 1ULL << 6 | 1ULL << 7 | 1ULL << 8)
+
+static __always_inline bool h2_is_control(__u8 type)
+{
+	return type < 64 && ((1ULL << type) & H2_CONTROL_TYPES);
+}
+
+/* "PRI " starts only the client's preface. */
+static __always_inline bool h2_is_preface(const __u8 *b)
+{
+	return b[0] == 'P' && b[1] == 'R' && b[2] == 'I' && b[3] == ' ';
+}
+
+static __always_inline bool h2_known(const struct tcp_conn *c)
+{
+	return c->h2 ||
+	       (c->proto_state == PROTO_DECIDED && c->proto == PROTO_HTTP2);
+}
+
+/* Where a frame walk from off ends: the next frame's offset, or len
+ * when the frame at off is not control. */
+static __always_inline __u32 h2_after(const __u8 *f, __u32 off, __u32 len)
+{
+	if (!h2_is_control(f[3]))
+		return len + 1;
+	return off + H2_FRAME_HEADER + (f[0] << 16 | f[1] << 8 | f[2]);
+}
+
+#define H2_IOVS 6 /* a writev's buffers looked at */
+
+/* A send's first buffers: nginx writes each frame's header and its
+ * payload from buffers of their own (a writev). */
+struct h2_iovs {
+	__u64 base[H2_IOVS];
+	__u32 len[H2_IOVS];
+	__u32 nr;
+	__u32 total; /* bytes in them */
+};
+
+static __always_inline void h2_iovs_of(const struct iov_iter *it,
+				       struct h2_iovs *v)
+{
+	const struct iovec *arr = iov_iter_first_iovec(it);
+	__u32 nr = it->nr_segs;
+	struct iovec iov;
+
+	v->nr = 0;
+	v->total = 0;
+	for (int i = 0; i < H2_IOVS && i < nr; i++) {
+		if (bpf_probe_read_kernel(&iov, sizeof(iov), arr + i))
+			break;
+		v->base[i] = (__u64)iov.iov_base;
+		v->len[i] = iov.iov_len;
+		v->total += v->len[i];
+		v->nr = i + 1;
+	}
+}
+
+#define H2_IOVS_READ 64 /* at most, by h2_iovs_read */
+
+/* Copies up to n (at most H2_IOVS_READ) bytes from offset off of the
+ * buffers into dst; returns how many. dst holds twice that: the
+ * verifier sees each piece's place and size bounded apart. */
+static __always_inline __u32 h2_iovs_read(const struct h2_iovs *v, __u32 off,
+					  __u8 *dst, __u32 n)
+{
+	__u64 done = 0, take, at;
+
+	for (int i = 0; i < H2_IOVS; i++) {
+		if (i >= v->nr || done >= n)
+			break;
+		if (off >= v->len[i]) {
+			off -= v->len[i];
+			continue;
+		}
+		take = v->len[i] - off;
+		if (take > n - done)
+			take = n - done;
+		at = done;
+		/* the masks the compiler would drop, for the verifier */
+		asm volatile("%[at] &= 63" : [at] "+r"(at));
+		asm volatile("%[take] &= 63" : [take] "+r"(take));
+		if (bpf_probe_read_user(dst + at, take,
+					(const void *)(v->base[i] + off)))
+			break;
+		done += take;
+		off = 0;
+	}
+	return done;
+}
+
+/* Where a message's bytes are: user memory (base), a segment's payload
+ * (at off in skb) or a writev's buffers (iovs). */
+struct h2_src {
+	const void *base;
+	struct __sk_buff *skb;
+	__u32 off;
+	const struct h2_iovs *iovs;
+};
+
+#define H2_FROM_USER 0
+#define H2_FROM_SKB 1
+#define H2_FROM_IOVS 2
+
+/* n bytes at offset at of the message into f. from is a constant the
+ * compiler folds: each program calls only the helper its type has. */
+static __always_inline bool h2_load(const struct h2_src *s, int from, __u32 at,
+				    __u8 *f, __u32 n)
+{
+	if (from == H2_FROM_SKB)
+		return !bpf_skb_load_bytes(s->skb, s->off + at, f, n);
+	if (from == H2_FROM_IOVS)
+		return h2_iovs_read(s->iovs, at, f, n) == n;
+	return !bpf_probe_read_user(f, n, s->base + at);
+}
+
+/* The bytes of a message of len that are the preface and control
+ * frames, from the start: the offset of the first other frame, len when
+ * there is none (the message is control only). f: room for a frame
+ * header (2 * H2_IOVS_READ bytes from iovs). */
+static __always_inline __u32 h2_control(const struct h2_src *s, int from,
+					__u32 len, __u8 *f)
+{
+	__u32 at = 0, next;
+
+	if (len >= H2_PREFACE_LEN && h2_load(s, from, 0, f, 4) &&
+	    h2_is_preface(f))
+		at = H2_PREFACE_LEN;
+	for (int i = 0; i < H2_CONTROL_FRAMES && at < len; i++) {
+		if (at + H2_FRAME_HEADER > len ||
+		    !h2_load(s, from, at, f, H2_FRAME_HEADER))
+			return at;
+		next = h2_after(f, at, len);
+		if (next > len)
+			return next == len + 1 ? at : len;
+		at = next;
+	}
+	return at;
+}
+
+/* The same for len bytes at base, user memory. */
+static __always_inline __u32 h2_control_user(const void *base, __u32 len)
+{
+	struct h2_src s = { .base = base };
+	__u8 f[H2_FRAME_HEADER];
+
+	return h2_control(&s, H2_FROM_USER, len, f);
+}
+
+/* The same for a writev's buffers (b: 2 * H2_IOVS_READ bytes). */
+static __always_inline __u32 h2_control_iovs(const struct h2_iovs *v, __u8 *b)
+{
+	struct h2_src s = { .iovs = v };
+
+	return h2_control(&s, H2_FROM_IOVS, v->total, b);
+}
+
+/* A send of len bytes at base (user memory) begins on c: notes whether
+ * it holds only control frames (ctl_send) and returns where its first
+ * other frame is, 0 when c is not HTTP/2's. The client's preface, its
+ * first bytes, tells an undecided connection. */
+static __always_inline __u32 h2_send_begins(struct tcp_conn *c,
+					    const void *base, __u32 len)
+{
+	__u8 b[4];
+	__u32 skip;
+
+	c->ctl_send = 0;
+	if (!base || !len)
+		return 0;
+	if (!h2_known(c)) {
+		if (c->requests || c->phase != TCP_IDLE ||
+		    c->proto_state == PROTO_DECIDED || len < H2_PREFACE_LEN ||
+		    bpf_probe_read_user(b, sizeof(b), base) ||
+		    !h2_is_preface(b))
+			return 0;
+		c->h2 = 1;
+	}
+	skip = h2_control_user(base, len);
+	c->ctl_send = skip >= len;
+	return skip;
+}
+
+/* A segment of len bytes at off, first sequence number seq, received on
+ * c (plain TCP): a control-only one is noted for the read that takes it
+ * (true); else where its first other frame is, in *skip. */
+static __always_inline bool h2_received(struct __sk_buff *skb,
+					struct tcp_conn *c, __u32 off,
+					__u32 len, __u32 seq, __u32 *skip)
+{
+	struct h2_src src = { .skb = skb, .off = off };
+	__u8 b[4], f[H2_FRAME_HEADER];
+
+	*skip = 0;
+	if (!h2_known(c)) {
+		if (c->requests || c->proto_state == PROTO_DECIDED ||
+		    len < H2_PREFACE_LEN ||
+		    bpf_skb_load_bytes(skb, off, b, 4) || !h2_is_preface(b))
+			return false;
+		c->h2 = 1;
+	}
+	*skip = h2_control(&src, H2_FROM_SKB, len, f);
+	if (*skip < len)
+		return false;
+	c->ctl_rx_seq = seq;
+	c->ctl_rx_end = seq + len;
+	return true;
+}
+
+/* A read from *seq on begins a message: its first byte is past the
+ * control-only segment the read starts with, if so (plain TCP; both
+ * ends' records name the message by it, and its head was taken there).
+ * Moves *seq there; returns the message's bytes so far: minus the
+ * control frames' (as unsigned: the read's length is added next). */
+static __always_inline __u64 h2_message_begins(const struct tcp_conn *c,
+					       __u32 *seq)
+{
+	__u32 ctl = c->ctl_rx_end - c->ctl_rx_seq;
+
+	if (!c->h2 || c->tls || !ctl || *seq != c->ctl_rx_seq)
+		return 0;
+	*seq = c->ctl_rx_end;
+	return -(__u64)ctl;
+}
+
+/* Whether a read of len bytes from seq on is exactly a control-only
+ * segment received (plain TCP). */
+static __always_inline bool h2_control_read(const struct tcp_conn *c, __u32 seq,
+					    int len)
+{
+	return c->h2 && c->ctl_rx_end != c->ctl_rx_seq &&
+	       seq == c->ctl_rx_seq && seq + len == c->ctl_rx_end;
+}
+
+#endif
