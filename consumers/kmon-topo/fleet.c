@@ -131,12 +131,10 @@ static void write_delta(struct topo_fleet *f)
 					    DELTA_PART_BYTES);
 		json_ranges(f, &r, last);
 		record__end(&r);
-		/* one key: deltas need no order, a merger reads one
-		 * partition */
+		/* no key: deltas need no order, spread over partitions */
 		if (rd_kafka_produce(f->partial_topic, RD_KAFKA_PARTITION_UA,
 				     RD_KAFKA_MSG_F_COPY, r.json.buf,
-				     r.json.len, f->partial_name,
-				     strlen(f->partial_name), NULL))
+				     r.json.len, NULL, 0, NULL))
 			f->c.produce_failed++;
 		else
 			f->c.partials_written++;
