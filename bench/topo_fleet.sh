@@ -19,10 +19,9 @@
 #   bench/topo_fleet.sh           (after make and make test's helpers)
 # Environment: NODES (1000), CALLERS (20), INTERVALS (20), PARTITIONS
 # (64), MEMBERS ("1 2 4"), ROUNDS (3), INTERVAL (kmon-topo's --interval,
-# 2 s: each interval a member writes the partial graph of each of its
-# partitions and merges everyone's, work that grows with the graph, not
-# with the records read; a short interval leaves it little time to read),
-# FLEET_SVG (a file: the figure).
+# 0.5 s: the times are known to within one interval; each interval a
+# member writes one delta, the edges it read since the last, and merges
+# everyone's), FLEET_SVG (a file: the figure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -32,7 +31,7 @@ INTERVALS=${INTERVALS:-20}
 PARTITIONS=${PARTITIONS:-64}
 MEMBERS=${MEMBERS:-1 2 4}
 ROUNDS=${ROUNDS:-3}
-INTERVAL=${INTERVAL:-2}
+INTERVAL=${INTERVAL:-0.5}
 make -s "$BUILD/kmon-topo" "$BUILD/tests/kafka_broker" >/dev/null
 
 source bench/fleet_lib.sh

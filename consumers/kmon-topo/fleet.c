@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The two stages of kmon-topo --fleet (fleet.h). A partial is
- * {"kind":"topology_partial","ts":..,"node":..,"partition":P,"start":S,
- *  "next":N,<topo__partial_fields>}: partition P of <prefix>topology,
- * offsets S to N-1. */
+/* The two stages of kmon-topo --fleet (fleet.h). A delta is
+ * {"kind":"topology_partial","ts":..,"node":..,"ranges":[{"partition":P,
+ *  "start":S,"next":N},..],<topo__partial_fields>}: what its member read
+ * of offsets S to N-1 of each partition P of <prefix>topology. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "consumers/common/kafka_group.h"
+#include "coverage.h"
 #include "fleet.h"
 #include "graph.h"
 #include "lib/clock.h"
@@ -22,24 +23,23 @@
 
 #define WHO "kmon-topo"
 #define FLUSH_MS 30000
+/* Below FLUSH_MS: once flushed, every delta was delivered or failed. */
+#define DELIVERY_TIMEOUT "20000"
 #define MAX_PROPS 80
-/* Stage 2 has read every partial once it has heard nothing for this. */
+/* A delta's messages: well below message.max.bytes (1 MB by default). */
+#define DELTA_PART_BYTES (512 * 1024)
+/* Stage 2 has read every delta once it has heard nothing for this. */
 #define QUIET_NS 1000000000ULL
 #define LEAVE_MAX_NS (15ULL * 1000000000ULL)
+/* How long a member given partitions reads deltas to learn where the
+ * last ones end, before it falls back on the committed offsets. */
+#define CATCH_UP_MS 10000
+#define METADATA_MS 2000
 
-/* What this member read of one partition since it was given it. */
-struct segment {
+/* What the current delta covers of one partition this member holds. */
+struct range {
 	int32_t partition;
 	int64_t start, next;
-	struct topo_graph *g;
-};
-
-/* The last partial read of one segment, any member's. */
-struct partial {
-	int32_t partition;
-	int64_t start, next;
-	char *json;
-	size_t len;
 };
 
 struct topo_fleet {
@@ -50,101 +50,181 @@ struct topo_fleet {
 	rd_kafka_topic_t *partial_topic;
 	char topic[512], partial_name[512];
 	const char *host;
-	struct segment *segs;
-	size_t nsegs;
-	struct partial *partials;
-	size_t npartials;
+	struct topo_graph *delta; /* read since the last delta delivered */
+	struct range *ranges;
+	size_t nranges;
+	uint64_t undelivered; /* delivery reports that failed */
+	struct topo_graph *graph; /* every delta read */
+	struct topo_coverage *covered;
+	rd_kafka_topic_t *merged_topic; /* the partial topic, to the merger */
+	int64_t *merged_next; /* per partition of it: the next offset */
+	int nmerged; /* its partitions assigned to the merger */
 	uint64_t last_partial_ns;
 	struct topo_fleet_counts c;
 };
 
+/* stage 2's, which stage 1 waits for */
+static void merger__follow(struct topo_fleet *f);
+static int merger__catch_up(struct topo_fleet *f, int timeout_ms);
+
 /* --- stage 1 --- */
 
-static struct segment *segment__of(struct topo_fleet *f, int32_t partition,
-				   int64_t offset)
+static struct range *range__of(struct topo_fleet *f, int32_t partition,
+			       int64_t offset)
 {
-	struct segment *s;
+	struct range *r;
 
-	for (size_t i = 0; i < f->nsegs; i++)
-		if (f->segs[i].partition == partition)
-			return &f->segs[i];
-	f->segs = xrealloc(f->segs, (f->nsegs + 1) * sizeof(*f->segs));
-	s = &f->segs[f->nsegs++];
-	*s = (struct segment){ .partition = partition,
-			       .start = offset,
-			       .next = offset,
-			       .g = topo__new() };
-	return s;
+	for (size_t i = 0; i < f->nranges; i++)
+		if (f->ranges[i].partition == partition)
+			return &f->ranges[i];
+	f->ranges = xrealloc(f->ranges, (f->nranges + 1) * sizeof(*f->ranges));
+	r = &f->ranges[f->nranges++];
+	*r = (struct range){ .partition = partition,
+			     .start = offset,
+			     .next = offset };
+	return r;
 }
 
-static void write_partial(struct topo_fleet *f, const struct segment *s)
+static bool delta__empty(const struct topo_fleet *f)
 {
-	char key[64];
-	struct record r;
-	int klen;
-
-	record__init(&r);
-	record__begin(&r, "topology_partial", clock_ns(CLOCK_REALTIME),
-		      f->host);
-	record__u64(&r, "partition", (uint64_t)s->partition);
-	record__u64(&r, "start", (uint64_t)s->start);
-	record__u64(&r, "next", (uint64_t)s->next);
-	topo__partial_fields(s->g, &r);
-	record__end(&r);
-	klen = snprintf(key, sizeof(key), "%d/%lld", s->partition,
-			(long long)s->start);
-	if (rd_kafka_produce(f->partial_topic, RD_KAFKA_PARTITION_UA,
-			     RD_KAFKA_MSG_F_COPY, r.json.buf, r.json.len, key,
-			     klen, NULL))
-		f->c.produce_failed++;
-	else
-		f->c.partials_written++;
-	record__free(&r);
+	for (size_t i = 0; i < f->nranges; i++)
+		if (f->ranges[i].next > f->ranges[i].start)
+			return false;
+	return true;
 }
 
-/* Commits, for every segment, the offset its partial ends at. */
-static void commit_segments(struct topo_fleet *f)
+/* The offsets the delta covers; none (an empty array) but in its last
+ * message. */
+static void json_ranges(const struct topo_fleet *f, struct record *r, bool last)
+{
+	record__array_begin(r, "ranges");
+	for (size_t i = 0; last && i < f->nranges; i++) {
+		const struct range *g = &f->ranges[i];
+
+		if (g->next == g->start)
+			continue;
+		record__object_begin(r, NULL);
+		record__u64(r, "partition", (uint64_t)g->partition);
+		record__u64(r, "start", (uint64_t)g->start);
+		record__u64(r, "next", (uint64_t)g->next);
+		record__object_end(r);
+	}
+	record__array_end(r);
+}
+
+/* The delta in messages of about DELTA_PART_BYTES, the offsets it covers
+ * in the last: the edges of a delta cut short (its writer gone between
+ * two messages) are merged, its offsets are not, so its successor reads
+ * them again, uncounted. */
+static void write_delta(struct topo_fleet *f)
+{
+	size_t edge = 0;
+	bool last;
+
+	do {
+		struct record r;
+
+		record__init(&r);
+		record__begin(&r, "topology_partial", clock_ns(CLOCK_REALTIME),
+			      f->host);
+		last = topo__partial_fields(f->delta, &r, &edge,
+					    DELTA_PART_BYTES);
+		json_ranges(f, &r, last);
+		record__end(&r);
+		/* no key: deltas need no order, spread over partitions */
+		if (rd_kafka_produce(f->partial_topic, RD_KAFKA_PARTITION_UA,
+				     RD_KAFKA_MSG_F_COPY, r.json.buf,
+				     r.json.len, NULL, 0, NULL))
+			f->c.produce_failed++;
+		else
+			f->c.partials_written++;
+		record__free(&r);
+	} while (!last);
+}
+
+/* Commits, for every partition, the offset the delta ends at. */
+static void commit_ranges(struct topo_fleet *f)
 {
 	rd_kafka_topic_partition_list_t *l;
 
-	if (!f->nsegs)
+	if (!f->nranges)
 		return;
-	l = rd_kafka_topic_partition_list_new((int)f->nsegs);
-	for (size_t i = 0; i < f->nsegs; i++)
+	l = rd_kafka_topic_partition_list_new((int)f->nranges);
+	for (size_t i = 0; i < f->nranges; i++)
 		rd_kafka_topic_partition_list_add(l, f->topic,
-						  f->segs[i].partition)
-			->offset = f->segs[i].next;
+						  f->ranges[i].partition)
+			->offset = f->ranges[i].next;
 	if (rd_kafka_commit(f->reader, l, 0))
 		f->c.commits_failed++;
 	rd_kafka_topic_partition_list_destroy(l);
 }
 
+/* The delta delivered: the next one starts empty, where it ended. */
+static void delta__restart(struct topo_fleet *f)
+{
+	for (size_t i = 0; i < f->nranges; i++)
+		f->ranges[i].start = f->ranges[i].next;
+	topo__free(f->delta);
+	f->delta = topo__new();
+}
+
 int topo_fleet__publish(struct topo_fleet *f)
 {
+	uint64_t failed = f->undelivered, refused = f->c.produce_failed;
+
 	if (!f->producer)
 		return -1; /* not made yet: nothing read either */
-	for (size_t i = 0; i < f->nsegs; i++)
-		write_partial(f, &f->segs[i]);
+	if (!f->nmerged)
+		merger__follow(f); /* the partial topic made since */
+	if (delta__empty(f))
+		return 0;
+	write_delta(f);
 	if (rd_kafka_flush(f->producer, FLUSH_MS)) {
-		/* not committed: the next owner reads it again */
-		fprintf(stderr, "%s: partials not delivered in %d s\n", WHO,
+		/* not committed: counted as read twice should it arrive */
+		fprintf(stderr, "%s: delta not delivered in %d s\n", WHO,
 			FLUSH_MS / 1000);
 		return -1;
 	}
-	commit_segments(f);
+	if (f->undelivered != failed || f->c.produce_failed != refused)
+		return -1; /* kept: the next delta holds these records too */
+	commit_ranges(f);
+	delta__restart(f);
 	return 0;
 }
 
-static void drop_segments(struct topo_fleet *f)
+static void drop_delta(struct topo_fleet *f)
 {
-	for (size_t i = 0; i < f->nsegs; i++)
-		topo__free(f->segs[i].g);
-	f->nsegs = 0;
+	topo__free(f->delta);
+	f->delta = topo__new();
+	f->nranges = 0;
 }
 
-/* Partitions going (all of them: eager rebalancing): their segments
- * are written and committed first, so the next owner starts where they
- * end. */
+/* Partitions given: each starts where the deltas merged so far end, read
+ * to the end of the partial topic first (every delta of the partitions'
+ * last owners is there: they wrote them before giving them up). The
+ * committed offsets only when none covers it, or the partial topic
+ * cannot be read: a commit may be refused in a rebalance, a delta's
+ * delivery never is without a delta being written again. */
+static void assign_at_covered_ends(struct topo_fleet *f, rd_kafka_t *rk,
+				   rd_kafka_topic_partition_list_t *parts)
+{
+	if (merger__catch_up(f, CATCH_UP_MS) == 0) {
+		for (int i = 0; i < parts->cnt; i++) {
+			rd_kafka_topic_partition_t *p = &parts->elems[i];
+			int64_t end = coverage__end(f->covered, p->partition);
+
+			if (end >= 0)
+				p->offset = end;
+		}
+	} else {
+		f->c.catch_up_failed++;
+	}
+	rd_kafka_assign(rk, parts);
+}
+
+/* Partitions going (all of them: eager rebalancing): the delta is
+ * written (and committed) first, so the next owner starts where it
+ * ends; one not delivered is dropped: the next owner reads it again. */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 			 rd_kafka_topic_partition_list_t *parts, void *member)
 {
@@ -152,95 +232,179 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
 	f->c.rebalances++;
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-		rd_kafka_assign(rk, parts);
+		assign_at_covered_ends(f, rk, parts);
 		return;
 	}
 	topo_fleet__publish(f);
-	drop_segments(f);
+	drop_delta(f);
 	rd_kafka_assign(rk, NULL);
 }
 
 static void read_record(struct topo_fleet *f, const rd_kafka_message_t *m)
 {
-	struct segment *s;
+	struct range *r;
 	char err[256];
 
 	if (m->err)
 		return; /* the end of a partition, or a topic not there yet */
-	s = segment__of(f, m->partition, m->offset);
-	if (m->offset < s->next)
-		return; /* already in this segment */
-	topo__add_json(s->g, m->payload, m->len, err, sizeof(err));
-	s->next = m->offset + 1;
+	r = range__of(f, m->partition, m->offset);
+	if (m->offset < r->next)
+		return; /* already in a delta */
+	topo__add_json(f->delta, m->payload, m->len, err, sizeof(err));
+	r->next = m->offset + 1;
 }
 
 /* --- stage 2 --- */
 
-static void keep_partial(struct topo_fleet *f, const rd_kafka_message_t *m)
+/* The offsets of the delta's ranges, counted as merged (or twice). */
+static int cover_ranges(struct topo_fleet *f, const struct json_value *v)
+{
+	const struct json_value *ranges = json__get(v, "ranges");
+
+	if (!ranges || ranges->type != JSON_ARRAY)
+		return -1;
+	for (size_t i = 0; i < ranges->arr.n; i++) {
+		const struct json_value *g = &ranges->arr.items[i];
+		int64_t partition, start, next;
+
+		if (!json__i64(json__get(g, "partition"), &partition) ||
+		    !json__i64(json__get(g, "start"), &start) ||
+		    !json__i64(json__get(g, "next"), &next) || next < start)
+			return -1;
+		f->c.read_twice += coverage__add(f->covered, (int32_t)partition,
+						 start, next);
+		f->c.offsets += (uint64_t)(next - start);
+	}
+	return 0;
+}
+
+static void merge_delta(struct topo_fleet *f, const rd_kafka_message_t *m)
 {
 	struct json_error jerr;
 	struct json_value *v = json__parse(m->payload, m->len, &jerr);
-	int64_t partition, start, next;
-	struct partial *p = NULL;
 
-	if (!v || !json__i64(json__get(v, "partition"), &partition) ||
-	    !json__i64(json__get(v, "start"), &start) ||
-	    !json__i64(json__get(v, "next"), &next)) {
+	if (!v || cover_ranges(f, v) || topo__add_partial(f->graph, v))
 		f->c.partials_rejected++;
-		json__free(v);
-		return;
-	}
+	else
+		f->c.partials_read++;
 	json__free(v);
-	f->c.partials_read++;
-	for (size_t i = 0; i < f->npartials && !p; i++)
-		if (f->partials[i].partition == partition &&
-		    f->partials[i].start == start)
-			p = &f->partials[i];
-	if (!p) {
-		f->partials = xrealloc(
-			f->partials, (f->npartials + 1) * sizeof(*f->partials));
-		p = &f->partials[f->npartials++];
-		*p = (struct partial){ .partition = (int32_t)partition,
-				       .start = start };
-	} else if (next < p->next) {
-		return; /* an older one, delivered again */
-	}
-	free(p->json);
-	p->json = xrealloc(NULL, m->len);
-	memcpy(p->json, m->payload, m->len);
-	p->len = m->len;
-	p->next = next;
 }
 
-static int partial_cmp(const void *a, const void *b)
+/* Every partition of the partial topic assigned to the merger (from the
+ * first offset; those it had where it was): there may be more now. */
+static void merger__follow(struct topo_fleet *f)
 {
-	const struct partial *x = a, *y = b;
+	const struct rd_kafka_metadata *md;
+	rd_kafka_topic_partition_list_t *l;
+	int n;
 
-	if (x->partition != y->partition)
-		return x->partition < y->partition ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (rd_kafka_metadata(f->merger, 0, f->merged_topic, &md, METADATA_MS))
+		return;
+	n = md->topic_cnt == 1 && !md->topics[0].err ?
+		    md->topics[0].partition_cnt :
+		    0;
+	rd_kafka_metadata_destroy(md);
+	if (n <= f->nmerged)
+		return;
+	f->merged_next = xrealloc(f->merged_next, n * sizeof(*f->merged_next));
+	l = rd_kafka_topic_partition_list_new(n);
+	for (int p = 0; p < n; p++) {
+		if (p >= f->nmerged)
+			f->merged_next[p] = RD_KAFKA_OFFSET_BEGINNING;
+		rd_kafka_topic_partition_list_add(l, f->partial_name, p)
+			->offset = f->merged_next[p];
+	}
+	f->nmerged = n;
+	rd_kafka_assign(f->merger, l);
+	rd_kafka_topic_partition_list_destroy(l);
+}
+
+static void merger__poll(struct topo_fleet *f, int timeout_ms)
+{
+	rd_kafka_message_t *m = rd_kafka_consumer_poll(f->merger, timeout_ms);
+
+	for (; m; m = rd_kafka_consumer_poll(f->merger, 0)) {
+		if (!m->err && m->partition < f->nmerged) {
+			merge_delta(f, m);
+			f->merged_next[m->partition] = m->offset + 1;
+			f->last_partial_ns = mono_ns();
+		}
+		rd_kafka_message_destroy(m);
+	}
+}
+
+/* Whether the merger has read every partition of the partial topic up
+ * to end (lo: where what the topic keeps begins). */
+static bool merger__read_to(const struct topo_fleet *f, const int64_t *lo,
+			    const int64_t *end)
+{
+	for (int p = 0; p < f->nmerged; p++) {
+		int64_t next = f->merged_next[p];
+
+		if (end[p] > lo[p] && (next < 0 || next < end[p]))
+			return false;
+	}
+	return true;
+}
+
+/* Where each partition of the partial topic begins (what it keeps) and
+ * ends, asked in one request each (ListOffsets, times -2 and -1).
+ * Returns 0 or -1. */
+static int merger__ends(struct topo_fleet *f, int64_t *lo, int64_t *end)
+{
+	for (int i = 0; i < 2; i++) {
+		int64_t *out = i ? end : lo;
+		rd_kafka_topic_partition_list_t *l =
+			rd_kafka_topic_partition_list_new(f->nmerged);
+		int err;
+
+		for (int p = 0; p < f->nmerged; p++)
+			rd_kafka_topic_partition_list_add(l, f->partial_name, p)
+				->offset = i ? RD_KAFKA_OFFSET_END :
+					       RD_KAFKA_OFFSET_BEGINNING;
+		err = rd_kafka_offsets_for_times(f->merger, l, METADATA_MS) ?
+			      -1 :
+			      0;
+		for (int k = 0; k < l->cnt && !err; k++) {
+			const rd_kafka_topic_partition_t *e = &l->elems[k];
+
+			if (e->err || e->partition >= f->nmerged)
+				err = -1;
+			else
+				out[e->partition] = e->offset;
+		}
+		rd_kafka_topic_partition_list_destroy(l);
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
+/* Reads the partial topic up to where it ends now. Returns 0, or -1
+ * when it cannot be read to the end in timeout_ms. */
+static int merger__catch_up(struct topo_fleet *f, int timeout_ms)
+{
+	uint64_t until = mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	int64_t *lo, *end;
+	int err = -1;
+
+	merger__follow(f);
+	if (!f->nmerged)
+		return -1;
+	lo = xrealloc(NULL, 2 * f->nmerged * sizeof(*lo));
+	end = lo + f->nmerged;
+	if (!merger__ends(f, lo, end)) {
+		while (!merger__read_to(f, lo, end) && mono_ns() < until)
+			merger__poll(f, 100);
+		err = merger__read_to(f, lo, end) ? 0 : -1;
+	}
+	free(lo);
+	return err;
 }
 
 struct topo_graph *topo_fleet__graph(struct topo_fleet *f)
 {
-	struct topo_graph *g = topo__new();
-
-	qsort(f->partials, f->npartials, sizeof(*f->partials), partial_cmp);
-	f->c.segments = f->npartials;
-	f->c.read_twice = 0;
-	for (size_t i = 0; i < f->npartials; i++) {
-		const struct partial *p = &f->partials[i], *prev = p - 1;
-		struct json_error jerr;
-		struct json_value *v = json__parse(p->json, p->len, &jerr);
-
-		if (i && prev->partition == p->partition &&
-		    prev->next > p->start)
-			f->c.read_twice += (uint64_t)(prev->next - p->start);
-		if (!v || topo__add_partial(g, v))
-			f->c.partials_rejected++;
-		json__free(v);
-	}
-	return g;
+	return f->graph;
 }
 
 /* --- both --- */
@@ -258,14 +422,7 @@ void topo_fleet__poll(struct topo_fleet *f, int timeout_ms)
 			rd_kafka_message_destroy(m);
 		}
 	}
-	m = rd_kafka_consumer_poll(f->merger, f->reader ? 0 : timeout_ms);
-	for (; m; m = rd_kafka_consumer_poll(f->merger, 0)) {
-		if (!m->err) {
-			keep_partial(f, m);
-			f->last_partial_ns = mono_ns();
-		}
-		rd_kafka_message_destroy(m);
-	}
+	merger__poll(f, f->reader ? 0 : timeout_ms);
 	rd_kafka_poll(f->producer, 0);
 }
 
@@ -285,14 +442,15 @@ void topo_fleet__leave(struct topo_fleet *f)
 		topo_fleet__poll(f, 100);
 }
 
-/* Stage 2 reads every partial, from the first: a group of its own that
- * commits nothing. */
+/* Stage 2 reads every delta, from the first: a consumer that is given
+ * every partition of the partial topic (merger__follow), in no group. */
 static rd_kafka_t *merger__new(const struct topo_fleet_opts *o)
 {
 	const char *props[MAX_PROPS][2];
 	char group[512];
 	int n = 0;
 
+	/* librdkafka wants a group; it joins none */
 	snprintf(group, sizeof(group), "%s.merge.%s.%d", o->group, o->host,
 		 (int)getpid());
 	for (int i = 0; i < o->nprops && n < MAX_PROPS - 1; i++, n++) {
@@ -309,17 +467,31 @@ static rd_kafka_t *merger__new(const struct topo_fleet_opts *o)
 		.nprops = n });
 }
 
-static rd_kafka_t *producer__new(const char *brokers)
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
+			void *member)
+{
+	struct topo_fleet *f = member;
+
+	(void)rk;
+	if (m->err)
+		f->undelivered++;
+}
+
+static rd_kafka_t *producer__new(struct topo_fleet *f, const char *brokers)
 {
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	char errstr[512];
 	rd_kafka_t *rk;
 
-	/* a partial is one graph: it may be large */
+	/* a delta is the edges read in one interval: it may be large */
+	rd_kafka_conf_set_opaque(conf, f);
+	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
 	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr,
 			      sizeof(errstr)) ||
+	    rd_kafka_conf_set(conf, "message.timeout.ms", DELIVERY_TIMEOUT,
+			      errstr, sizeof(errstr)) ||
 	    rd_kafka_conf_set(conf, "linger.ms", "5", errstr, sizeof(errstr)) ||
-	    rd_kafka_conf_set(conf, "enable.idempotence", "false", errstr,
+	    rd_kafka_conf_set(conf, "enable.idempotence", "true", errstr,
 			      sizeof(errstr))) {
 		rd_kafka_conf_destroy(conf);
 		fprintf(stderr, "%s: %s\n", WHO, errstr);
@@ -340,6 +512,9 @@ struct topo_fleet *topo_fleet__new(const struct topo_fleet_opts *o)
 	memset(f, 0, sizeof(*f));
 	f->member.who = WHO;
 	f->host = o->host;
+	f->delta = topo__new();
+	f->graph = topo__new();
+	f->covered = coverage__new();
 	snprintf(f->topic, sizeof(f->topic), "%stopology", o->prefix);
 	snprintf(f->partial_name, sizeof(f->partial_name),
 		 "%s%s.topology_partial", o->prefix, o->group);
@@ -352,13 +527,14 @@ struct topo_fleet *topo_fleet__new(const struct topo_fleet_opts *o)
 					    .props = o->props,
 					    .nprops = o->nprops });
 	f->merger = merger__new(o);
-	f->producer = producer__new(o->brokers);
+	f->producer = producer__new(f, o->brokers);
 	if (!f->reader || !f->merger || !f->producer)
 		goto fail;
 	f->partial_topic =
 		rd_kafka_topic_new(f->producer, f->partial_name, NULL);
-	if (kafka_group__subscribe(f->reader, WHO, f->topic) ||
-	    kafka_group__subscribe(f->merger, WHO, f->partial_name))
+	f->merged_topic = rd_kafka_topic_new(f->merger, f->partial_name, NULL);
+	merger__follow(f);
+	if (kafka_group__subscribe(f->reader, WHO, f->topic))
 		goto fail;
 	fprintf(stderr, "%s: reading %s as group %s, merging %s\n", WHO,
 		f->topic, o->group, f->partial_name);
@@ -381,8 +557,11 @@ void topo_fleet__free(struct topo_fleet *f)
 		rd_kafka_consumer_close(f->reader);
 		rd_kafka_destroy(f->reader);
 	}
-	drop_segments(f);
-	free(f->segs);
+	topo__free(f->delta);
+	free(f->ranges);
+	if (f->merged_topic)
+		rd_kafka_topic_destroy(f->merged_topic);
+	free(f->merged_next);
 	if (f->merger) {
 		rd_kafka_consumer_close(f->merger);
 		rd_kafka_destroy(f->merger);
@@ -393,8 +572,7 @@ void topo_fleet__free(struct topo_fleet *f)
 		rd_kafka_flush(f->producer, FLUSH_MS);
 		rd_kafka_destroy(f->producer);
 	}
-	for (size_t i = 0; i < f->npartials; i++)
-		free(f->partials[i].json);
-	free(f->partials);
+	topo__free(f->graph);
+	coverage__free(f->covered);
 	free(f);
 }

@@ -2,19 +2,21 @@
 /* kmon-topo --fleet: one member of a group that makes one graph in two
  * stages (docs/consumers.md, "kmon-topo as a group").
  *
- * Stage 1: the group shares the partitions of <prefix>topology. For
- * each partition it holds, a member sums what it reads into a partial
- * graph (graph.h), a "segment" of that partition from the offset it
- * started at, and writes it to <prefix><group>.topology_partial, keyed
- * by partition and start, at every snapshot and when the partition is
- * taken from it; only then does it commit the offsets the segment
- * covers, so the next owner's segment starts where this one ends.
+ * Stage 1: the group shares the partitions of <prefix>topology. A
+ * member sums what it reads, from all its partitions, into one delta
+ * (a partial graph, graph.h) and writes it to
+ * <prefix><group>.topology_partial at every snapshot and when its
+ * partitions are taken from it, with the offsets it covers (for each
+ * partition, from where its last delta ended); once it is delivered the
+ * member commits those offsets and starts an empty delta, so the next
+ * owner of a partition starts where the last delta ends.
  *
  * Stage 2: every member reads the whole partial topic (a group of its
- * own) and adds the last partial of every segment: the sum of every
- * partition, read once, is one member's graph. Offsets two segments
- * both cover (a member gone after writing its partial, before its
- * commit) are counted as read twice. */
+ * own) and adds every delta to its graph: sums, bucket counts and
+ * address claims do not depend on order or grouping, so the sum of the
+ * deltas is one member's graph. Offsets two deltas both cover (a member
+ * gone after writing its delta, before its commit) are counted as read
+ * twice. */
 #ifndef KMON_TOPO_FLEET_H
 #define KMON_TOPO_FLEET_H
 
@@ -31,9 +33,10 @@ struct topo_fleet_opts {
 
 struct topo_fleet_counts {
 	uint64_t partials_written, partials_read, partials_rejected;
-	uint64_t segments; /* in the graph, over every member */
-	uint64_t read_twice; /* offsets in more than one segment */
+	uint64_t offsets; /* in the graph, over every member */
+	uint64_t read_twice; /* offsets in more than one delta */
 	uint64_t rebalances, produce_failed, commits_failed;
+	uint64_t catch_up_failed; /* partitions given at committed offsets */
 };
 
 struct topo_fleet;
@@ -42,13 +45,15 @@ struct topo_fleet;
 struct topo_fleet *topo_fleet__new(const struct topo_fleet_opts *o);
 /* Reads both stages for up to timeout_ms. */
 void topo_fleet__poll(struct topo_fleet *f, int timeout_ms);
-/* Writes this member's segments, waits for them to be delivered, then
- * commits what they cover. Returns 0, or -1 when not delivered. */
+/* Writes this member's delta, waits for it to be delivered, then
+ * commits what it covers and starts the next. Returns 0, or -1 when not
+ * delivered (the next delta holds this one's records too). */
 int topo_fleet__publish(struct topo_fleet *f);
-/* Leaves the group (its segments written and committed), then reads
- * the partial topic until it has been quiet for a second. */
+/* Leaves the group (its delta written and committed), then reads the
+ * partial topic until it has been quiet for a second. */
 void topo_fleet__leave(struct topo_fleet *f);
-/* The graph of every segment read so far, to topo__free. */
+/* The graph of every delta read so far (the member's own, valid until
+ * topo_fleet__free). */
 struct topo_graph *topo_fleet__graph(struct topo_fleet *f);
 const struct topo_fleet_counts *topo_fleet__counts(const struct topo_fleet *f);
 void topo_fleet__free(struct topo_fleet *f); /* NULL-safe */

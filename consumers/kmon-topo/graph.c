@@ -848,15 +848,8 @@ static void json_raw_edge(struct record *r, const struct raw_edge *e)
 	free(names);
 }
 
-void topo__partial_fields(const struct topo_graph *g, struct record *r)
+static void json_aliases(struct record *r, const struct topo_graph *g)
 {
-	const char **names = xrealloc(NULL, (g->nodes.n + 1) * sizeof(*names));
-
-	record__u64(r, "records", g->records);
-	record__u64(r, "rejected", g->rejected);
-	names_of(&g->nodes, &(const char **){ names });
-	json_names(r, "nodes", names);
-	free(names);
 	record__array_begin(r, "aliases");
 	for (size_t i = 0; i < g->aliases.n; i++) {
 		const struct alias *a =
@@ -869,11 +862,36 @@ void topo__partial_fields(const struct topo_graph *g, struct record *r)
 		record__object_end(r);
 	}
 	record__array_end(r);
+}
+
+bool topo__partial_fields(const struct topo_graph *g, struct record *r,
+			  size_t *edge, size_t max_len)
+{
+	const char **names = xrealloc(NULL, (g->nodes.n + 1) * sizeof(*names));
+	size_t first = *edge;
+	bool head = first == 0;
+
+	/* the graph's own fields in the first part, empty in the others */
+	record__u64(r, "records", head ? g->records : 0);
+	record__u64(r, "rejected", head ? g->rejected : 0);
+	if (head) {
+		names_of(&g->nodes, &(const char **){ names });
+		json_names(r, "nodes", names);
+		json_aliases(r, g);
+	} else {
+		json_names(r, "nodes", &(const char *){ NULL });
+		record__array_begin(r, "aliases");
+		record__array_end(r);
+	}
+	free(names);
 	record__array_begin(r, "edges");
-	for (size_t i = 0; i < g->raw.n; i++)
-		json_raw_edge(r,
-			      (const struct raw_edge *)table__at(&g->raw, i));
+	/* one edge at least, whatever max_len */
+	for (; *edge < g->raw.n && (r->json.len < max_len || *edge == first);
+	     (*edge)++)
+		json_raw_edge(r, (const struct raw_edge *)table__at(&g->raw,
+								    *edge));
 	record__array_end(r);
+	return *edge == g->raw.n;
 }
 
 /* The unsigned integer name of v, 0 when absent; false when not one. */

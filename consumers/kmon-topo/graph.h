@@ -111,11 +111,14 @@ uint64_t topo__rejected(const struct topo_graph *g); /* refused */
  * node is the host kmon-topo runs on. */
 void topo__json(struct topo_graph *g, uint64_t ts, const char *node,
 		struct record *r);
-/* kmon-topo --fleet: g's records as a partial graph, the fields of a
+/* kmon-topo --fleet: g's records as partial graphs, the fields of a
  * record the caller begins and ends: "records","rejected","nodes",
- * "aliases" and "edges" (each before merging, its latency histogram's
- * buckets as they are). */
-void topo__partial_fields(const struct topo_graph *g, struct record *r);
+ * "aliases" (those of g in the part *edge 0 begins, empty in the others)
+ * and "edges" (each before merging, its latency histogram's buckets as
+ * they are) from *edge on, until r holds max_len bytes. *edge is then
+ * where the next part begins; returns true when no edge is left. */
+bool topo__partial_fields(const struct topo_graph *g, struct record *r,
+			  size_t *edge, size_t max_len);
 /* Adds a partial (those fields of v) to g: the same as adding the
  * records it was made of. Returns 0, or -1 for a malformed one (what was
  * read before the fault stays added). */

@@ -263,28 +263,19 @@ static void fleet_stats(const struct topo_fleet *f)
 	const struct topo_fleet_counts *c = topo_fleet__counts(f);
 
 	fprintf(stderr,
-		"kmon-topo: fleet: %llu segments merged, %llu offsets read "
+		"kmon-topo: fleet: %llu offsets merged, %llu offsets read "
 		"twice, %llu partials written, %llu read, %llu rejected, "
-		"%llu rebalances, %llu not produced, %llu commits refused\n",
-		(unsigned long long)c->segments,
+		"%llu rebalances, %llu not produced, %llu commits refused, "
+		"%llu assigned at commits\n",
+		(unsigned long long)c->offsets,
 		(unsigned long long)c->read_twice,
 		(unsigned long long)c->partials_written,
 		(unsigned long long)c->partials_read,
 		(unsigned long long)c->partials_rejected,
 		(unsigned long long)c->rebalances,
 		(unsigned long long)c->produce_failed,
-		(unsigned long long)c->commits_failed);
-}
-
-/* Every interval: this member's segments out, the fleet's graph in. */
-static int fleet_snapshot(struct topo_fleet *f, const struct opts *o,
-			  FILE *json, const char *host)
-{
-	struct topo_graph *g = topo_fleet__graph(f);
-	int err = snapshot(g, o, json, host);
-
-	topo__free(g);
-	return err;
+		(unsigned long long)c->commits_failed,
+		(unsigned long long)c->catch_up_failed);
 }
 
 static int run_fleet(const struct opts *o, FILE *json, const char *host)
@@ -308,12 +299,12 @@ static int run_fleet(const struct opts *o, FILE *json, const char *host)
 			break;
 		if (now >= next) {
 			topo_fleet__publish(f);
-			err = fleet_snapshot(f, o, json, host);
+			err = snapshot(topo_fleet__graph(f), o, json, host);
 			next = now + o->interval_ns;
 		}
 	}
 	topo_fleet__leave(f);
-	if (fleet_snapshot(f, o, json, host))
+	if (snapshot(topo_fleet__graph(f), o, json, host))
 		err = 1;
 	fleet_stats(f);
 	topo_fleet__free(f);

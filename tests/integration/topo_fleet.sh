@@ -54,7 +54,7 @@ for i in range(40):
         if i % 3 == 0:
             c = dict(common, kind="topology", node=home[src], side="client",
                      src=src, src_addr=addr[src].split(":")[0],
-                     dst=addr[dst], requests=n + rnd.randint(-3, 3))
+                     dst=addr[dst], requests=max(0, n + rnd.randint(-3, 3)))
             recs.append(c)
     recs.append({"kind": "topology", "ts": ts, "node": "node-9",
                  "src": "batch", "dst": "cache", "dst_addr": addr["db"],

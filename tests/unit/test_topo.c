@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "consumers/common/percent.h"
+#include "consumers/kmon-topo/coverage.h"
 #include "consumers/kmon-topo/graph.h"
 #include "lib/histogram.h"
 #include "lib/json_parse.h"
@@ -505,6 +506,153 @@ static void test_outputs(void)
 	topo__free(NULL);
 }
 
+/* kmon-topo --fleet's deltas: records split into deltas of any size,
+ * each written as partials (whole or an edge each) and read back, added
+ * in any order, make the graph the records make in one: the same JSON,
+ * byte for byte, even when the address claims that resolve an edge, or
+ * make an address ambiguous, come in another delta than the edge. */
+static const char *const delta_records[] = {
+	"{\"kind\":\"topology\",\"ts\":5,\"node\":\"n2\",\"src\":"
+	"\"10.0.0.1\",\"dst\":\"B\",\"dst_addr\":\"10.0.0.2:80\","
+	"\"requests\":9,\"bytes\":90,\"latency_p50_ns\":1000,"
+	"\"latency_p95_ns\":9000,\"latency_p99_ns\":70000,"
+	"\"protocol\":\"http\",\"outcomes\":9,\"errors\":1,"
+	"\"status_2xx\":8,\"status_5xx\":1}",
+	"{\"kind\":\"topology\",\"ts\":3,\"node\":\"n3\",\"src\":"
+	"\"10.0.0.1\",\"dst\":\"B\",\"requests\":4,\"bytes\":7,"
+	"\"latency_p50_ns\":5000000,\"latency_p95_ns\":6000000,"
+	"\"latency_p99_ns\":9000000,\"protocol\":\"redis\"}",
+	"not json",
+	"{\"kind\":\"topology\",\"ts\":9,\"node\":\"n1\",\"side\":"
+	"\"client\",\"src\":\"A\",\"src_addr\":\"10.0.0.1\",\"dst\":"
+	"\"10.0.0.2:80\",\"requests\":8,\"bytes\":80}",
+	"{\"kind\":\"topology\",\"ts\":2,\"node\":\"n4\",\"side\":"
+	"\"client\",\"src\":\"C\",\"dst\":\"203.0.113.9\","
+	"\"requests\":3,\"latency_p50_ns\":40,\"latency_p95_ns\":50,"
+	"\"latency_p99_ns\":60,\"outcomes\":3,\"errors\":0}",
+	"{\"kind\":\"topology\",\"ts\":7,\"node\":\"n5\",\"src\":"
+	"\"10.0.0.7\",\"dst\":\"D\",\"dst_addr\":\"10.0.0.9:5432\","
+	"\"requests\":2,\"protocol\":\"postgresql\"}",
+	"{\"kind\":\"topology\",\"ts\":8,\"node\":\"n6\",\"side\":"
+	"\"client\",\"src\":\"E\",\"src_addr\":\"10.0.0.7\",\"dst\":"
+	"\"10.0.0.9:5432\",\"requests\":2}",
+	"{\"kind\":\"topology\",\"ts\":6,\"node\":\"n7\",\"side\":"
+	"\"client\",\"src\":\"F\",\"src_addr\":\"10.0.0.7\",\"dst\":"
+	"\"10.0.0.9:5432\",\"requests\":1}",
+	"{\"kind\":\"topology\",\"ts\":1,\"node\":\"n2\",\"src\":"
+	"\"10.0.0.1\",\"dst\":\"B\",\"dst_addr\":\"10.0.0.2:80\","
+	"\"requests\":1,\"bytes\":3,\"latency_p50_ns\":1000,"
+	"\"latency_p95_ns\":1000,\"latency_p99_ns\":1000,"
+	"\"protocol\":\"http\",\"outcomes\":1,\"errors\":0,"
+	"\"status_2xx\":1}",
+};
+#define DELTA_RECORDS (sizeof(delta_records) / sizeof(delta_records[0]))
+
+/* Records from .. to-1 added, the one that is not JSON refused quietly. */
+static void add_records(struct topo_graph *g, size_t from, size_t to)
+{
+	char err[256];
+
+	for (size_t k = from; k < to && k < DELTA_RECORDS; k++)
+		topo__add_json(g, delta_records[k], strlen(delta_records[k]),
+			       err, sizeof(err));
+}
+
+static char *graph_json(struct topo_graph *g)
+{
+	struct record r;
+	char *s;
+
+	record__init(&r);
+	topo__json(g, 1, "host", &r);
+	s = strndup(r.json.buf, r.json.len);
+	record__free(&r);
+	return s;
+}
+
+/* The records in deltas of size records each, each delta in messages of
+ * about part_bytes, added to a new graph last message first. */
+static struct topo_graph *graph_of_deltas(size_t size, size_t part_bytes)
+{
+	struct record parts[4 * DELTA_RECORDS];
+	struct topo_graph *merged = topo__new();
+	size_t nparts = 0;
+
+	for (size_t i = 0; i < DELTA_RECORDS; i += size) {
+		struct topo_graph *delta = topo__new();
+		size_t edge = 0;
+		bool last;
+
+		add_records(delta, i, i + size);
+		do {
+			record__init(&parts[nparts]);
+			record__begin(&parts[nparts], "topology_partial", 1,
+				      "m");
+			last = topo__partial_fields(delta, &parts[nparts],
+						    &edge, part_bytes);
+			record__end(&parts[nparts++]);
+		} while (!last);
+		topo__free(delta);
+	}
+	while (nparts--) {
+		struct json_error jerr;
+		struct json_value *v = json__parse(
+			parts[nparts].json.buf, parts[nparts].json.len, &jerr);
+
+		CHECK(v && topo__add_partial(merged, v) == 0);
+		json__free(v);
+		record__free(&parts[nparts]);
+	}
+	return merged;
+}
+
+static void test_deltas(void)
+{
+	struct topo_graph *one = topo__new();
+	char *want;
+
+	add_records(one, 0, DELTA_RECORDS);
+	want = graph_json(one);
+	/* resolved and ambiguous addresses both show in the reference */
+	CHECK(strstr(want, "\"src\":\"A\",\"dst\":\"B\"") != NULL);
+	CHECK(strstr(want, "\"src\":\"10.0.0.7\",\"dst\":\"D\"") != NULL);
+	for (size_t size = 1; size <= DELTA_RECORDS; size++) {
+		/* whole, and one edge a message */
+		for (size_t bytes = 1; bytes <= 1 << 20; bytes <<= 20) {
+			struct topo_graph *g = graph_of_deltas(size, bytes);
+			char *got = graph_json(g);
+
+			CHECK_STR(got, want);
+			free(got);
+			topo__free(g);
+		}
+	}
+	free(want);
+	topo__free(one);
+}
+
+/* Offsets two deltas cover are counted, in whatever order they come;
+ * deltas that only meet are not. */
+static void test_coverage(void)
+{
+	struct topo_coverage *c = coverage__new();
+
+	CHECK(coverage__add(c, 0, 100, 200) == 0);
+	CHECK(coverage__add(c, 0, 300, 400) == 0);
+	CHECK(coverage__add(c, 1, 100, 200) == 0); /* another partition */
+	CHECK(coverage__add(c, 0, 200, 300) == 0); /* fills the gap */
+	CHECK(coverage__add(c, 0, 0, 100) == 0);
+	CHECK(coverage__add(c, 0, 350, 450) == 50); /* a successor's */
+	CHECK(coverage__add(c, 0, 50, 60) == 10);
+	CHECK(coverage__add(c, 0, 500, 600) == 0);
+	CHECK(coverage__add(c, 0, 440, 520) == 30); /* spans a gap */
+	CHECK(coverage__add(c, 0, 0, 600) == 600);
+	CHECK(coverage__add(c, 0, 7, 7) == 0);
+	CHECK(coverage__add(c, 1, 150, 250) == 50);
+	coverage__free(c);
+	coverage__free(NULL);
+}
+
 int main(void)
 {
 	test_both_ends();
@@ -517,5 +665,7 @@ int main(void)
 	test_outputs();
 	test_outcomes();
 	test_percent();
+	test_deltas();
+	test_coverage();
 	return unit_done("topo");
 }
