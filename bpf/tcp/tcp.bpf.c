@@ -1122,10 +1122,14 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 	if (!c)
 		return 0;
 	recv_bytes(c, sk, ret, trusted);
-	/* the thread's last step: reading this request, or another step */
-	step_other(c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST ?
-			   c->id :
-			   0);
+	/* The thread's last step: reading this request (its first bytes or
+	 * more: a body the handler waits for), or another step. Counted in
+	 * its thread only with paths on. */
+	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST &&
+	    c->holds_thread)
+		step_read((__u32)bpf_get_current_pid_tgid(), c->id);
+	else
+		step_other();
 	conn_release(c, trusted);
 	return 0;
 }
@@ -1197,7 +1201,7 @@ static __always_inline int handle_send(const struct sock *sk, int ret,
 		return 0;
 	}
 	send_bytes(c, sk, ret, trusted);
-	step_other(0);
+	step_other();
 	conn_release(c, trusted);
 	return 0;
 }

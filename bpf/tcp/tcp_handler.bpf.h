@@ -17,12 +17,13 @@
  * thread serves is known to wait for the answer of a call of its own,
  * which wakes its handler (and releases the wait) when it begins, or
  * fails with the call's connection: a unit per such request, taken by
- * the call the rule linked (or the thread rule, in the handler's first
- * step), held in the units map. A request read and not followed at
- * once by its call holds none, and the thread's calls stay unlinked
- * until it is answered. Counts may err low (a unit lost with its
- * thread's entry), never high: a unit is counted after it is stored and
- * released before its request leaves serving. */
+ * the call (or connect) made right after its read, linked or not (the
+ * rule's assumption: a handler that waits for a call makes no other, so
+ * that call's maker was not waiting yet), held in the units map. A
+ * request read and not followed at once by a call holds none, and the
+ * thread's calls stay unlinked until it is answered. Counts may err low
+ * (a unit lost with its thread's entry), never high: a unit is counted
+ * after it is stored and released before its request leaves serving. */
 #ifndef KMON_TCP_HANDLER_BPF_H
 #define KMON_TCP_HANDLER_BPF_H
 
@@ -91,7 +92,7 @@ static __always_inline __u64 thread_moves(void)
 	return BPF_CORE_READ(t, nvcsw) + BPF_CORE_READ(t, se.nr_migrations);
 }
 
-/* The current thread tid begins reading request id. */
+/* The current thread tid reads request id (its first bytes or more). */
 static __always_inline void step_read(__u32 tid, __u64 id)
 {
 	struct last_step *s = last_step_here(tid);
@@ -103,14 +104,14 @@ static __always_inline void step_read(__u32 tid, __u64 id)
 	s->id = id;
 }
 
-/* Any other step of the current thread on a followed socket (reading
- * more of request keep is none): what it read is no longer its last. */
-static __always_inline void step_other(__u64 keep)
+/* Any other step of the current thread on a followed socket: what it
+ * read is no longer its last step. */
+static __always_inline void step_other(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct last_step *s = last_step_here(tid);
 
-	if (s && s->id && s->id != keep && s->tid == tid)
+	if (s && s->id && s->tid == tid)
 		s->id = 0;
 }
 

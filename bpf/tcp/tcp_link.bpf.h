@@ -117,7 +117,6 @@ static __always_inline void link_request(struct tcp_conn *c)
 	if (__sync_fetch_and_add(&th->serving, 1) && !th->loop)
 		th->loop = 1;
 	th->id = c->id;
-	step_read(tid, c->id);
 	th->from_id = 0; /* it serves its own now */
 	/* Held only once counted: a close that takes it back finds the
 	 * count to release. */
@@ -258,7 +257,7 @@ static __always_inline void link_connect(struct tcp_conn *c)
 		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
 	id = th ? handler_request(th, tid) : 0;
-	step_other(0);
+	step_other();
 	if (call_waits(c, th, tid, read, true) && id)
 		c->connect_parent = id;
 }
