@@ -5,8 +5,9 @@
  * figure is the code's own and not the noise of a shared machine's
  * end-to-end runs. One turn is what a thread-per-request server costs
  * per request it serves with one call: the request starts (an id, its
- * thread's count), the call starts (an id, the thread looked up, the
- * count per service), the response starts (the count released). */
+ * thread's count, its step), the call starts (an id, the thread looked
+ * up, the count per service), the answer is read, the response starts
+ * (the count released), each a step of the thread (tcp_handler.bpf.h). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
@@ -28,10 +29,15 @@ static long turn(__u64 i, void *ctx)
 		return 0;
 	server.tid = (__u32)bpf_get_current_pid_tgid();
 	link_request(&server);
+	step_read(server.tid, server.id);
 	link_call(&client);
+	step_other();
 	if (client.parent != server.id)
 		wrong++;
+	unit_release(&client); /* the answer's first bytes */
+	step_other();
 	link_answered(&server);
+	step_other();
 	return 0;
 }
 

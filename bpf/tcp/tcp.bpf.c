@@ -1084,6 +1084,7 @@ on_reply_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 		c->resp_seq = received_seq(sk, len, trusted);
 		c->resp_bytes = h2_message_begins(c, &c->resp_seq);
 		head_response(c, c->resp_seq);
+		unit_release(c); /* its caller's handler may run again */
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;
@@ -1126,6 +1127,14 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 	if (!c)
 		return 0;
 	recv_bytes(c, sk, ret, trusted);
+	/* The thread's last step: reading this request (its first bytes or
+	 * more: a body the handler waits for), or another step. Counted in
+	 * its thread only with paths on. */
+	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST &&
+	    c->holds_thread)
+		step_read((__u32)bpf_get_current_pid_tgid(), c->id);
+	else
+		step_other();
 	conn_release(c, trusted);
 	return 0;
 }
@@ -1201,6 +1210,7 @@ static __always_inline int handle_send(const struct sock *sk, int ret,
 		return 0;
 	}
 	send_bytes(c, sk, ret, trusted);
+	step_other();
 	conn_release(c, trusted);
 	return 0;
 }
@@ -1232,6 +1242,7 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 		bpf_map_update_elem(&closing, &skp, c, BPF_ANY);
 	}
 	if (c->role == TCP_ROLE_CLIENT) {
+		unit_release(c);
 		/* A response cut short by the close still ends its call. */
 		if (c->phase == TCP_RESPONSE)
 			finish(c);
@@ -1249,9 +1260,18 @@ static __always_inline void on_connect(const struct sock *sk, bool trusted)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, svc;
 
+	struct tcp_ctl *ctl;
+	struct tcp_conn *c;
+
 	/* connect(), in the caller's context; the local port comes later. */
-	if (kmon_selected_tgid(tgid, &svc))
-		new_conn(sk, trusted, TCP_ROLE_CLIENT, tgid, svc);
+	if (!kmon_selected_tgid(tgid, &svc))
+		return;
+	c = new_conn(sk, trusted, TCP_ROLE_CLIENT, tgid, svc);
+	if (!c)
+		return;
+	ctl = tcp_ctl_now();
+	if (!ctl || !ctl->no_paths)
+		link_connect(c);
 }
 
 static __always_inline void on_connected(const struct sock *sk, bool trusted)
@@ -1264,6 +1284,16 @@ static __always_inline void on_connected(const struct sock *sk, bool trusted)
 	remember_client(c);
 }
 
+/* The server closed a connection (its FIN came): a call waiting on it
+ * fails, and its caller's handler may run again. */
+static __always_inline void on_peer_closed(const struct sock *sk, bool trusted)
+{
+	struct tcp_conn *c = conn_find(sk, trusted);
+
+	if (c && c->role == TCP_ROLE_CLIENT && c->unit_id)
+		unit_release(c);
+}
+
 static __always_inline int handle_state(const struct sock *sk, int oldstate,
 					int newstate, bool trusted)
 {
@@ -1271,13 +1301,16 @@ static __always_inline int handle_state(const struct sock *sk, int oldstate,
 	__u32 on = TCP_LISTEN_ON;
 
 	/* Half of a connection's steps are none of these (FIN_WAIT1,
-	 * CLOSE_WAIT, ...): they end before the socket is read. */
+	 * LAST_ACK, ...): they end before the socket is read. */
 	if (newstate != TCP_SYN_SENT && newstate != TCP_ESTABLISHED &&
-	    newstate != TCP_LISTEN && newstate != TCP_CLOSE)
+	    newstate != TCP_LISTEN && newstate != TCP_CLOSE &&
+	    newstate != TCP_CLOSE_WAIT)
 		return 0;
 	if (!sk || SK_FIELD(trusted, sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
-	if (newstate == TCP_SYN_SENT) {
+	if (newstate == TCP_CLOSE_WAIT) {
+		on_peer_closed(sk, trusted);
+	} else if (newstate == TCP_SYN_SENT) {
 		on_connect(sk, trusted);
 	} else if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_SENT) {
 		on_connected(sk, trusted);

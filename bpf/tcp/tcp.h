@@ -68,6 +68,9 @@ enum tcp_link {
 	TCP_LINK_NONE, /* no parent: the thread served none, or several */
 	TCP_LINK_THREAD, /* the calling thread read it and has not answered */
 	TCP_LINK_SPAWN, /* the thread that created the caller serves it */
+	/* The caller's handler ran for it (bpf/tcp/tcp_handler.bpf.h): */
+	TCP_LINK_CONNECT, /* its connection opened right after it was read */
+	TCP_LINK_INLINE, /* sent right after it was read */
 };
 
 /* A thread that reads server requests, keyed by its tid. */
@@ -79,7 +82,14 @@ struct tcp_thread {
 	 * still serves it alone. */
 	__u64 from_id;
 	__u32 from;
-	__u32 pad;
+	/* 1 once it served several requests at once (an event loop): its
+	 * calls take units (bpf/tcp/tcp_handler.bpf.h) */
+	__u32 loop;
+	/* Requests it serves that wait for a call's answer, each holding a
+	 * unit in the units map, and the entry's birth (the first request
+	 * it read): a unit of an entry made again is not this one's. */
+	__u64 waiting;
+	__u64 born;
 };
 
 /* Client calls per service (svc; 0: none or past TCP_MAX_LINK_SVCS),
@@ -221,7 +231,14 @@ struct tcp_conn {
 	__u64 id; /* the request in progress or last finished */
 	__u64 parent; /* client side: the request it serves, 0: none */
 	__u8 link; /* enum tcp_link */
-	__u8 link_pad[7];
+	/* Client side: connected after kmond saw the connect, no call yet
+	 * (its first call is linked by the connect, never by a send) */
+	__u8 fresh;
+	__u8 link_pad[6];
+	/* Client side: the request its connect was made for (0: none),
+	 * and the request whose unit it holds until the answer begins */
+	__u64 connect_parent;
+	__u64 unit_id;
 	/* Server side: 1 while counted in its reader's serving, taken back
 	 * atomically (the reader and the close may both release it). */
 	__u64 holds_thread;

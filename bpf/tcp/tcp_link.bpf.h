@@ -23,12 +23,19 @@
  * serves that request too, as long as its creator still serves it alone
  * and it reads no request of its own (link "spawn"). The creator is
  * looked at again at each call: a pool's thread created for an earlier
- * request never takes a later one's. */
+ * request never takes a later one's.
+ *
+ * A thread serving several (an event loop) links a call by its handler
+ * (tcp_handler.bpf.h): to the request it read right before opening the
+ * call's connection (link "connect", the connection's first call) or
+ * right before sending the call on a connection that served calls
+ * before (link "inline"). */
 #ifndef KMON_TCP_LINK_BPF_H
 #define KMON_TCP_LINK_BPF_H
 
 #include "tcp.h"
 #include "tcp_load.h" /* TCP_LOAD_CLOSED_MARK */
+#include "tcp_handler.bpf.h"
 
 /* Set before load (user space): the node's bits of every id, and how
  * many bits of a serial name the CPU that made it. */
@@ -42,14 +49,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } id_next SEC(".maps");
-
-/* tid -> struct tcp_thread. An LRU: threads that exit age out. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, TCP_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, struct tcp_thread);
-} threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -95,6 +94,10 @@ static __always_inline void link_answered(struct tcp_conn *c)
 	/* The id first: a call in between sees no parent rather than this
 	 * one, answered. */
 	__sync_val_compare_and_swap(&th->id, c->id, 0);
+	/* Its wait ends before it leaves serving: the two counts may tell
+	 * the handlers that could run as fewer than they are, never more. */
+	if (KMON_READ_ONCE(th->waiting))
+		unit_drop(c->id, th);
 	/* An entry made again after the LRU dropped it starts at zero. */
 	if (th->serving)
 		__sync_fetch_and_add(&th->serving, -1);
@@ -107,10 +110,12 @@ static __always_inline void link_request(struct tcp_conn *c)
 	__u32 tid = c->tid;
 
 	link_none(c);
+	fresh.born = c->id;
 	th = lookup_or_try_init(&threads, &tid, &fresh);
 	if (!th)
 		return;
-	__sync_fetch_and_add(&th->serving, 1);
+	if (__sync_fetch_and_add(&th->serving, 1) && !th->loop)
+		th->loop = 1;
 	th->id = c->id;
 	th->from_id = 0; /* it serves its own now */
 	/* Held only once counted: a close that takes it back finds the
@@ -167,22 +172,65 @@ static __always_inline int handle_fork(__u32 parent, __u32 child)
 	return 0;
 }
 
+/* The parent of a call on connection c by thread tid (entry th), by
+ * the handler rules, when the thread and spawn rules found none: the
+ * request its connection was opened for (its first call), or the one
+ * the thread read right before (a later call). */
+static __always_inline void link_by_handler(struct tcp_conn *c,
+					    struct tcp_thread *th, __u32 tid,
+					    __u64 opened)
+{
+	if (opened) {
+		c->parent = opened;
+		c->link = TCP_LINK_CONNECT;
+	} else if (th && !c->fresh) {
+		c->parent = handler_request(th, tid);
+		c->link = TCP_LINK_INLINE;
+	}
+}
+
+/* A call on c made right after the thread read request id, linked or
+ * not: whoever made it waits for its answer (the rule's assumption: a
+ * handler that waits for a call makes no other), and counts as request
+ * id's wait. Calls take it in event loops only (threads that served
+ * several at once), where it is needed; connects, rarer, always: the
+ * first requests a loop serves open its connections. */
+static __always_inline bool call_waits(struct tcp_conn *c,
+				       struct tcp_thread *th, __u32 tid,
+				       __u64 id, bool always)
+{
+	return id && th && (always || th->loop) && unit_take(c, th, tid, id);
+}
+
 /* A client call begins, sent by the current thread. */
 static __always_inline void link_call(struct tcp_conn *c)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u32 svc = c->svc < TCP_MAX_LINK_SVCS ? c->svc : 0;
 	struct tcp_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 opened = opened_for(c);
 	struct tcp_links *l;
 
+	/* the unit of the call before, never answered; a connect's is
+	 * its first call's */
+	if (!c->fresh)
+		unit_release(c);
 	link_none(c);
 	if (th && KMON_READ_ONCE(th->serving) == 1) {
 		c->parent = KMON_READ_ONCE(th->id);
 		c->link = TCP_LINK_THREAD;
+		/* opened for another: one of the two is wrong */
+		if (opened && opened != c->parent)
+			c->parent = 0;
 	} else if (th && !KMON_READ_ONCE(th->serving) && th->from_id) {
 		c->parent = serving_alone(th->from, th->from_id);
 		c->link = TCP_LINK_SPAWN;
+	} else {
+		link_by_handler(c, th, tid, opened);
 	}
+	call_waits(c, th, tid, step_last_read(tid), false);
+	c->fresh = 0;
+	c->connect_parent = 0;
 	if (!c->parent)
 		c->link = TCP_LINK_NONE;
 	l = bpf_map_lookup_elem(&links, &svc);
@@ -193,6 +241,25 @@ static __always_inline void link_call(struct tcp_conn *c)
 		l->linked++;
 	else
 		l->unlinked++;
+}
+
+/* Thread tid opens connection c (connect(), in its context): the
+ * request its handler runs, if known, is its first call's parent (the
+ * unit tells whether it still waits for that call). */
+static __always_inline void link_connect(struct tcp_conn *c)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 read = step_last_read(tid), id;
+	struct tcp_thread *th;
+
+	c->fresh = 1;
+	if (!read)
+		return;
+	th = bpf_map_lookup_elem(&threads, &tid);
+	id = th ? handler_request(th, tid) : 0;
+	step_other();
+	if (call_waits(c, th, tid, read, true) && id)
+		c->connect_parent = id;
 }
 
 #endif

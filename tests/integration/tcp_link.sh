@@ -11,8 +11,9 @@
 # "spawn"). With an event loop holding four requests at
 # once, no call is linked (the thread serves several), and the stats
 # records count them as unlinked; with requests coming and going at
-# random, the calls it links (when it serves one alone) are linked
-# right. Ids are well-formed and unique.
+# random, the calls it links (when it serves one alone, or by its
+# handler: links "connect", "inline") are linked right. Ids are
+# well-formed and unique.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tcp_svc.sh"
 source "$(dirname "$0")/../lib/link_svc.sh"
@@ -73,5 +74,6 @@ $CHECK "$out" "$WORK/mid-s.log" --mid-port $MID_S --back-port $BACK_S \
 $CHECK "$out" "$WORK/mid-a.log" --mid-port $MID_A --back-port $BACK_A \
 	--service mid-a --expect unlinked || fail "event loop"
 $CHECK "$out" "$WORK/mid-e.log" --mid-port $MID_E --back-port $BACK_E \
-	--service mid-e --expect right || fail "free event loop"
+	--service mid-e --expect right --link thread,connect,inline ||
+	fail "free event loop"
 echo "ok"

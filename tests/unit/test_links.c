@@ -3,13 +3,16 @@
  * 24 bits and is never zero, differs from one start to the next; a trace
  * is 32 lowercase hex digits, a function of its root's id alone (a call's
  * trace, made from its parent's id, is its parent's), and differs from
- * root to root. */
+ * root to root; a call's link is named by how its parent was found. */
 #include <linux/types.h>
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "collectors/tcp/links.h"
+#include "lib/record.h"
 #include "bpf/tcp/tcp.h"
 #include "unit.h"
 
@@ -20,6 +23,23 @@ static int hex_lower(const char *s, size_t n)
 		    isupper((unsigned char)s[i]))
 			return 0;
 	return s[n] == '\0';
+}
+
+/* The link a call's record names, with a parent, by enum tcp_link. */
+static int names_link(uint32_t link, const char *want)
+{
+	struct record r;
+	char field[32];
+	int found;
+
+	record__init(&r);
+	record__begin(&r, "tcp", 1, "n");
+	tcp_links__fields(&r, 0x10, 0x20, link);
+	record__end(&r);
+	snprintf(field, sizeof(field), "\"link\":\"%s\"", want);
+	found = strstr(r.json.buf, field) != NULL;
+	record__free(&r);
+	return found;
 }
 
 int main(void)
@@ -44,6 +64,12 @@ int main(void)
 	CHECK_STR(t1, t2);
 	CHECK(strcmp(t1, t3) != 0);
 	CHECK(strncmp(t1, t3, 16) != 0); /* the high half too */
+
+	CHECK(names_link(TCP_LINK_THREAD, "thread"));
+	CHECK(names_link(TCP_LINK_SPAWN, "spawn"));
+	CHECK(names_link(TCP_LINK_CONNECT, "connect"));
+	CHECK(names_link(TCP_LINK_INLINE, "inline"));
+	CHECK(names_link(TCP_LINK_INLINE + 1, "unknown"));
 
 	return unit_done("links");
 }

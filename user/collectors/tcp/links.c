@@ -24,6 +24,8 @@
 static const char *const link_names[] = {
 	[TCP_LINK_THREAD] = "thread",
 	[TCP_LINK_SPAWN] = "spawn",
+	[TCP_LINK_CONNECT] = "connect",
+	[TCP_LINK_INLINE] = "inline",
 };
 
 uint64_t tcp_links__prefix(const char *node)
