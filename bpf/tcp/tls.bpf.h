@@ -20,11 +20,13 @@
  *   send's entry; a read's come when SSL_read returns with the
  *   plaintext: the return's program, which cannot reach the connection's
  *   state, leaves the head under the cookie (tls_heads), and the request
- *   model takes it at the request's end (tls_take_heads).
+ *   model takes it at the request's end (tls_take_heads);
+ * - a call that moves no socket byte (its plaintext from the record
+ *   OpenSSL holds) is tied to its SSL object's connection (tls_ssls).
  *
  * Request boundaries and latency stay the tcp hooks' (the reads and
  * writes of ciphertext inside SSL calls); req_bytes and resp_bytes are
- * the bytes on the wire, TLS records' framing included. Nothing is ever
+ * the plaintext's (tls_uncount, tls_take_heads). Nothing is ever
  * written to the traced process, nor a return value changed. */
 #ifndef KMON_TLS_BPF_H
 #define KMON_TLS_BPF_H
@@ -284,11 +286,13 @@ static __always_inline void tls_read_seen(struct tcp_conn *c,
 	call->cookie = c->proto_cookie;
 	if (server && c->phase == TCP_REQUEST &&
 	    c->req_off + len == c->rx_off) {
+		call->begins = 1;
 		call->head = 1;
 		call->head_is_req = 1;
 		call->head_seq = c->req_seq;
 	} else if (!server && c->phase == TCP_RESPONSE &&
 		   c->resp_off + len == c->rx_off) {
+		call->begins = 1;
 		call->head = 1;
 		call->head_seq = c->resp_seq;
 	}
@@ -378,6 +382,27 @@ static __always_inline bool tls_buffered_head(struct tls_heads *h,
 	return tls_read_head(h, call, base, n);
 }
 
+/* A read that goes on with the message whose head is data[0, *len):
+ * up to 64 more bytes of it, while the head is under 64 (bounds the
+ * verifier can see inside the head). */
+static __always_inline void head_append(__u8 *data, __u16 *len, __u32 size,
+					const void *base, __u32 n)
+{
+	__u32 off = *len, take;
+
+	if (off >= 64 || off >= size)
+		return;
+	take = size - off;
+	if (n < take)
+		take = n;
+	if (take > 64)
+		take = 64;
+	off &= 63;
+	take = ((take - 1) & 63) + 1;
+	if (!bpf_probe_read_user(data + off, take, base))
+		*len = off + take;
+}
+
 /* A read returned n bytes of plaintext into the call's buffer, or a
  * write wrote n: their count, and a read's head and sample. */
 static __always_inline void tls_done(struct tls_call *call, __u32 n)
@@ -394,10 +419,14 @@ static __always_inline void tls_done(struct tls_call *call, __u32 n)
 	h = lookup_or_try_init(&tls_heads, &cookie, &zero);
 	if (!h)
 		return;
-	if (read && call->head)
+	if (read && call->head && !call->cont)
 		ctl = tls_read_head(h, call, base, n);
 	else if (read && !call->seen && h->open)
 		ctl = tls_buffered_head(h, call, base, n);
+	else if (read && call->head && call->head_is_req)
+		head_append(h->req.data, &h->req.len, TCP_REQ_HEAD, base, n);
+	else if (read && call->head)
+		head_append(h->resp.data, &h->resp.len, TCP_RESP_HEAD, base, n);
 	else if (read && call->h2 == 1)
 		ctl = h2_control_user(base, n) >= n;
 	/* HTTP/2's control frames are no request's or response's (a
@@ -412,12 +441,56 @@ static __always_inline void tls_done(struct tls_call *call, __u32 n)
 		return;
 	__builtin_memcpy(s, &call->s,
 			 __builtin_offsetof(struct proto_sample, data));
+	if (call->cont)
+		s->ts = bpf_ktime_get_ns();
 	s->len = n;
 	cap = cap_of(n, false);
 	if (bpf_probe_read_user(s->data, cap, base))
 		cap = 0;
 	s->caplen = cap;
 	bpf_ringbuf_submit(s, wakeup_flags());
+}
+
+/* A read returns (tls_ssl): one that moved socket bytes and began a
+ * message, or took a sample, notes it for the reads after it on its SSL
+ * object; one that moved none goes on with that message: its head grows
+ * and a sample or two more go to identification (a packet's header alone
+ * names no protocol). Not on HTTP/2's, whose reads of OpenSSL's buffer
+ * tls_buffered_head takes. */
+static __always_inline void tls_ssl_cont(struct tls_call *call)
+{
+	struct tls_ssl_key key = {
+		.ssl = call->ssl,
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+	};
+	struct tls_ssl *v;
+
+	if (call->kind != TLS_CALL_READ || !call->ssl || call->h2 == 1)
+		return;
+	v = bpf_map_lookup_elem(&tls_ssls, &key);
+	if (!v || v->cookie != call->cookie)
+		return;
+	if (call->seen) {
+		if (!call->begins && !call->sample)
+			return;
+		v->cont = 1;
+		v->cont_req = call->head_is_req;
+		v->cont_head = call->head;
+		v->samples_left = call->sample ? 2 : 0;
+		__builtin_memcpy(v->sample_hdr, &call->s,
+				 sizeof(v->sample_hdr));
+		return;
+	}
+	if (!v->cont)
+		return;
+	call->cont = 1;
+	call->head = v->cont_head;
+	call->head_is_req = v->cont_req;
+	if (call->sample || !v->samples_left)
+		return;
+	v->samples_left--;
+	call->sample = 1;
+	__builtin_memcpy(&call->s, v->sample_hdr, sizeof(v->sample_hdr));
 }
 
 /* An SSL call returns: SSL_read's and SSL_write's ret is the count, the
@@ -436,6 +509,8 @@ static __always_inline void tls_exit(int ret)
 		n = ret;
 	if (n > call->num)
 		n = call->num;
+	if (n)
+		tls_ssl_cont(call);
 	if (n)
 		tls_done(call, n);
 	bpf_map_delete_elem(&tls_calls, &tid);

@@ -31,6 +31,10 @@ struct tls_call {
 	__u8 seen; /* a read: a tcp hook saw its socket's bytes move */
 	__u8 ctl; /* a write of HTTP/2 control frames only */
 	__u64 cookie; /* the connection's plaintext cookie, 0: not seen */
+	__u8 begins; /* a read whose socket bytes began a message */
+	__u8 cont; /* a read served from OpenSSL's buffer that goes on with
+		    * the message its SSL object's last read began (tls_ssl) */
+	__u8 pad2[6];
 	struct proto_sample s; /* header only; the data comes at return */
 };
 
@@ -46,7 +50,16 @@ struct tls_ssl_key {
 struct tls_ssl {
 	__u64 cookie; /* the connection's plaintext cookie */
 	__u8 h2; /* HTTP/2's */
-	__u8 pad[7];
+	/* the last read that moved socket bytes began a message (or took a
+	 * sample): the reads OpenSSL serves from its buffer after it go on
+	 * with that message (MariaDB reads a packet's 4-byte header, then
+	 * its body); a write ends it (tls_ssl_seen writes the entry anew) */
+	__u8 cont;
+	__u8 cont_req; /* that message is a request */
+	__u8 cont_head; /* its head is kept */
+	__u8 samples_left; /* protocol samples the reads that go on may add */
+	__u8 pad[3];
+	__u8 sample_hdr[__builtin_offsetof(struct proto_sample, data)];
 };
 
 /* What the returns of SSL calls leave for the request model to take at

@@ -6,8 +6,9 @@
 #                         sets PG_PID once PostgreSQL accepts connections
 #                         (trust auth, user postgres, log $WORK/postgres.log;
 #                         each SETTING, name=value, one more -c)
-#   start_mariadb PORT    sets MARIADB_PID once MariaDB accepts connections
-#                         (user root, no grants checked)
+#   start_mariadb PORT [OPTION...]  sets MARIADB_PID once MariaDB accepts
+#                         connections (user root, no grants checked;
+#                         OPTIONs go to mariadbd)
 
 start_redis() {
 	local i
@@ -49,7 +50,7 @@ start_mariadb() {
 		fail "mariadb-install-db: $(tail -3 "$WORK/mariadb-install.log")"
 	mariadbd --no-defaults --datadir="$WORK/my" --user=root --port="$1" \
 		--bind-address=127.0.0.1 --socket="$WORK/my.sock" --skip-grant-tables \
-		--pid-file="$WORK/my.pid" >"$WORK/mariadb.log" 2>&1 &
+		--pid-file="$WORK/my.pid" "${@:2}" >"$WORK/mariadb.log" 2>&1 &
 	MARIADB_PID=$!
 	STARTED_PIDS+=($MARIADB_PID)
 	for ((i = 0; i < 150; i++)); do

@@ -7,7 +7,7 @@
 
 plain: TLS read in plaintext; each side has exactly CONNS x REQUESTS
 records, REQUESTS per connection, protocol PROTOCOL, tls true, tls_sni
-SNI, and each request's outcome as its EXPECT says (the client cycles
+SNI ("-": none), and each request's outcome as its EXPECT says (the client cycles
 through the list as tls_client.py does):
 STATUS/SERVER_ERROR/CLIENT_ERROR/METHOD/ROUTE, "-" for a field absent
 ("404/false/true/GET//missing/{id}": the route is the rest).
@@ -79,6 +79,7 @@ def main():
     rs = records(path, port)
     if mode == "plain":
         conns, reqs, sni = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+        sni = None if sni == "-" else sni
         errors = check_plain(rs, conns, reqs, sni, sys.argv[7], sys.argv[8:])
         # the server's endpoint: named by the plaintext, not `tls`
         eps = records(path, port, "endpoint")

@@ -404,6 +404,48 @@ static bool mysql_client_fits(const struct stream *c)
 	return c->n < 4 || (c->b[3] == 1 && le24(c->b) >= 4);
 }
 
+/* Inside TLS (after the SSL request, sequence 1, on the wire) the
+ * plaintext begins with the client's login, sequence 2: capabilities
+ * with CLIENT_PROTOCOL_41 and CLIENT_SSL, the largest packet, the
+ * character set, then 23 bytes of zeros (MariaDB's clients put their
+ * extended capabilities in the last 4: 19 are checked). */
+#define MYSQL_PROTOCOL_41 0x200
+#define MYSQL_SSL 0x800
+
+static int mysql_tls_login(const struct stream *c, const struct stream *s)
+{
+	uint32_t want = MYSQL_PROTOCOL_41 | MYSQL_SSL;
+
+	(void)s;
+	if (c->n < 4)
+		return short_of(c, NO);
+	if (c->b[3] != 2 || le24(c->b) < 32)
+		return NO;
+	if (c->n < 36)
+		return short_of(c, NO);
+	if ((le24(c->b + 4) & want) != want)
+		return NO;
+	for (size_t i = 13; i < 32; i++)
+		if (c->b[i])
+			return NO;
+	return YES;
+}
+
+/* The server's answer to it, sequence 3: OK, ERR, an authentication
+ * switch or more authentication data. */
+static int mysql_tls_answer(const struct stream *s, const struct stream *c)
+{
+	(void)c;
+	if (s->n < 5)
+		return short_of(s, NO);
+	if (s->b[3] != 3 || !le24(s->b))
+		return NO;
+	return s->b[4] == 0x00 || s->b[4] == 0xff || s->b[4] == 0xfe ||
+			       s->b[4] == 0x01 ?
+		       YES :
+		       NO;
+}
+
 /* --- SSH --- */
 
 /* "SSH-2.0-..." (or 1.99, for old clients) from either end. */
@@ -878,6 +920,7 @@ static const struct rule rules[] = {
 	{ PROTO_DNS, dns_client, dns_server },
 	{ PROTO_SSH, ssh_client, ssh_server },
 	{ PROTO_ZOOKEEPER, zk_client, zk_server },
+	{ PROTO_MYSQL, mysql_tls_login, mysql_tls_answer },
 };
 #define NR_RULES ARRAY_SIZE(rules)
 
