@@ -34,15 +34,17 @@ static void check_printable(const char *s, size_t size)
 			abort();
 }
 
-/* The classifier on a buffer whose bytes past len are fill. */
+/* The classifier on a buffer whose bytes past len are fill, for the
+ * HTTP/2 stream the request opened (as the kernel and user space take
+ * it from the request's head). */
 static void classify(struct outcome *o, int proto, int side,
-		     const uint8_t *resp, size_t len, int fill)
+		     const uint8_t *resp, size_t len, int fill, __u32 stream)
 {
 	uint8_t b[OUTCOME_RESP_HEAD];
 
 	memset(b, fill, sizeof(b));
 	memcpy(b, resp, len);
-	outcome_classify(o, proto, side, b, len, len ? resp[0] & 3 : 0);
+	outcome_classify(o, proto, side, b, len, stream);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -53,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *req, *resp;
 	char route[128];
 	int proto, side;
+	__u32 stream;
 
 	if (size < 5)
 		return 0;
@@ -74,8 +77,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	request_outcome__decode(&out, proto, side, req, req_len,
 				req_len + data[3] * 7, resp, resp_len,
 				resp_len + data[4] * 13);
-	classify(&zeros, proto, side, resp, resp_len, 0);
-	classify(&ones, proto, side, resp, resp_len, 0xff);
+	stream = outcome_h2_request_stream(req, req_len);
+	classify(&zeros, proto, side, resp, resp_len, 0, stream);
+	classify(&ones, proto, side, resp, resp_len, 0xff, stream);
 	if (memcmp(&zeros, &ones, sizeof(zeros)) != 0)
 		abort(); /* it read past the captured length */
 	if ((out.error || out.has_status) && !out.known)
