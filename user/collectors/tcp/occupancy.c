@@ -461,13 +461,6 @@ static void emit(struct kmond *k, struct record *rec, uint64_t ts,
 		f.ok = 0;
 		f.why = "requests overtake";
 	}
-	/* a fit of a tandem that may not be FIFO is no answer: a thread per
-	 * connection whose order went unchecked read 0.64 and 0.48 where
-	 * the tiers were 0.30 and 0.68 (occupancy_overtake) */
-	if (f.ok && isnan(overtaken)) {
-		f.ok = 0;
-		f.why = "order not known";
-	}
 	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	record__begin(rec, "occupancy", ts, k->cfg.node);
 	record__str(rec, t->endpoint ? "endpoint" : "service", t->name);
