@@ -169,7 +169,11 @@ stop c
 stop e
 n=$(same_graph one e) || fail "g3's graph and one member's differ"
 fleet_line e | grep -q ' 0 offsets read twice' || fail "e: $(fleet_line e)"
-for m in c d e; do
+# c read before the others joined, e after its settle; d joined with c
+# and may find its partitions read already where the join's rebalance
+# came late (a loaded machine, once in CI): a delta only holds what its
+# member read
+for m in c e; do
 	fleet_line $m | grep -vq ' 0 partials written' || fail "$m wrote no partial"
 done
 echo "ok: three members, one leaving, $n as one member's"
