@@ -336,12 +336,26 @@ static __always_inline void tls_uncount(struct tcp_conn *c, __u8 dir, int len)
  * base), past HTTP/2's control frames: a read of control frames only
  * leaves the head to the next read (tls_h2_resume), and says so. The
  * client's preface says an undecided connection is HTTP/2's. */
+/* A head of size bytes at most from n bytes of user memory at src, its
+ * first byte seq; none where nothing is left or the read fails. */
+static __always_inline void head_from_user(__u8 *data, __u16 *len, __u32 *seq,
+					   __u32 size, const void *src, __u32 n,
+					   __u32 first)
+{
+	__u32 cap = n ? head_cap(n, size) : 0;
+
+	if (cap && bpf_probe_read_user(data, cap, src))
+		cap = 0;
+	*seq = first;
+	*len = cap;
+}
+
 static __always_inline bool tls_read_head(struct tls_heads *h,
 					  const struct tls_call *call,
 					  const void *base, __u32 n)
 {
 	__u8 b[4];
-	__u32 skip = 0, cap;
+	__u32 skip = 0, left;
 
 	if (call->h2 == 2 && call->head_is_req && n >= H2_PREFACE_LEN &&
 	    !bpf_probe_read_user(b, sizeof(b), base) && h2_is_preface(b))
@@ -351,19 +365,14 @@ static __always_inline bool tls_read_head(struct tls_heads *h,
 	h->open = skip >= n;
 	h->open_is_req = call->head_is_req;
 	h->open_seq = call->head_seq;
-	if (call->head_is_req) {
-		cap = skip < n ? head_cap(n - skip, TCP_REQ_HEAD) : 0;
-		if (cap && bpf_probe_read_user(h->req.data, cap, base + skip))
-			cap = 0;
-		h->req.seq = call->head_seq;
-		h->req.len = cap;
-		return h->open;
-	}
-	cap = skip < n ? head_cap(n - skip, TCP_RESP_HEAD) : 0;
-	if (cap && bpf_probe_read_user(h->resp.data, cap, base + skip))
-		cap = 0;
-	h->resp.seq = call->head_seq;
-	h->resp.len = cap;
+	left = skip < n ? n - skip : 0;
+	if (call->head_is_req)
+		head_from_user(h->req.data, &h->req.len, &h->req.seq,
+			       TCP_REQ_HEAD, base + skip, left, call->head_seq);
+	else
+		head_from_user(h->resp.data, &h->resp.len, &h->resp.seq,
+			       TCP_RESP_HEAD, base + skip, left,
+			       call->head_seq);
 	return h->open;
 }
 
