@@ -858,6 +858,13 @@ static __always_inline void account_start(struct tcp_conn *c, bool call)
 
 static __always_inline void begin_request(struct tcp_conn *c, __u64 now)
 {
+	/* The request before may still be open in the load: its response's
+	 * send (a writer thread's, while a reader thread reads this request)
+	 * has not returned to its hook on another CPU. It ends here, before
+	 * its start is overwritten, or its count would stay: on a tandem of
+	 * such threads the lower tier read busy 1.0 for 0.68. */
+	if (KMON_READ_ONCE(c->load_open) == TCP_LOAD_IS_OPEN)
+		load_end(c, now, true);
 	c->phase = TCP_REQUEST;
 	c->start_ns = now;
 	c->tid = (__u32)bpf_get_current_pid_tgid();

@@ -212,15 +212,18 @@ static __always_inline __u8 target_of(const struct tcp_conn *c)
 	return t && t->slot < TCP_MAX_TARGETS ? t->slot + 1 : 0;
 }
 
-/* A target's number in progress became n at now, by delta. */
+/* A target's number in progress became n at now, by delta (an end: the
+ * request's own response time was own, ns >> TCP_LOAD_SQ_SHIFT). */
 static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
-				      __u64 n, int delta)
+				      __u64 n, int delta, __u64 own)
 {
 	__u32 slot = c->target_slot - 1;
 	struct tcp_load_step step = { .t_ns = now,
 				      .n = n < 0xffff ? (__u16)n : 0xffff,
 				      .slot = (__u8)slot,
-				      .delta = (__s8)delta };
+				      .delta = (__s8)delta,
+				      .own = own < 0xffffffffULL ? (__u32)own :
+								   0xffffffff };
 	__s64 *left = bpf_map_lookup_elem(&target_steps_left, &slot);
 	struct tcp_target_data *g = bpf_map_lookup_elem(&target_data, &slot);
 
@@ -273,7 +276,7 @@ static __always_inline void load_start(struct tcp_conn *c, __u64 now)
 	c->load_n = old < TCP_LOAD_GIVEN_N ? (__u32)old : TCP_LOAD_GIVEN_N;
 	load_raise_max(v, old + 1);
 	if (c->target_slot)
-		load_step(c, now, old + 1, 1);
+		load_step(c, now, old + 1, 1, 0);
 	/* Open only now that it is counted (an end cannot come first). The
 	 * connection may have closed since this program found it (a reset,
 	 * on another CPU): then no end is coming, and it ends here. */
@@ -334,7 +337,8 @@ static __always_inline void load_ended(struct tcp_conn *c, struct tcp_load *v,
 	if (c->target_slot) {
 		if (completed)
 			load_given(c, now - c->start_ns);
-		load_step(c, now, old - 1, -1);
+		load_step(c, now, old - 1, -1,
+			  (now - c->start_ns) >> TCP_LOAD_SQ_SHIFT);
 	}
 	c->load_state = completed ? TCP_LOAD_SENT : TCP_LOAD_CLOSED;
 	c->load_end_ns = now;
@@ -381,10 +385,13 @@ static __always_inline void load_extend(struct tcp_conn *c, __u64 now,
 	c->load_end_ns = now;
 }
 
-/* Response bytes sent at now (client side: reply bytes received). */
+/* Response bytes sent at now (client side: reply bytes received). A
+ * request open in the load ends, whatever its state says: an end racing
+ * on another CPU (begin_request's) may write its state after this
+ * request began. */
 static __always_inline void load_sent(struct tcp_conn *c, __u64 now)
 {
-	if (c->load_state == TCP_LOAD_OPEN)
+	if (KMON_READ_ONCE(c->load_open) == TCP_LOAD_IS_OPEN)
 		load_end(c, now, true);
 	else if (c->load_state == TCP_LOAD_SENT)
 		load_extend(c, now, false);

@@ -134,8 +134,9 @@ struct tcp_target_data {
  * interval lasts (target_steps_left, user space sets it each interval):
  * the sequence the two-tier fit's likelihood is of
  * (user/collectors/occupancy_sequence.h). Numbered per target, so a step
- * the ring lost shows. 2 MiB: 8 s of steps of 64 targets at 1000
- * requests a second each, while user space may be slow to drain. */
+ * the ring lost shows. 2 MiB: 65,536 steps (32 bytes with the ring's
+ * header), 32 s of one target at 1000 requests a second, while user
+ * space may be slow to drain. */
 #define TCP_STEPS_BYTES (2 * 1024 * 1024)
 
 struct tcp_load_step {
@@ -144,6 +145,11 @@ struct tcp_load_step {
 	__u16 n; /* in progress after it (65535: that many or more) */
 	__u8 slot;
 	__s8 delta; /* +1 a request began, -1 one ended */
+	/* An end's own response time, from its request's start on its
+	 * connection, ns >> TCP_LOAD_SQ_SHIFT (0 for a start): what the
+	 * order of departures is checked against (occupancy_order.h). */
+	__u32 own;
+	__u32 pad;
 };
 
 /* tcp_conn.load_open */

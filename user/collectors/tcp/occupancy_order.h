@@ -2,12 +2,12 @@
 /* Whether a target's requests leave in the order they came, as they do
  * from a tandem of FIFO single servers, the model of occupancy_fit.h.
  *
- * The kernel sums each request's own response time squared (its start
+ * Each end's step carries its request's own response time (its start
  * and end on its connection, bpf/tcp/tcp_load.h); the sequence of steps
  * gives the same departures paired with the arrivals in order (the k-th
  * to leave with the k-th to come). The sums of both are the same, and by
  * the rearrangement inequality the paired squares sum to less unless the
- * requests left in order: their gap, over the kernel's, is the share by
+ * requests left in order: their gap, over the own sum, is the share by
  * which requests overtook each other (0 for FIFO tiers). A front that
  * serves requests side by side (a thread per connection, an event loop)
  * or a hand-off delay that varies lets them overtake. */
