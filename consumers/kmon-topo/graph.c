@@ -207,131 +207,6 @@ void topo__free(struct topo_graph *g)
 	free(g);
 }
 
-/* --- reading records --- */
-
-static int opt_u64(const struct json_value *rec, const char *name,
-		   uint64_t *out, char *err, size_t errlen)
-{
-	const struct json_value *v = json__get(rec, name);
-
-	*out = 0;
-	if (!v)
-		return 0;
-	if (!json__u64(v, out)) {
-		snprintf(err, errlen,
-			 "%s: expected an unsigned integer, got %s", name,
-			 json__type_name(v));
-		return -1;
-	}
-	return 0;
-}
-
-static int opt_str(const struct json_value *rec, const char *name,
-		   const char **out, char *err, size_t errlen)
-{
-	const struct json_value *v = json__get(rec, name);
-
-	*out = NULL;
-	if (!v || v->type == JSON_NULL)
-		return 0;
-	*out = json__str(v);
-	if (!*out || !**out) {
-		snprintf(err, errlen, "%s: expected a non-empty string, got %s",
-			 name,
-			 v->type == JSON_STRING ? "\"\"" : json__type_name(v));
-		return -1;
-	}
-	return 0;
-}
-
-static int req_str(const struct json_value *rec, const char *name,
-		   const char **out, char *err, size_t errlen)
-{
-	if (opt_str(rec, name, out, err, errlen))
-		return -1;
-	if (!*out) {
-		snprintf(err, errlen, "%s: missing", name);
-		return -1;
-	}
-	return 0;
-}
-
-/* outcomes and errors come together, or not at all (a kmond before
- * them); status classes only on HTTP edges, and only when not 0. */
-static int parse_outcomes(const struct json_value *rec, struct topo_report *r,
-			  char *err, size_t errlen)
-{
-	bool has_errors = json__get(rec, "errors") != NULL;
-
-	r->has_outcomes = json__get(rec, "outcomes") != NULL;
-	if (r->has_outcomes != has_errors) {
-		snprintf(err, errlen,
-			 "%s: missing (outcomes and errors come together)",
-			 has_errors ? "outcomes" : "errors");
-		return -1;
-	}
-	if (opt_u64(rec, "outcomes", &r->outcomes, err, errlen) ||
-	    opt_u64(rec, "errors", &r->errors, err, errlen))
-		return -1;
-	for (int c = 0; c < TOPO_STATUS_CLASSES; c++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "status_%dxx", c + 1);
-		if (opt_u64(rec, name, &r->status[c], err, errlen))
-			return -1;
-	}
-	return 0;
-}
-
-int topo__parse(const struct json_value *rec, struct topo_report *r, char *err,
-		size_t errlen)
-{
-	const char *kind, *side;
-
-	memset(r, 0, sizeof(*r));
-	if (!rec || rec->type != JSON_OBJECT) {
-		snprintf(err, errlen, "not a JSON object");
-		return -1;
-	}
-	if (req_str(rec, "kind", &kind, err, errlen))
-		return -1;
-	if (strcmp(kind, "topology")) {
-		snprintf(err, errlen, "kind: \"%s\", not topology", kind);
-		return -1;
-	}
-	if (req_str(rec, "node", &r->node, err, errlen) ||
-	    req_str(rec, "src", &r->src, err, errlen) ||
-	    req_str(rec, "dst", &r->dst, err, errlen) ||
-	    opt_str(rec, "src_addr", &r->src_addr, err, errlen) ||
-	    opt_str(rec, "dst_addr", &r->dst_addr, err, errlen) ||
-	    opt_str(rec, "side", &side, err, errlen) ||
-	    opt_str(rec, "protocol", &r->protocol, err, errlen))
-		return -1;
-	if (!json__get(rec, "ts") || !json__get(rec, "requests")) {
-		snprintf(err, errlen, "%s: missing",
-			 json__get(rec, "ts") ? "requests" : "ts");
-		return -1;
-	}
-	if (opt_u64(rec, "ts", &r->ts, err, errlen) ||
-	    opt_u64(rec, "requests", &r->requests, err, errlen) ||
-	    opt_u64(rec, "bytes", &r->bytes, err, errlen) ||
-	    opt_u64(rec, "latency_p50_ns", &r->p50, err, errlen) ||
-	    opt_u64(rec, "latency_p95_ns", &r->p95, err, errlen) ||
-	    opt_u64(rec, "latency_p99_ns", &r->p99, err, errlen) ||
-	    parse_outcomes(rec, r, err, errlen))
-		return -1;
-	if (!side || strcmp(side, "server") == 0) {
-		r->side = TOPO_SERVER;
-	} else if (strcmp(side, "client") == 0) {
-		r->side = TOPO_CLIENT;
-	} else {
-		snprintf(err, errlen, "side: \"%s\", expected server or client",
-			 side);
-		return -1;
-	}
-	return 0;
-}
-
 /* addr belongs to service; a second, different claim makes it ambiguous. */
 static void alias__learn(struct topo_graph *g, const char *addr,
 			 const char *service)
@@ -445,23 +320,19 @@ void topo__add(struct topo_graph *g, const struct topo_report *r)
 int topo__add_json(struct topo_graph *g, const char *json, size_t len,
 		   char *err, size_t errlen)
 {
+	/* the record's strings, decoded (most records are a few hundred
+	 * bytes) */
+	char small[1024];
+	char *strings = len < sizeof(small) ? small : xmalloc(len + 1);
 	struct topo_report r;
-	struct json_error jerr;
-	struct json_value *doc;
-	int ret;
+	int ret = topo__parse(json, len, &r, strings, err, errlen);
 
-	doc = json__parse(json, len, &jerr);
-	if (!doc) {
-		snprintf(err, errlen, "col %zu: %s", jerr.col, jerr.msg);
-		g->rejected++;
-		return -1;
-	}
-	ret = topo__parse(doc, &r, err, errlen);
 	if (ret)
 		g->rejected++;
 	else
 		topo__add(g, &r);
-	json__free(doc);
+	if (strings != small)
+		free(strings);
 	return ret;
 }
 

@@ -88,10 +88,12 @@ struct topo_graph;
 struct topo_graph *topo__new(void);
 void topo__free(struct topo_graph *g); /* NULL-safe */
 
-/* Reads one topology record. Returns 0; or -1 with the reason in err for
- * a record that is not a valid topology record (counted as rejected). */
-int topo__parse(const struct json_value *rec, struct topo_report *out,
-		char *err, size_t errlen);
+/* Reads one topology record, the JSON text json[0..len), in one pass
+ * (report.c); its strings are decoded into strings (len + 1 bytes), which
+ * out's borrow. Returns 0; or -1 with the reason in err for a record
+ * that is not a valid topology record (counted as rejected). */
+int topo__parse(const char *json, size_t len, struct topo_report *out,
+		char *strings, char *err, size_t errlen);
 void topo__add(struct topo_graph *g, const struct topo_report *r);
 /* One Kafka message value: parse the JSON, check it, add it. Returns 0,
  * or -1 with the reason in err. */

@@ -117,10 +117,37 @@ static void test_refuses(void)
 	CHECK(!scan(deep, v, &err) && strstr(err.msg, "nesting"));
 }
 
+/* Each value named as json_parse's tree names it (a consumer's
+ * messages say what a member was instead of what it should be). */
+static void test_type_names(void)
+{
+	static const char *const values[] = { "null",  "true", "0",   "7",
+					      "-7",    "-0",   "1.5", "1e3",
+					      "\"x\"", "[1]",  "{}" };
+	struct json_scan_value v[9];
+	struct json_error err;
+	char text[64];
+
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		struct json_value *doc;
+
+		snprintf(text, sizeof(text), "{\"a\":%s}", values[i]);
+		doc = json__parse(text, strlen(text), &err);
+		CHECK(doc && scan(text, v, &err));
+		if (doc)
+			CHECK_STR(json_scan__type_name(&v[A]),
+				  json__type_name(json__get(doc, "a")));
+		json__free(doc);
+	}
+	CHECK(scan("{}", v, &err));
+	CHECK_STR(json_scan__type_name(&v[A]), "nothing");
+}
+
 int main(void)
 {
 	json_scan__keys(&keys, names, 9);
 	test_values();
 	test_refuses();
+	test_type_names();
 	return unit_done("json_scan");
 }

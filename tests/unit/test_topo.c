@@ -249,7 +249,7 @@ static void test_rejects(void)
 	static const struct {
 		const char *json, *err;
 	} cases[] = {
-		{ "[1]", "not a JSON object" },
+		{ "[1]", "col 1: expected an object, got '['" },
 		{ "{\"kind\":\"tcp\",\"ts\":1,\"node\":\"n\"}",
 		  "kind: \"tcp\", not topology" },
 		{ "{\"kind\":\"topology\",\"ts\":1,\"node\":\"n\",\"dst\":\"B\","

@@ -251,6 +251,7 @@ static bool scan_value(struct scanner *sc, struct json_scan_value *v, int depth)
 	case '{':
 	case '[':
 		v->type = JSON_SCAN_NESTED;
+		v->s = (const char *)sc->p; /* which of the two */
 		return skip_nested(sc, depth);
 	case 't':
 		return scan_literal(sc, "true", v);
@@ -369,4 +370,26 @@ size_t json_scan__string(const struct json_scan_value *v, char *out)
 	out[n] = '\0';
 	json__free(d);
 	return n;
+}
+
+const char *json_scan__type_name(const struct json_scan_value *v)
+{
+	switch (v->type) {
+	case JSON_SCAN_ABSENT:
+		return "nothing";
+	case JSON_SCAN_NULL:
+		return "null";
+	case JSON_SCAN_BOOL:
+		return "a boolean";
+	case JSON_SCAN_NUMBER:
+		if (!v->integer)
+			return "a fractional number";
+		return v->negative && v->u ? "a negative integer" :
+					     "an integer";
+	case JSON_SCAN_STRING:
+		return "a string";
+	case JSON_SCAN_NESTED:
+		return *v->s == '[' ? "an array" : "an object";
+	}
+	return "?";
 }

@@ -41,7 +41,8 @@ struct json_scan_value {
 	bool integer, negative;
 	uint64_t u;
 	/* JSON_SCAN_STRING: the bytes between the quotes, as written;
-	 * escaped when they hold a backslash (json_scan__string decodes) */
+	 * escaped when they hold a backslash (json_scan__string decodes).
+	 * JSON_SCAN_NESTED: s at its '{' or '[' */
 	const char *s;
 	size_t len;
 	bool escaped;
@@ -71,5 +72,8 @@ bool json_scan__i64(const struct json_scan_value *v, int64_t *out);
 /* A string value, decoded, NUL-terminated, into out (v->len + 1 bytes:
  * decoding never lengthens). Returns its length. */
 size_t json_scan__string(const struct json_scan_value *v, char *out);
+/* What v is, for a message, as json__type_name says it: "an integer",
+ * "a string", ... */
+const char *json_scan__type_name(const struct json_scan_value *v);
 
 #endif
