@@ -240,10 +240,10 @@ static __always_inline void load_step(const struct tcp_conn *c, __u64 now,
 }
 
 /* The request (call) c begins outside the load (load off, or no slot):
- * its ends then move nothing (load_sent does nothing in TCP_LOAD_NONE,
- * load_closed nothing while load_open is not open). An earlier request
- * still open here (a second thread on the socket) loses its end: its
- * count stays, as before load_open. */
+ * its ends then move nothing (load_sent and load_closed nothing while
+ * load_open is not open, load_sent nothing in TCP_LOAD_NONE). An earlier
+ * request still open here (its end's hook on another CPU) was ended by
+ * begin_request; this swap only makes sure none stays open. */
 static __always_inline void load_none(struct tcp_conn *c)
 {
 	c->load_state = TCP_LOAD_NONE;
