@@ -165,14 +165,12 @@ fleet_table "$work/runs.jsonl" "$RECORDS" "$work/rows"
 # Both stages: from the first record read until stage 2 holds every span
 # (open or written), and the members' CPU until then.
 python3 - "$work/runs.jsonl" "$RECORDS" <<'PY'
-import collections, json, statistics, sys
-runs = [json.loads(l) for l in open(sys.argv[1])]
+import collections, statistics, sys
+sys.path.insert(0, "bench")
+from fleet_runs import by_group
 records = int(sys.argv[2])
-by = collections.defaultdict(list)
-for r in runs:
-    by[(r["members"], r["group"])].append(r)
 rows = collections.defaultdict(list)
-for (n, g), ms in by.items():
+for n, ms in by_group(sys.argv[1]):
     if any(m["gathered_cpu_s"] is None for m in ms):
         continue
     rows[n].append((records / (ms[0]["gathered_s"] - ms[0]["first_s"]),

@@ -52,14 +52,12 @@ fleet_stop() {
 
 fleet_table() {
 	python3 - "$@" <<'PY'
-import collections, json, statistics, sys
-runs = [json.loads(l) for l in open(sys.argv[1])]
+import collections, statistics, sys
+sys.path.insert(0, "bench")
+from fleet_runs import by_group
 records = int(sys.argv[2])
-by = collections.defaultdict(list)
-for r in runs:
-    by[(r["members"], r["group"])].append(r)
 rows = collections.defaultdict(list)
-for (n, g), ms in by.items():
+for n, ms in by_group(sys.argv[1]):
     # read at once (first_s == read_s): faster than the script can tell
     read = ms[0]["read_s"] - ms[0]["first_s"]
     cpu = sum(m["cpu_s"] for m in ms)
