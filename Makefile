@@ -203,6 +203,11 @@ $(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
 $(OUT)/tests/kmt_outcome_verify: $(OUT)/outcome_verify.skel.h
 # OpenSSL linked into it, for TLS read in a program's own SSL functions.
 $(OUT)/tests/kmt_tls_static: LDLIBS += -l:libssl.a -l:libcrypto.a -lz
+# libssl-dev is the test set's (the arm64 set has its own): under make -j
+# it is built only once that set is there.
+ifeq ($(DEPS_SET),build)
+$(OUT)/tests/kmt_tls_static: | test-deps
+endif
 
 $(OUT)/tests/%: tests/helpers/%.c | deps
 	$(call msg,CC,$@)
@@ -267,9 +272,10 @@ install: all
 # programs its root has (tests/vm/rootfs.sh): core, the collectors' core
 # set (48 minutes), or small, one exact count of each collector (CI's:
 # about 4 minutes with the boot); or those of a VMTEST_FILTER given on
-# the command line, or of VMTEST_ARM64_TESTS or VMTEST_ARM64_FILTER.
+# the command line without a VMTEST_ARM64_SET, or of VMTEST_ARM64_TESTS
+# or VMTEST_ARM64_FILTER.
 KERNELS ?= host 6.1 6.1-rt 6.12
-ifeq ($(origin VMTEST_FILTER),command line)
+ifeq ($(origin VMTEST_FILTER)/$(origin VMTEST_ARM64_SET),command line/undefined)
 VMTEST_ARM64_FILTER ?= $(value VMTEST_FILTER)
 VMTEST_ARM64_LEAVE_OUT ?=
 endif
@@ -309,8 +315,8 @@ vmtest: $(if $(VM_X86_KERNELS),all $(HELPER_BINS)) \
 		VMTEST_ARM64_LEAVE_OUT='$(VMTEST_ARM64_LEAVE_OUT)' \
 		tests/vm/matrix.sh $(OUT) '$(value VMTEST_FILTER)' $(KERNELS)
 
-# libFuzzer targets (clang), each run FUZZ_SECONDS on its seed corpus;
-# crashes land in build-fuzz/crashes.
+# libFuzzer targets (clang), each run FUZZ_SECONDS on its seed corpus,
+# as many at once as make -j allows; crashes land in build-fuzz/crashes.
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
@@ -327,16 +333,19 @@ fuzz-deps:
 	$(Q)scripts/install-deps.sh --if-missing fuzz
 
 fuzz: | fuzz-deps
-	$(Q)$(MAKE) --no-print-directory OUT=build-fuzz CC=clang SANITIZE=fuzz fuzzers
-	$(Q)mkdir -p build-fuzz/crashes
-	$(Q)set -e; for f in $(FUZZ_SRCS:tests/fuzz/%.c=%); do \
-		corpus=tests/fuzz/corpus/$${f#fuzz_}; work=build-fuzz/corpus/$${f#fuzz_}; \
-		mkdir -p $$work; echo "  FUZZ     $$f ($(FUZZ_SECONDS)s)"; \
-		build-fuzz/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-			-artifact_prefix=build-fuzz/crashes/ $$work $$corpus 2>build-fuzz/$$f.log || \
-			{ tail -30 build-fuzz/$$f.log; exit 1; }; \
-		grep -h 'stat::number_of_executed_units' build-fuzz/$$f.log; \
-	done
+	$(Q)$(MAKE) --no-print-directory OUT=build-fuzz CC=clang SANITIZE=fuzz \
+		$(FUZZ_SRCS:tests/fuzz/%.c=fuzz-run-%)
+
+# fuzz-run-fuzz_NAME: that fuzzer on tests/fuzz/corpus/NAME, what it
+# finds kept in $(OUT)/corpus/NAME (make fuzz: OUT=build-fuzz)
+fuzz-run-%: $(OUT)/fuzz/%
+	$(Q)mkdir -p $(OUT)/crashes $(OUT)/corpus/$(*:fuzz_%=%)
+	$(Q)$< -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-artifact_prefix=$(OUT)/crashes/ $(OUT)/corpus/$(*:fuzz_%=%) \
+		tests/fuzz/corpus/$(*:fuzz_%=%) 2>$(OUT)/$*.log || \
+		{ echo "  FUZZ     $* failed:"; tail -30 $(OUT)/$*.log; exit 1; }
+	@echo "  FUZZ     $* ($(FUZZ_SECONDS)s): $$(sed -n \
+		's/^stat::number_of_executed_units: *//p' $(OUT)/$*.log) inputs run"
 
 # kmond's image from the Containerfile, with podman, on a Debian base made
 # from Debian's packages (scripts/image.sh). IMAGE names it. ARCH=arm64:

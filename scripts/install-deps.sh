@@ -187,6 +187,11 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 echo "install-deps: installing ${packages[*]}" >&2
+# One install at a time: a parallel make (or make fuzz beside make vmtest)
+# may ask for two sets at once, and apt takes its locks without waiting.
+# (the lock: this script's own file)
+exec 9<"$0"
+flock 9
 export DEBIAN_FRONTEND=noninteractive
 # Only the arm64 set needs a foreign architecture; the others never add one.
 if [ "$set_name" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
