@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "unit.h"
 #include "lib/hash.h"
@@ -785,8 +787,76 @@ static int env_int(const char *name, int def)
 		       def;
 }
 
+/* The grids are independent (each seeds the generator afresh) and each
+ * takes seconds of doubles: each runs in a child of its own, all at once
+ * on the machine's CPUs, and their output and tallies are gathered in
+ * order (38 s one after the other, here). */
+struct grid_job {
+	pid_t pid;
+	FILE *out; /* the child's stdout and stderr */
+	int tally; /* a pipe: the child's passed and failed counts */
+};
+
+static void grid_start(struct grid_job *j, const char *what, enum way way,
+		       int samples, double mae_high, double mae_low,
+		       double dist, double worst_dist)
+{
+	int fds[2];
+
+	fflush(stdout);
+	fflush(stderr);
+	j->out = tmpfile();
+	if (!j->out || pipe(fds) || (j->pid = fork()) < 0) {
+		perror("occupancy_fit: a grid's child");
+		exit(1);
+	}
+	if (j->pid == 0) {
+		int tally[2];
+
+		close(fds[0]);
+		dup2(fileno(j->out), STDOUT_FILENO);
+		dup2(fileno(j->out), STDERR_FILENO);
+		unit_passed = unit_failed = 0;
+		grid(what, way, samples, mae_high, mae_low, dist, worst_dist);
+		fflush(stdout);
+		fflush(stderr);
+		tally[0] = unit_passed;
+		tally[1] = unit_failed;
+		_exit(write(fds[1], tally, sizeof(tally)) == sizeof(tally) ? 0 :
+									     1);
+	}
+	close(fds[1]);
+	j->tally = fds[0];
+}
+
+static void grid_finish(struct grid_job *j)
+{
+	int tally[2], status;
+	char buf[4096];
+	size_t n;
+
+	if (waitpid(j->pid, &status, 0) != j->pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0 ||
+	    read(j->tally, tally, sizeof(tally)) != sizeof(tally)) {
+		tally[0] = 0;
+		tally[1] = 1; /* a child that died counts as a failure */
+		fprintf(stderr, "occupancy_fit: a grid's child ended without "
+				"its tally\n");
+	}
+	rewind(j->out);
+	while ((n = fread(buf, 1, sizeof(buf), j->out)) > 0)
+		fwrite(buf, 1, n, stdout);
+	fclose(j->out);
+	close(j->tally);
+	unit_passed += tally[0];
+	unit_failed += tally[1];
+}
+
 int main(void)
 {
+	struct grid_job jobs[5];
+	int n = 0;
+
 	test_survival();
 	test_mixture();
 	test_bare();
@@ -797,8 +867,8 @@ int main(void)
 	test_order();
 	/* The estimator on the model's own law: issue 17's targets (0.03
 	 * per layer, 0.05 mean distance) hold. */
-	grid("independent response times", IID, env_int("OCC_SAMPLES", 10),
-	     0.03, 0.03, 0.05, 0.05);
+	grid_start(&jobs[n++], "independent response times", IID,
+		   env_int("OCC_SAMPLES", 10), 0.03, 0.03, 0.05, 0.05);
 	/* Windows of a simulated tandem, the protocol (5 windows a pair by
 	 * default, seed 17; OCC_SAMPLES=30 runs it whole). The published
 	 * queue model had 0.05 per layer and 0.09 +- 0.10, so its worst
@@ -808,13 +878,13 @@ int main(void)
 	 * handful of busy periods, each a run of alike response times, so
 	 * its histogram's shape strays from the stationary law. These
 	 * bounds keep what is reached. */
-	grid("simulated tandem, histogram", HIST, env_int("OCC_SAMPLES", 5),
-	     0.035, 0.06, 0.075, 0.125);
+	grid_start(&jobs[n++], "simulated tandem, histogram", HIST,
+		   env_int("OCC_SAMPLES", 5), 0.035, 0.06, 0.075, 0.125);
 	/* Refined by the sums given n at arrival (what kmond reports when
 	 * an interval's steps are not whole): 0.030, 0.047, 0.060, 0.103
 	 * (30: 0.029, 0.048, 0.060, 0.098). */
-	grid("simulated tandem, given n", GIVEN_N, env_int("OCC_SAMPLES", 5),
-	     0.032, 0.05, 0.064, 0.11);
+	grid_start(&jobs[n++], "simulated tandem, given n", GIVEN_N,
+		   env_int("OCC_SAMPLES", 5), 0.032, 0.05, 0.064, 0.11);
 	/* Refined by the likelihood of the sequence, the posterior mean:
 	 * what kmond reports. 0.0217, 0.0309, 0.0410, worst range 0.070
 	 * (30: 0.0221, 0.0306, 0.0412 +- 0.0323, 0.063; a delay kept in 2%
@@ -825,8 +895,8 @@ int main(void)
 	 * 0.0006: it is what 2000 consecutive requests tell of the lesser
 	 * tier, the error falling as 1 / sqrt(window) (8000 requests: 0.014,
 	 * 0.018, 0.024 in bench/occupancy_sources). */
-	grid("simulated tandem, sequence", SEQUENCE, env_int("OCC_SAMPLES", 5),
-	     0.025, 0.033, 0.045, 0.08);
+	grid_start(&jobs[n++], "simulated tandem, sequence", SEQUENCE,
+		   env_int("OCC_SAMPLES", 5), 0.025, 0.033, 0.045, 0.08);
 	/* With a fixed delay of 250 us outside the queues, as between the
 	 * real tandems: found and taken out of the departures (see
 	 * occupancy_sequence.c), 0.0221, 0.0348, 0.0445, worst range 0.066
@@ -834,7 +904,10 @@ int main(void)
 	 * likeliest rates 0.0231, 0.0364, 0.0463); without the delay's fit,
 	 * 0.0250, 0.0424, 0.0523 (0.0352 on the lower tier where both rho
 	 * are 0.1-0.3, against 0.0151). */
-	grid("simulated tandem, a fixed delay besides, sequence", DELAYED,
-	     env_int("OCC_SAMPLES", 5), 0.025, 0.038, 0.048, 0.08);
+	grid_start(&jobs[n++],
+		   "simulated tandem, a fixed delay besides, sequence", DELAYED,
+		   env_int("OCC_SAMPLES", 5), 0.025, 0.038, 0.048, 0.08);
+	for (int i = 0; i < n; i++)
+		grid_finish(&jobs[i]);
 	return unit_done("occupancy_fit");
 }
