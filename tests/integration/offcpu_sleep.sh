@@ -76,6 +76,8 @@ if rows.get(2**25, 0) < 30 or rows.get(2**25, 0) + rows.get(2**26, 0) < 38:
 print(f"ok: histogram {rows}")
 stats = [r for r in recs if r["kind"] == "stats"]
 lost = stats[-1]["collectors"]["offcpu"]["lost"]
-if lost:
-    sys.exit(f"offcpu lost {lost}")
+# stacks_lost: of lost, the stacks (blocks counted without one)
+stacks_lost = stats[-1]["collectors"]["offcpu"].get("stacks_lost")
+if lost or stacks_lost != 0:
+    sys.exit(f"offcpu lost {lost}, of them stacks {stacks_lost}")
 PY

@@ -520,6 +520,14 @@ static void offcpu_stats(void *state, struct collector_stats *st)
 	st->lost += st->missed;
 }
 
+/* Of lost, the stacks: their blocks are counted, without that stack (a
+ * user stack whose slot in the stack map another one holds, or a stack
+ * map full); the rest of lost are blocks missing. */
+static void offcpu_stats_record(void *state, struct record *r)
+{
+	record__u64(r, "stacks_lost", stat_of(state, OFFCPU_STACK_LOST));
+}
+
 /* --- life cycle --- */
 
 static void offcpu_stop(void *state)
@@ -620,5 +628,6 @@ const struct collector_ops offcpu_collector = {
 	.apply = offcpu_apply,
 	.collect = offcpu_collect,
 	.stats = offcpu_stats,
+	.stats_record = offcpu_stats_record,
 	.stop = offcpu_stop,
 };
