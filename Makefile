@@ -201,6 +201,8 @@ $(OUT)/bench/%: $(OUT)/bench/%.o $(LIB)
 $(OUT)/tests/kmt_bio_replay: $(OUT)/bio.skel.h
 # It runs the outcome classifier in the kernel.
 $(OUT)/tests/kmt_outcome_verify: $(OUT)/outcome_verify.skel.h
+# Its user stacks are walked by their frame pointers.
+$(OUT)/tests/kmt_stacks: HELPER_CFLAGS += -fno-omit-frame-pointer
 # OpenSSL linked into it, for TLS read in a program's own SSL functions.
 $(OUT)/tests/kmt_tls_static: LDLIBS += -l:libssl.a -l:libcrypto.a -lz
 # libssl-dev is the test set's (the arm64 set has its own): under make -j

@@ -74,6 +74,13 @@ struct {
 	__uint(value_size, OFFCPU_STACK_DEPTH * sizeof(__u64));
 } offcpu_ustacks SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, OFFCPU_USTACK_SPARE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, OFFCPU_STACK_DEPTH * sizeof(__u64));
+} offcpu_ustacks_spare SEC(".maps");
+
 /* Not preallocated: a kilobyte per entry, most never used. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -96,7 +103,7 @@ struct {
  * thread asleep across a sweep keeps its user stack. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, OFFCPU_STACK_ENTRIES);
+	__uint(max_entries, OFFCPU_USTACK_IDS);
 	__type(key, __u32);
 	__type(value, __u64); /* clang 14 fetches 32-bit adds only with v3 */
 } offcpu_ustack_pins SEC(".maps");
@@ -107,6 +114,12 @@ static __always_inline __s32 ustack_id(void *ctx)
 {
 	long id = bpf_get_stackid(ctx, &offcpu_ustacks, BPF_F_USER_STACK);
 
+	if (id == -EEXIST) { /* its slot held by another: the spare map */
+		id = bpf_get_stackid(ctx, &offcpu_ustacks_spare,
+				     BPF_F_USER_STACK);
+		if (id >= 0)
+			id += OFFCPU_STACK_ENTRIES;
+	}
 	/* -EFAULT (a kernel thread has no user stack) is no loss. */
 	if (id == -ENOMEM || id == -EEXIST)
 		stat_inc(&offcpu_stats, OFFCPU_STACK_LOST);
@@ -205,7 +218,7 @@ static __always_inline __s32 ustack_pinned(void *ctx, struct task_struct *task,
 	__s32 id;
 
 	if (gen & 1)
-		return -1;
+		goto swept;
 	id = ustack_cached(ctx, task, last, gen);
 	if (id < 0)
 		return id;
@@ -213,6 +226,9 @@ static __always_inline __s32 ustack_pinned(void *ctx, struct task_struct *task,
 	if (*(volatile __u32 *)&stack_gen == gen)
 		return id;
 	pin_add(id, -1);
+swept:
+	/* counted apart from OFFCPU_STACK_LOST, which starts a sweep */
+	stat_inc(&offcpu_stats, OFFCPU_STACK_SWEPT);
 	return -1;
 }
 

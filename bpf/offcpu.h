@@ -21,6 +21,12 @@
 #define OFFCPU_MAX_STARTS 65536 /* threads off-CPU at once */
 #define OFFCPU_MAX_HISTS 4096 /* processes */
 #define OFFCPU_STACK_ENTRIES 8192 /* user stacks; and kernel stacks */
+/* A stack map keeps one stack per slot (a hash of its frames) and
+ * refuses a second: a user stack whose slot in the first map another
+ * holds goes to a spare map, hashed to a slot of its own among few.
+ * Its id there counts from OFFCPU_STACK_ENTRIES. */
+#define OFFCPU_USTACK_SPARE 1024
+#define OFFCPU_USTACK_IDS (OFFCPU_STACK_ENTRIES + OFFCPU_USTACK_SPARE)
 #define OFFCPU_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 #define OFFCPU_HIST_SLOTS 64 /* slot s holds [2^s, 2^(s+1)) ns; 0: 0 and 1 */
 
@@ -93,6 +99,7 @@ enum offcpu_stat {
 	OFFCPU_KEY_FULL, /* blocks lost: no room for their key */
 	OFFCPU_HIST_FULL, /* blocks missing from the histograms */
 	OFFCPU_STACK_LOST, /* stacks lost (stack maps full, collision) */
+	OFFCPU_STACK_SWEPT, /* user stacks not walked: a sweep under way */
 	OFFCPU_NR_STATS,
 };
 

@@ -54,7 +54,7 @@ struct offcpu_collector {
 	struct hashmap *gone; /* pids whose caches go after this interval */
 	/* stacks a sweep keeps (the keys', the starts', the pinned): user
 	 * stack ids, kernel stack hashes */
-	bool used[OFFCPU_STACK_ENTRIES];
+	bool used[OFFCPU_USTACK_IDS];
 	struct hashmap *kused;
 	size_t nkeys; /* keys at the last collect */
 	size_t orphans; /* keys deleted since the last stack sweep */
@@ -171,13 +171,25 @@ static const struct kframes *kernel_frames(struct offcpu_collector *c,
 	return kf;
 }
 
+/* The stack map a user stack id is in (offcpu.h), and its key there. */
+static int ustack_map(struct offcpu_collector *c, int id, __u32 *key)
+{
+	if (id < OFFCPU_STACK_ENTRIES) {
+		*key = id;
+		return bpf_map__fd(c->skel->maps.offcpu_ustacks);
+	}
+	*key = id - OFFCPU_STACK_ENTRIES;
+	return bpf_map__fd(c->skel->maps.offcpu_ustacks_spare);
+}
+
 static void add_user_frames(struct offcpu_collector *c, uint32_t pid, int id)
 {
-	int fd = bpf_map__fd(c->skel->maps.offcpu_ustacks);
 	uint64_t ips[OFFCPU_STACK_DEPTH] = { 0 };
 	char buf[KSYM_NAME_MAX + 64];
+	__u32 key;
 
-	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
+	if (id < 0 || id >= OFFCPU_USTACK_IDS ||
+	    bpf_map_lookup_elem(ustack_map(c, id, &key), &key, ips))
 		return;
 	for (size_t i = 0; i < OFFCPU_STACK_DEPTH && ips[i]; i++) {
 		usyms__format(c->usyms, pid, ips[i], buf, sizeof(buf));
@@ -240,7 +252,7 @@ static void mark_used(struct offcpu_collector *c, uint64_t kstack, int ustack)
 {
 	if (kstack)
 		hashmap__set(c->kused, kstack, 1);
-	if (ustack >= 0 && ustack < OFFCPU_STACK_ENTRIES)
+	if (ustack >= 0 && ustack < OFFCPU_USTACK_IDS)
 		c->used[ustack] = true;
 }
 
@@ -301,22 +313,22 @@ static void mark_keys(struct offcpu_collector *c)
 static void mark_pinned(struct offcpu_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.offcpu_ustack_pins);
-	__u32 *keys = xcalloc(OFFCPU_STACK_ENTRIES, sizeof(*keys));
-	__u64 *pins = xcalloc(OFFCPU_STACK_ENTRIES, sizeof(*pins));
-	__u32 out, count = OFFCPU_STACK_ENTRIES;
+	__u32 *keys = xcalloc(OFFCPU_USTACK_IDS, sizeof(*keys));
+	__u64 *pins = xcalloc(OFFCPU_USTACK_IDS, sizeof(*pins));
+	__u32 out, count = OFFCPU_USTACK_IDS;
 	int err;
 
 	err = bpf_map_lookup_batch(fd, NULL, &out, keys, pins, &count, NULL);
 	if (err && errno != ENOENT)
 		count = 0;
-	if (count < OFFCPU_STACK_ENTRIES) {
+	if (count < OFFCPU_USTACK_IDS) {
 		log_warn("offcpu: stack pins unreadable (%s): no user stack "
 			 "deleted",
 			 err ? strerror(errno) : "short read");
 		memset(c->used, 1, sizeof(c->used));
 	}
 	for (__u32 i = 0; i < count; i++)
-		if (pins[i] && keys[i] < OFFCPU_STACK_ENTRIES)
+		if (pins[i] && keys[i] < OFFCPU_USTACK_IDS)
 			c->used[keys[i]] = true;
 	free(keys);
 	free(pins);
@@ -344,15 +356,31 @@ static void sweep_kstacks(struct offcpu_collector *c)
 	}
 }
 
+/* Deletes the user stacks of one stack map (its ids from first) that
+ * no key and no thread off-CPU holds. */
+static void sweep_ustacks(struct offcpu_collector *c, int fd, __u32 first)
+{
+	__u32 key, next;
+	bool more;
+
+	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	while (more) {
+		key = next;
+		more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (first + key < OFFCPU_USTACK_IDS && c->used[first + key])
+			continue;
+		bpf_map_delete_elem(fd, &key);
+	}
+}
+
 /* Deletes the stacks no key and no thread off-CPU now holds. A thread
  * that blocks while stack_gen is odd (a sweep under way) has its block
  * counted without user frames, which is why sweeps are rare. */
 static void sweep_stacks(struct offcpu_collector *c)
 {
 	int sfd = bpf_map__fd(c->skel->maps.offcpu_starts);
-	int fd = bpf_map__fd(c->skel->maps.offcpu_ustacks);
 	struct offcpu_start start;
-	__u32 tid, next_tid, id, next_id;
+	__u32 tid, next_tid;
 	bool more;
 
 	/* Odd: tasks re-walk their user stacks from now on (the ids they
@@ -375,14 +403,9 @@ static void sweep_stacks(struct offcpu_collector *c)
 	 * after making its key: read after those, the keys hold it. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	mark_keys(c);
-	more = bpf_map_get_next_key(fd, NULL, &next_id) == 0;
-	while (more) {
-		id = next_id;
-		more = bpf_map_get_next_key(fd, &id, &next_id) == 0;
-		if (id < OFFCPU_STACK_ENTRIES && c->used[id])
-			continue;
-		bpf_map_delete_elem(fd, &id);
-	}
+	sweep_ustacks(c, bpf_map__fd(c->skel->maps.offcpu_ustacks), 0);
+	sweep_ustacks(c, bpf_map__fd(c->skel->maps.offcpu_ustacks_spare),
+		      OFFCPU_STACK_ENTRIES);
 	/* even again: ids walked from now on stay */
 	live_store(c->skel->bss->stack_gen, c->skel->bss->stack_gen + 1);
 	sweep_kstacks(c);
@@ -515,17 +538,22 @@ static void offcpu_stats(void *state, struct collector_stats *st)
 
 	st->events = stat_of(c, OFFCPU_BLOCKS);
 	st->lost = stat_of(c, OFFCPU_START_FULL) + stat_of(c, OFFCPU_KEY_FULL) +
-		   stat_of(c, OFFCPU_HIST_FULL) + stat_of(c, OFFCPU_STACK_LOST);
+		   stat_of(c, OFFCPU_HIST_FULL) +
+		   stat_of(c, OFFCPU_STACK_LOST) +
+		   stat_of(c, OFFCPU_STACK_SWEPT);
 	st->missed = misses__count(c->skel->obj);
 	st->lost += st->missed;
 }
 
 /* Of lost, the stacks: their blocks are counted, without that stack (a
- * user stack whose slot in the stack map another one holds, or a stack
- * map full); the rest of lost are blocks missing. */
+ * user stack whose slot in both stack maps others hold, a stack map
+ * full, or a user stack not walked while a sweep was under way); the
+ * rest of lost are blocks missing. */
 static void offcpu_stats_record(void *state, struct record *r)
 {
-	record__u64(r, "stacks_lost", stat_of(state, OFFCPU_STACK_LOST));
+	record__u64(r, "stacks_lost",
+		    stat_of(state, OFFCPU_STACK_LOST) +
+			    stat_of(state, OFFCPU_STACK_SWEPT));
 }
 
 /* --- life cycle --- */
