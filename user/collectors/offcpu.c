@@ -532,28 +532,29 @@ static void offcpu_collect(void *state, struct kmond *k, uint64_t ts)
 	usyms__tick(c->usyms);
 }
 
+/* Of lost, the stacks: their blocks are counted, without that stack (a
+ * user stack whose slot in both stack maps others hold, a stack map
+ * full, or a user stack not walked while a sweep was under way); the
+ * rest of lost are blocks missing. */
+static uint64_t stacks_lost(struct offcpu_collector *c)
+{
+	return stat_of(c, OFFCPU_STACK_LOST) + stat_of(c, OFFCPU_STACK_SWEPT);
+}
+
 static void offcpu_stats(void *state, struct collector_stats *st)
 {
 	struct offcpu_collector *c = state;
 
 	st->events = stat_of(c, OFFCPU_BLOCKS);
 	st->lost = stat_of(c, OFFCPU_START_FULL) + stat_of(c, OFFCPU_KEY_FULL) +
-		   stat_of(c, OFFCPU_HIST_FULL) +
-		   stat_of(c, OFFCPU_STACK_LOST) +
-		   stat_of(c, OFFCPU_STACK_SWEPT);
+		   stat_of(c, OFFCPU_HIST_FULL) + stacks_lost(c);
 	st->missed = misses__count(c->skel->obj);
 	st->lost += st->missed;
 }
 
-/* Of lost, the stacks: their blocks are counted, without that stack (a
- * user stack whose slot in both stack maps others hold, a stack map
- * full, or a user stack not walked while a sweep was under way); the
- * rest of lost are blocks missing. */
 static void offcpu_stats_record(void *state, struct record *r)
 {
-	record__u64(r, "stacks_lost",
-		    stat_of(state, OFFCPU_STACK_LOST) +
-			    stat_of(state, OFFCPU_STACK_SWEPT));
+	record__u64(r, "stacks_lost", stacks_lost(state));
 }
 
 /* --- life cycle --- */
