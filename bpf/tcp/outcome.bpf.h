@@ -35,6 +35,7 @@
 #include "tcp_load.bpf.h"
 #include "send_buffer.bpf.h"
 #include "h2.bpf.h"
+#include "body_after.bpf.h"
 
 /* collectors.tcp.outcomes, written by user space (start and reloads). */
 volatile __u32 outcomes_on;
@@ -126,6 +127,10 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 			cap = 0;
 		c->next_req.seq = seq;
 		c->next_req.len = cap;
+		c->next_req.body_after =
+			dir == PROTO_DIR_IN ?
+				body_after(skb, c, &c->next_req, off, len) :
+				0;
 		return;
 	}
 	cap = head_cap(len, TCP_RESP_HEAD);
@@ -155,6 +160,7 @@ static __always_inline void head_from_send(const struct sock *sk,
 			cap = 0;
 		c->next_req.seq = tp->write_seq;
 		c->next_req.len = cap;
+		c->next_req.body_after = 0;
 		return;
 	}
 	cap = head_cap(avail, TCP_RESP_HEAD);

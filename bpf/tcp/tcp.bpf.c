@@ -1122,6 +1122,20 @@ recv_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 	}
 }
 
+/* Server connection c's thread read ret bytes of its request: its last
+ * step. A read of the head alone, its body promised, begins a wait for
+ * that body; the next read ends it. */
+static __always_inline void step_request_read(struct tcp_conn *c, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (c->req_bytes != (__u64)ret)
+		body_wait_end(c);
+	else if (c->req_head.body_after == ret)
+		body_wait_begin(c, tid);
+	step_read(tid, c->id);
+}
+
 static __always_inline int handle_recv(const struct sock *sk, int ret,
 				       int flags, bool trusted)
 {
@@ -1139,7 +1153,7 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 	 * its thread only with paths on. */
 	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST &&
 	    c->holds_thread)
-		step_read((__u32)bpf_get_current_pid_tgid(), c->id);
+		step_request_read(c, ret);
 	else
 		step_other();
 	conn_release(c, trusted);

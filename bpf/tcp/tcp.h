@@ -26,6 +26,8 @@
 #define TCP_MAX_EDGES 1024
 #define TCP_MAX_CLIENT_OFF 256 /* services with client: false */
 #define TCP_MAX_THREADS 32768 /* threads reading server requests */
+/* requests that waited for their body at once (tcp_handler.bpf.h) */
+#define TCP_MAX_BODY_WAITS 8192
 #define TCP_MAX_LINK_SVCS 1024 /* services counted apart in links */
 #define TCP_RINGBUF_BYTES (2 * 1024 * 1024)
 /* User space is woken only once this much is waiting (and drains the
@@ -143,7 +145,10 @@ struct tcp_peer {
 struct tcp_req_head {
 	__u32 seq; /* TCP sequence number of data[0] */
 	__u16 len; /* bytes in data; 0: none captured */
-	__u16 pad;
+	/* Received: the length of the segment that carried the head, when
+	 * the head ended with it and promised a body (an HTTP/1
+	 * Content-Length not 0): its body is still to come. 0: not so. */
+	__u16 body_after;
 	__u8 data[TCP_REQ_HEAD];
 };
 
@@ -234,9 +239,14 @@ struct tcp_conn {
 	/* Client side: connected after kmond saw the connect, no call yet
 	 * (its first call is linked by the connect, never by a send) */
 	__u8 fresh;
-	__u8 link_pad[6];
+	/* Server side: its request is in the bodies map (it waited for its
+	 * body), to be taken out at the answer */
+	__u8 body_waited;
+	__u8 link_pad[5];
 	/* Client side: the request its connect was made for (0: none),
-	 * and the request whose unit it holds until the answer begins */
+	 * and the request whose unit it holds until the answer begins.
+	 * Server side: unit_id is its own request's, held while the
+	 * request waits for its body (tcp_handler.bpf.h). */
 	__u64 connect_parent;
 	__u64 unit_id;
 	/* Server side: 1 while counted in its reader's serving, taken back

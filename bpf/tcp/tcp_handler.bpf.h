@@ -74,6 +74,18 @@ struct {
 	__type(value, struct tcp_unit);
 } units SEC(".maps");
 
+/* Requests that waited for their body, each until it is answered:
+ * request id -> its reader. An event loop reads other requests while
+ * one waits, and its tcp_thread names only the last it read. An LRU:
+ * an entry whose answer went unseen (its connection's state gone) ages
+ * out; one dropped early leaves its request's calls unlinked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TCP_MAX_BODY_WAITS);
+	__type(key, __u64);
+	__type(value, __u32);
+} bodies SEC(".maps");
+
 static __always_inline struct last_step *last_step_here(__u32 tid)
 {
 	__u32 way = tid % LAST_STEP_WAYS;
@@ -126,14 +138,22 @@ static __always_inline __u64 step_last_read(__u32 tid)
 	return s->id;
 }
 
+/* Whether thread th still serves request id: the last request it read,
+ * or one that waited for its body, unanswered. */
+static __always_inline bool still_served(const struct tcp_thread *th, __u64 id)
+{
+	return KMON_READ_ONCE(th->id) == id ||
+	       bpf_map_lookup_elem(&bodies, &id);
+}
+
 /* The request whose handler thread tid (entry th) runs now: the one it
  * read in its last step, unanswered, when every other it serves waits
- * for a call's answer; else 0. */
+ * for a call's answer (or for its own body); else 0. */
 static __always_inline __u64 handler_request(struct tcp_thread *th, __u32 tid)
 {
 	__u64 id = step_last_read(tid);
 
-	if (!id || KMON_READ_ONCE(th->id) != id)
+	if (!id || !still_served(th, id))
 		return 0;
 	if (KMON_READ_ONCE(th->serving) != KMON_READ_ONCE(th->waiting) + 1)
 		return 0;
@@ -186,10 +206,42 @@ static __always_inline bool unit_take(struct tcp_conn *c, struct tcp_thread *th,
 	was = __sync_fetch_and_add(&th->waiting, 1);
 	barrier_var(was);
 	c->unit_id = id;
-	if (KMON_READ_ONCE(th->id) == id)
+	if (still_served(th, id))
 		return true;
 	unit_release(c);
 	return false;
+}
+
+/* The request server connection c's thread reads more of: it no longer
+ * waits for its body, if it did. */
+static __always_inline void body_wait_end(struct tcp_conn *c)
+{
+	if (c->unit_id)
+		unit_release(c);
+}
+
+/* Server connection c's request, just begun by thread tid's read of
+ * its head alone (a body promised, struct tcp_req_head's body_after),
+ * waits for its own body: a unit held by c until c is read again (the
+ * body) or the request is answered (link_answered drops it). A loop's
+ * other requests may run their handlers meanwhile. */
+static __always_inline void body_wait_begin(struct tcp_conn *c, __u32 tid)
+{
+	struct tcp_thread *th = bpf_map_lookup_elem(&threads, &tid);
+	__u64 id = c->id;
+
+	body_wait_end(c); /* a unit left by the request before */
+	if (!th || bpf_map_update_elem(&bodies, &id, &tid, BPF_ANY))
+		return;
+	c->body_waited = 1;
+	/* Stored before th->id is looked at: an answer (a close on another
+	 * CPU) clears th->id first, then the entry, so one of the two
+	 * sides sees the other. */
+	if (KMON_READ_ONCE(th->id) != id) {
+		bpf_map_delete_elem(&bodies, &id);
+		return;
+	}
+	unit_take(c, th, tid, id);
 }
 
 /* The request connection c was opened for, if it still waits for the

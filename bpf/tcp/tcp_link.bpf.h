@@ -89,11 +89,16 @@ static __always_inline void link_answered(struct tcp_conn *c)
 	if (!__sync_lock_test_and_set(&c->holds_thread, 0))
 		return;
 	th = bpf_map_lookup_elem(&threads, &tid);
+	/* The id first, then the body's entry: a call in between sees no
+	 * parent rather than this one, answered. */
+	if (th)
+		__sync_val_compare_and_swap(&th->id, c->id, 0);
+	if (c->body_waited) {
+		c->body_waited = 0;
+		bpf_map_delete_elem(&bodies, &c->id);
+	}
 	if (!th)
 		return;
-	/* The id first: a call in between sees no parent rather than this
-	 * one, answered. */
-	__sync_val_compare_and_swap(&th->id, c->id, 0);
 	/* Its wait ends before it leaves serving: the two counts may tell
 	 * the handlers that could run as fewer than they are, never more. */
 	if (KMON_READ_ONCE(th->waiting))

@@ -73,8 +73,9 @@ class Log:
 
 # --- HTTP/1.1, the least of it: headers and a Content-Length body ---
 
-def http_request(path, headers):
-    lines = [f"GET {path} HTTP/1.1", "Host: trace", "Content-Length: 0"]
+def http_request(path, headers, body_len=0):
+    method = "POST" if body_len else "GET"
+    lines = [f"{method} {path} HTTP/1.1", "Host: trace", f"Content-Length: {body_len}"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
@@ -443,6 +444,12 @@ def run_middle(a):
         run_middle_pool(a, handle)
 
 
+# Every other call the front makes to the event loops: its body apart.
+BODY_APART_TO = ("nginx", "middle-asyncio")
+BODY_APART_LEN = 64
+BODY_APART_GAP = 0.002
+
+
 # --- front: thread per connection, one connection per target and thread ---
 
 def run_front(a):
@@ -461,9 +468,12 @@ def run_front(a):
                 host, _, port = targets[to].rpartition(":")
                 down[to] = connect(int(port), host or "127.0.0.1")
             d, child = down[to], rid + ".m"
+            head = {"X-Req-Id": child, "X-Parent-Id": rid, "X-Kind": hdr["x-kind"]}
             ct0 = time.time_ns()
-            d.sock.sendall(http_request("/m", {"X-Req-Id": child, "X-Parent-Id": rid,
-                                               "X-Kind": hdr["x-kind"]}))
+            if to in BODY_APART_TO and int(rid.rsplit(":", 1)[1]) % 2:
+                send_body_apart(d, "/m", head)
+            else:
+                d.sock.sendall(http_request("/m", head))
             if d.read_msg() is None:
                 raise OSError(f"{to} closed")
             ct1 = time.time_ns()
@@ -478,6 +488,16 @@ def run_front(a):
             d.close()
 
     serve_tcp(a.port, handle_conn, a.bind)
+
+
+def send_body_apart(d, path, head):
+    """A POST whose body follows its head a moment later, as Python's
+    http.client sends one (two sends): the server may read the head
+    alone and wait for the body."""
+    body = b"b" * BODY_APART_LEN
+    d.sock.sendall(http_request(path, head, len(body)))
+    time.sleep(BODY_APART_GAP)
+    d.sock.sendall(body)
 
 
 # --- load: C threads, one connection each ---
