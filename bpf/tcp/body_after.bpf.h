@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Whether a received HTTP/1 request's head came alone, its body still
- * to come (for request paths, tcp_handler.bpf.h): a client such as
- * Python's http.client sends a POST's head and body in two sends, and an
- * event loop such as nginx's may read the head, then wait (poll) for
- * the body before it makes the request's call. That request waits for
- * its own bytes, which kmond can tell when the head says so: the
- * segment that carried it ends where the head ends (a blank line), and
- * its first bytes (the captured head) give a Content-Length that is
- * not 0. A longer head, whose Content-Length is past the captured
- * bytes, or a chunked body, says nothing: the request is not known to
- * wait. */
+/* Whether a received HTTP/1 message's head came alone, its body still
+ * to come (for request paths, tcp_handler.bpf.h). An event loop such as
+ * nginx's waits for that body before it goes on with the request:
+ *  - a request: Python's http.client sends a POST's head and body in
+ *    two sends; nginx reads the head, polls, reads the body and only
+ *    then makes the request's call;
+ *  - a call's answer: Python's http.server writes its head and its body
+ *    in two sends; nginx holds its own answer back until the body is in
+ *    (postpone_output), and only then answers its request.
+ * kmond can tell when the head says so: the segment that carried it ends
+ * where the head ends (a blank line), and its first HEAD_SCAN bytes give
+ * a Content-Length that is not 0. A Content-Length past them, a chunked
+ * body, or a body up to the close says nothing: not known to wait. */
 #ifndef KMON_BODY_AFTER_BPF_H
 #define KMON_BODY_AFTER_BPF_H
 
@@ -19,6 +21,21 @@
 #define CRLFCRLF 0x0a0d0a0d /* "\r\n\r\n", as a little-endian load */
 #define CONTENT_LENGTH "content-length:"
 #define CONTENT_LENGTH_LEN (sizeof(CONTENT_LENGTH) - 1)
+#define HEAD_SCAN 256 /* a power of two */
+#define VALUE_SKIP 8 /* spaces and zeros before a value's first digit */
+
+/* A head's first bytes, loaded from its segment to be read. */
+struct head_scan {
+	__u32 len;
+	__u8 data[HEAD_SCAN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct head_scan);
+} head_scans SEC(".maps");
 
 /* The methods whose requests carry bodies in practice. */
 static __always_inline bool method_sends_body(const __u8 *d, __u32 len)
@@ -30,22 +47,37 @@ static __always_inline bool method_sends_body(const __u8 *d, __u32 len)
 	       (d[0] == 'P' && d[1] == 'A' && d[2] == 'T' && d[3] == 'C');
 }
 
+/* An HTTP/1 response whose status allows a body: not an interim 1xx,
+ * not 204 or 304. */
+static __always_inline bool status_allows_body(const __u8 *d, __u32 len)
+{
+	if (len < 12 || d[0] != 'H' || d[1] != 'T' || d[2] != 'T' ||
+	    d[3] != 'P' || d[4] != '/' || d[5] != '1' || d[8] != ' ')
+		return false;
+	if (d[9] == '1')
+		return false;
+	return !((d[9] == '2' || d[9] == '3') && d[10] == '0' && d[11] == '4');
+}
+
 /* Whether the line at data[i] is a Content-Length header whose value,
- * whole inside the captured bytes, is not 0. Letters are compared with
+ * whole inside the scanned bytes, is not 0. Letters are compared with
  * their 0x20 bit set ('-' and ':' have it): case does not matter. */
-static __always_inline bool
-content_length_not_zero(const struct tcp_req_head *h, __u32 i, __u32 len)
+static __always_inline bool content_length_not_zero(const struct head_scan *h,
+						    __u32 i, __u32 len)
 {
 	const char name[] = CONTENT_LENGTH;
 	__u32 k;
 	__u8 b;
 
 	for (k = 0; k < CONTENT_LENGTH_LEN; k++)
-		if (i + k >= len || i + k >= TCP_REQ_HEAD ||
+		if (i + k >= len || i + k >= HEAD_SCAN ||
 		    (h->data[i + k] | 0x20) != name[k])
 			return false;
-	/* spaces and leading zeros, then a digit 1-9 before the line ends */
-	for (k = i + CONTENT_LENGTH_LEN; k < len && k < TCP_REQ_HEAD; k++) {
+	/* a few spaces and leading zeros, then a digit 1-9 */
+	for (k = i + CONTENT_LENGTH_LEN;
+	     k < i + CONTENT_LENGTH_LEN + VALUE_SKIP && k < len &&
+	     k < HEAD_SCAN;
+	     k++) {
 		b = h->data[k];
 		if (b == ' ' || b == '\t' || b == '0')
 			continue;
@@ -54,18 +86,16 @@ content_length_not_zero(const struct tcp_req_head *h, __u32 i, __u32 len)
 	return false;
 }
 
-/* Whether head h (len captured bytes) promises a body: a global
- * function, verified once, as its loop would weigh on every caller. */
-__noinline __u32 head_promises_body(const struct tcp_req_head *h)
+/* Whether head h gives a Content-Length not 0: a global function,
+ * verified once, as its loop would weigh on every caller. */
+__noinline __u32 head_promises_body(const struct head_scan *h)
 {
 	__u32 len, i;
 
 	if (!h)
 		return 0;
-	len = h->len < TCP_REQ_HEAD ? h->len : TCP_REQ_HEAD;
-	if (!method_sends_body(h->data, len))
-		return 0;
-	for (i = 1; i < len && i < TCP_REQ_HEAD; i++) {
+	len = h->len < HEAD_SCAN ? h->len : HEAD_SCAN;
+	for (i = 1; i < len && i < HEAD_SCAN; i++) {
 		if (h->data[i - 1] != '\n' || (h->data[i] | 0x20) != 'c')
 			continue;
 		if (content_length_not_zero(h, i, len))
@@ -74,24 +104,46 @@ __noinline __u32 head_promises_body(const struct tcp_req_head *h)
 	return 0;
 }
 
-/* Head h was just taken from a received segment of len bytes at off:
- * that length when the head came alone and its body is still to come
- * (struct tcp_req_head's body_after), else 0. */
-static __always_inline __u16 body_after(struct __sk_buff *skb,
-					const struct tcp_conn *c,
-					const struct tcp_req_head *h, __u32 off,
-					__u32 len)
+/* The segment of len bytes at off, received, begins a message: that
+ * length when it is an HTTP/1 head alone (it ends with a blank line)
+ * whose body is still to come (body_after in struct tcp_req_head and
+ * tcp_resp_head), else 0. request: it is a request (else an answer). A
+ * global function, verified once for its callers. */
+__noinline __u32 body_after_of(struct __sk_buff *skb, __u32 request, __u32 off,
+			       __u32 len)
 {
-	__u32 tail;
+	struct head_scan *h;
+	__u32 tail, zero = 0, n;
 
-	if (len < 4 || len > 0xffff ||
-	    (c->proto_state == PROTO_DECIDED && c->proto != PROTO_HTTP) ||
-	    !method_sends_body(h->data, h->len))
+	if (!skb || len < 12 || len > 0xffff ||
+	    bpf_skb_load_bytes(skb, off + len - 4, &tail, 4) ||
+	    tail != CRLFCRLF)
 		return 0;
-	if (bpf_skb_load_bytes(skb, off + len - 4, &tail, 4) ||
-	    tail != CRLFCRLF || !head_promises_body(h))
+	h = bpf_map_lookup_elem(&head_scans, &zero);
+	if (!h)
 		return 0;
-	return len;
+	n = (len < HEAD_SCAN ? len : HEAD_SCAN) - 1;
+	asm volatile("%[n] &= 255" : [n] "+r"(n));
+	n++;
+	if (bpf_skb_load_bytes(skb, off, h->data, n))
+		return 0;
+	h->len = n;
+	if (request ? !method_sends_body(h->data, n) :
+		      !status_allows_body(h->data, n))
+		return 0;
+	return head_promises_body(h) ? len : 0;
+}
+
+/* Received segment of len bytes at off, on c, begins a message (a
+ * request, else an answer; an accepted socket not yet read holds
+ * requests): its body_after. */
+static __always_inline __u16 body_after(struct __sk_buff *skb,
+					const struct tcp_conn *c, bool request,
+					__u32 off, __u32 len)
+{
+	if (c->proto_state == PROTO_DECIDED && c->proto != PROTO_HTTP)
+		return 0;
+	return body_after_of(skb, request, off, len);
 }
 
 #endif

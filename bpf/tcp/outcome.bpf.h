@@ -129,7 +129,7 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 		c->next_req.len = cap;
 		c->next_req.body_after =
 			dir == PROTO_DIR_IN ?
-				body_after(skb, c, &c->next_req, off, len) :
+				body_after(skb, c, true, off, len) :
 				0;
 		return;
 	}
@@ -138,6 +138,8 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 		cap = 0;
 	c->next_resp.seq = seq;
 	c->next_resp.len = cap;
+	c->next_resp.body_after =
+		dir == PROTO_DIR_IN ? body_after(skb, c, false, off, len) : 0;
 }
 
 /* A send begins (its first chunk, tcp_sendmsg_locked): base holds the
@@ -169,6 +171,7 @@ static __always_inline void head_from_send(const struct sock *sk,
 		cap = 0;
 	c->next_resp.seq = tp->write_seq;
 	c->next_resp.len = cap;
+	c->next_resp.body_after = 0;
 }
 
 /* An HTTP/2 send from several buffers (a writev) begins: whether it is
@@ -193,6 +196,7 @@ static __always_inline void h2_writev_head(const struct sock *sk,
 	__builtin_memcpy(c->next_resp.data, b, TCP_RESP_HEAD);
 	c->next_resp.seq = tp->write_seq;
 	c->next_resp.len = got;
+	c->next_resp.body_after = 0;
 }
 
 /* A send on c begins: its first chunk (tcp_sendmsg_locked fires per
@@ -228,8 +232,8 @@ static __always_inline void head_request(struct tcp_conn *c, __u32 seq)
 	if (c->next_req.len && c->next_req.seq == seq)
 		c->req_head = c->next_req;
 	else
-		c->req_head.len = 0;
-	c->resp_head.len = 0;
+		c->req_head.len = c->req_head.body_after = 0;
+	c->resp_head.len = c->resp_head.body_after = 0;
 }
 
 /* Its response begins at seq. */
@@ -238,7 +242,7 @@ static __always_inline void head_response(struct tcp_conn *c, __u32 seq)
 	if (c->next_resp.len && c->next_resp.seq == seq)
 		c->resp_head = c->next_resp;
 	else
-		c->resp_head.len = 0;
+		c->resp_head.len = c->resp_head.body_after = 0;
 }
 
 /* The HTTP/2 stream a request head opens (0: not shown), a global

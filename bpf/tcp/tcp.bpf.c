@@ -1091,7 +1091,13 @@ on_reply_bytes(struct tcp_conn *c, const struct sock *sk, int len, bool trusted)
 		c->resp_seq = received_seq(sk, len, trusted);
 		c->resp_bytes = h2_message_begins(c, &c->resp_seq);
 		head_response(c, c->resp_seq);
-		unit_release(c); /* its caller's handler may run again */
+		/* Its caller's handler may run again: not yet if this read
+		 * took a head alone, its body to come (body_after.bpf.h),
+		 * but at the next read. */
+		if (c->resp_head.body_after != len)
+			unit_release(c);
+	} else if (c->phase == TCP_RESPONSE && c->unit_id) {
+		unit_release(c);
 	}
 	if (c->phase == TCP_RESPONSE) {
 		c->resp_bytes += len;

@@ -147,7 +147,8 @@ struct tcp_req_head {
 	__u16 len; /* bytes in data; 0: none captured */
 	/* Received: the length of the segment that carried the head, when
 	 * the head ended with it and promised a body (an HTTP/1
-	 * Content-Length not 0): its body is still to come. 0: not so. */
+	 * Content-Length not 0): its body is still to come. 0: not so
+	 * (body_after.bpf.h). */
 	__u16 body_after;
 	__u8 data[TCP_REQ_HEAD];
 };
@@ -155,7 +156,7 @@ struct tcp_req_head {
 struct tcp_resp_head {
 	__u32 seq;
 	__u16 len;
-	__u16 pad;
+	__u16 body_after; /* as tcp_req_head's, for a call's answer */
 	__u8 data[TCP_RESP_HEAD];
 };
 

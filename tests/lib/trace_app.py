@@ -142,14 +142,24 @@ def serve_tcp(port, handle_conn, bind="127.0.0.1"):
         threading.Thread(target=handle_conn, args=(Conn(s),), daemon=True).start()
 
 
-def serve_requests(conn, handle):
-    """Reads and serves the requests of one connection until it closes."""
+def serve_requests(conn, handle, body_apart=False):
+    """Reads and serves the requests of one connection until it closes;
+    body_apart: every other answer's body a moment after its head, as
+    Python's http.server writes them (two sends)."""
+    n = 0
     try:
         while True:
             msg = conn.read_msg()
             if msg is None:
                 break
-            conn.sock.sendall(http_response(handle(conn, msg)))
+            answer = http_response(handle(conn, msg))
+            n += 1
+            if body_apart and n % 2:
+                head, sep, body = answer.partition(b"\r\n\r\n")
+                conn.sock.sendall(head + sep)
+                time.sleep(BODY_APART_GAP)
+                answer = body
+            conn.sock.sendall(answer)
     except OSError:
         pass
     except Exception:  # a broken harness: say why, and hang up
@@ -439,7 +449,7 @@ def run_middle(a):
         return
     handle = middle_handler(a, log, SyncCalls(a, log))
     if a.mode == "thread":
-        serve_tcp(a.port, lambda c: serve_requests(c, handle), a.bind)
+        serve_tcp(a.port, lambda c: serve_requests(c, handle, a.body_apart), a.bind)
     else:
         run_middle_pool(a, handle)
 
@@ -554,6 +564,8 @@ def main():
                    help="pool: the selector thread reads each request")
     p.add_argument("--fanout", choices=["inline", "spawn"], default="inline")
     p.add_argument("--via")
+    p.add_argument("--body-apart", action="store_true",
+                   help="middle (thread): every other answer's body apart from its head")
     p.add_argument("--redis", type=int)
     p.add_argument("--pg", type=int)
     p.add_argument("--back", type=int)

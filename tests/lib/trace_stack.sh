@@ -69,7 +69,7 @@ trace_stack_start() {
 	trace_bg middle-asyncio $TRACE_APP middle --mode asyncio --svc middle-asyncio \
 		--port ${T_MID[middle-asyncio]} --log "$WORK/truth/middle-asyncio.json" $down
 	trace_bg behind-nginx $TRACE_APP middle --mode thread --svc behind-nginx \
-		--via nginx --port $T_BEHIND --log "$WORK/truth/behind-nginx.json" $down
+		--via nginx --body-apart --port $T_BEHIND --log "$WORK/truth/behind-nginx.json" $down
 	cat >"$WORK/ngx/nginx.conf" <<NGINX
 worker_processes 2;
 daemon off;
