@@ -107,10 +107,9 @@ __noinline __u32 head_promises_body(const struct head_scan *h)
 /* The segment of len bytes at off, received, begins a message: that
  * length when it is an HTTP/1 head alone (it ends with a blank line)
  * whose body is still to come (body_after in struct tcp_req_head and
- * tcp_resp_head), else 0. request: it is a request (else an answer). A
- * global function, verified once for its callers. */
-__noinline __u32 body_after_of(struct __sk_buff *skb, __u32 request, __u32 off,
-			       __u32 len)
+ * tcp_resp_head), else 0. A global function, verified once for its
+ * callers. */
+__noinline __u32 body_after_of(struct __sk_buff *skb, __u32 off, __u32 len)
 {
 	struct head_scan *h;
 	__u32 tail, zero = 0, n;
@@ -128,22 +127,29 @@ __noinline __u32 body_after_of(struct __sk_buff *skb, __u32 request, __u32 off,
 	if (bpf_skb_load_bytes(skb, off, h->data, n))
 		return 0;
 	h->len = n;
-	if (request ? !method_sends_body(h->data, n) :
-		      !status_allows_body(h->data, n))
-		return 0;
 	return head_promises_body(h) ? len : 0;
 }
 
-/* Received segment of len bytes at off, on c, begins a message (a
- * request, else an answer; an accepted socket not yet read holds
- * requests): its body_after. */
+/* A segment of len bytes at off, on c in direction dir, begins a
+ * message whose first bytes, cap of them, are in head: its body_after
+ * (0 for a segment sent). Received on a server's socket, or on an
+ * accepted one not yet read, it is a request; else an answer. The
+ * first bytes say at no cost whether a body may follow (a GET's does
+ * not): the segment is looked at further only then. */
 static __always_inline __u16 body_after(struct __sk_buff *skb,
-					const struct tcp_conn *c, bool request,
-					__u32 off, __u32 len)
+					const struct tcp_conn *c, __u8 dir,
+					const __u8 *head, __u32 cap, __u32 off,
+					__u32 len)
 {
-	if (c->proto_state == PROTO_DECIDED && c->proto != PROTO_HTTP)
+	bool request = c->role != TCP_ROLE_CLIENT;
+
+	if (dir != PROTO_DIR_IN ||
+	    (c->proto_state == PROTO_DECIDED && c->proto != PROTO_HTTP))
 		return 0;
-	return body_after_of(skb, request, off, len);
+	if (request ? !method_sends_body(head, cap) :
+		      !status_allows_body(head, cap))
+		return 0;
+	return body_after_of(skb, off, len);
 }
 
 #endif
