@@ -187,6 +187,15 @@ static __always_inline __u8 tls_h2_seen(const struct tcp_conn *c)
 	return h && h->h2;
 }
 
+/* A server's connection whose reads began with the client's preface
+ * is HTTP/2's from then on. nginx may write its SETTINGS before it reads
+ * the preface: its reads, not only its writes, take the news. */
+static __always_inline void tls_h2_adopt(struct tcp_conn *c)
+{
+	if (c->role == TCP_ROLE_SERVER && !c->requests && !h2_known(c))
+		c->h2 = tls_h2_seen(c);
+}
+
 /* A read of len bytes inside a message of c that held only HTTP/2
  * control frames so far (the return of the read before said so): the
  * message begins with this read, its head comes from it. The request
@@ -241,8 +250,7 @@ static __always_inline void tls_send_entry(const struct sock *sk,
 		tls_begin(c, sk);
 	call->cookie = c->proto_cookie;
 	tls_ssl_seen(c, call);
-	if (c->role == TCP_ROLE_SERVER && !c->requests && !h2_known(c))
-		c->h2 = tls_h2_seen(c);
+	tls_h2_adopt(c);
 	/* HTTP/2's control frames: no message, and not in the head */
 	skip = h2_send_begins(c, base, len);
 	call->ctl = c->ctl_send;
@@ -281,6 +289,7 @@ static __always_inline void tls_read_seen(struct tcp_conn *c,
 	if (!call || call->kind != TLS_CALL_READ || call->seen)
 		return;
 	call->seen = 1;
+	tls_h2_adopt(c);
 	if (call->cookie != c->proto_cookie || call->h2 != h2_known(c))
 		tls_ssl_seen(c, call);
 	call->cookie = c->proto_cookie;

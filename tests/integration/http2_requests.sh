@@ -106,27 +106,15 @@ def tcp(port, side, tls=None):
 def statuses(rs):
     return dict(collections.Counter(r.get("status") for r in rs))
 
-def want(port, side, n, tls, comm=None, may_miss=0):
-    """n: the statuses, one record per request; may_miss records may
-    have no head at all (no status, error or method: a connection's
-    first request over TLS now and then, the cause not pinned down),
-    in place of as many 200s, never of another status."""
+def want(port, side, n, tls, comm=None):
     rs = [r for r in tcp(port, side) if comm is None or r["comm"] == comm]
     got = statuses(rs)
-    missed = got.get(None, 0)
-    if got != n and not (
-            0 < missed <= may_miss and len(rs) == sum(n.values()) and
-            {k: v for k, v in got.items() if k is not None} ==
-            {k: v - (missed if k == 200 else 0) for k, v in n.items()
-             if v - (missed if k == 200 else 0)}):
+    if got != n:
         errors.append(f"{side} on {port}: statuses {got}, want {n}")
     for r in rs:
         if r["protocol"] != "http2" or bool(r.get("tls")) != tls:
             errors.append(f"{side} on {port}: {r['protocol']} tls "
                           f"{r.get('tls')}")
-        if may_miss and r.get("status") is None and \
-                r.get("error") is None and r.get("method") is None:
-            continue
         s = r.get("status")
         err = s == 500 or (side == "client" and s == 404)
         if r.get("error") != err or r.get("method") != "GET":
@@ -174,8 +162,8 @@ def joined(port, every=True):
 
 # sequential: one record per request, each side, its status
 three = {200: 2, 404: 2, 500: 2}
-want(h2, "server", three, True, may_miss=2)
-want(h2, "client", three, True, may_miss=2)
+want(h2, "server", three, True)
+want(h2, "client", three, True)
 # the join by sequence numbers is not exact over TLS: a control frames'
 # record and the request's read off the socket at once name the request
 # by the first (docs/design/tls.md)

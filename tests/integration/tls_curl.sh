@@ -10,7 +10,7 @@
 # its URL (curl --config -), attached by then: those are read whole. nginx, attached from the start,
 # serves HTTP/1.1 on one port (every request one record, in plaintext,
 # with its status) and HTTP/2 on another (http2, tls true, one record
-# a run, with its status in at least 3 of 4 and never a wrong one).
+# a run, with its status).
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 source "$(dirname "$0")/../lib/tls.sh"
@@ -81,14 +81,12 @@ if kinds(tcp(h1, "server")) != want:
     errors.append(f"nginx, HTTP/1.1: {kinds(tcp(h1, 'server'))}")
 # one exchange a connection: the SETTINGS, their ACKs and WINDOW_UPDATEs
 # are no request of their own (outcomes.md, HTTP/2), and the status is
-# read past them; now and then (1 or 2 runs of 12, the cause not pinned
-# down) the request's stream is not known and the status is absent,
-# never another
-h2_server = kinds(tcp(h2, "server"))
-if (sum(h2_server.values()) != runs or
-        set(h2_server) - {("http2", True, 200), ("http2", True, None)} or
-        h2_server[("http2", True, 200)] < runs * 3 // 4):
-    errors.append(f"nginx, HTTP/2: {h2_server}")
+# read past them. Each read of nginx's takes the preface's news: when
+# the HEADERS came in a socket read of their own before nginx wrote
+# again, their head was lost (1 or 2 runs of 12, 4 under ASan)
+want = {("http2", True, 200): runs}
+if kinds(tcp(h2, "server")) != want:
+    errors.append(f"nginx, HTTP/2: {kinds(tcp(h2, 'server'))}")
 # a run attached after its handshake reads it as `tls`, then its
 # plaintext (docs/design/tls.md): partly read, never a wrong name
 read = collections.Counter()

@@ -29,6 +29,10 @@ cleanup() {
 	for pid in "${STARTED_PIDS[@]}" $KMOND_PID; do
 		wait "$pid" 2>/dev/null
 	done
+	# TESTS_KEEP=DIR: a test's records and logs kept for a look after
+	if [ -n "${TESTS_KEEP:-}" ]; then
+		mkdir -p "$TESTS_KEEP" && cp -r "$WORK" "$TESTS_KEEP/"
+	fi
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
