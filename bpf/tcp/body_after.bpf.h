@@ -51,12 +51,9 @@ static __always_inline bool method_sends_body(const __u8 *d, __u32 len)
  * not 204 or 304. */
 static __always_inline bool status_allows_body(const __u8 *d, __u32 len)
 {
-	if (len < 12 || d[0] != 'H' || d[1] != 'T' || d[2] != 'T' ||
-	    d[3] != 'P' || d[4] != '/' || d[5] != '1' || d[8] != ' ')
-		return false;
-	if (d[9] == '1')
-		return false;
-	return !((d[9] == '2' || d[9] == '3') && d[10] == '0' && d[11] == '4');
+	__u32 status = outcome_http_code(d, len);
+
+	return status >= 200 && status != 204 && status != 304;
 }
 
 /* Whether the line at data[i] is a Content-Length header whose value,
@@ -131,18 +128,15 @@ __noinline __u32 body_after_of(struct __sk_buff *skb, __u32 off, __u32 len)
 }
 
 /* A segment of len bytes at off, on c in direction dir, begins a
- * message whose first bytes, cap of them, are in head: its body_after
- * (0 for a segment sent). Received on a server's socket, or on an
- * accepted one not yet read, it is a request; else an answer. The
- * first bytes say at no cost whether a body may follow (a GET's does
- * not): the segment is looked at further only then. */
+ * message (a request or an answer) whose first bytes, cap of them, are
+ * in head: its body_after (0 for a segment sent). The first bytes say
+ * at no cost whether a body may follow (a GET's does not): the segment
+ * is looked at further only then. */
 static __always_inline __u16 body_after(struct __sk_buff *skb,
 					const struct tcp_conn *c, __u8 dir,
-					const __u8 *head, __u32 cap, __u32 off,
-					__u32 len)
+					bool request, const __u8 *head,
+					__u32 cap, __u32 off, __u32 len)
 {
-	bool request = c->role != TCP_ROLE_CLIENT;
-
 	if (dir != PROTO_DIR_IN ||
 	    (c->proto_state == PROTO_DECIDED && c->proto != PROTO_HTTP))
 		return 0;

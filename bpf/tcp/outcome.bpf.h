@@ -128,7 +128,7 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 		c->next_req.seq = seq;
 		c->next_req.len = cap;
 		c->next_req.body_after = body_after(
-			skb, c, dir, c->next_req.data, cap, off, len);
+			skb, c, dir, true, c->next_req.data, cap, off, len);
 		return;
 	}
 	cap = head_cap(len, TCP_RESP_HEAD);
@@ -136,8 +136,8 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 		cap = 0;
 	c->next_resp.seq = seq;
 	c->next_resp.len = cap;
-	c->next_resp.body_after =
-		body_after(skb, c, dir, c->next_resp.data, cap, off, len);
+	c->next_resp.body_after = body_after(skb, c, dir, false,
+					     c->next_resp.data, cap, off, len);
 }
 
 /* A send begins (its first chunk, tcp_sendmsg_locked): base holds the

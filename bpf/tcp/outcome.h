@@ -130,17 +130,23 @@ OUTCOME_INLINE __u32 outcome_digits3(const __u8 *b, __u32 len, __u32 off)
 	return d0 * 100 + d1 * 10 + d2;
 }
 
-/* "HTTP/1.x NNN", then a space or the line's end: without that byte
- * "HTTP/1.1 404" could be the start of anything. */
-OUTCOME_INLINE void outcome_http(struct outcome *o, __u32 side, const __u8 *b,
-				 __u32 len)
+/* The status of an HTTP/1 response head: "HTTP/1.x NNN", then a space
+ * or the line's end (without that byte "HTTP/1.1 404" could be the
+ * start of anything); 0 when the head shows none. */
+OUTCOME_INLINE __u32 outcome_http_code(const __u8 *b, __u32 len)
 {
 	if (len < 13 || b[0] != 'H' || b[1] != 'T' || b[2] != 'T' ||
 	    b[3] != 'P' || b[4] != '/' || b[5] != '1' || b[6] != '.' ||
 	    (b[7] != '0' && b[7] != '1') || b[8] != ' ' ||
 	    (b[12] != ' ' && b[12] != '\r'))
-		return;
-	outcome_http_status(o, side, outcome_digits3(b, len, 9));
+		return 0;
+	return outcome_digits3(b, len, 9);
+}
+
+OUTCOME_INLINE void outcome_http(struct outcome *o, __u32 side, const __u8 *b,
+				 __u32 len)
+{
+	outcome_http_status(o, side, outcome_http_code(b, len));
 }
 
 #define OUTCOME_H2_FRAMES 5 /* a 48-byte head holds at most 5 headers */
