@@ -1130,15 +1130,22 @@ recv_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 
 /* Server connection c's thread read ret bytes of its request: its last
  * step. A read of the head alone, its body promised, begins a wait for
- * that body; the next read ends it. */
+ * that body, which the next read ends; until then the request's handler
+ * makes no call, so the read is no step a call could follow: a loop
+ * whose handlers run late (asyncio) makes an older request's call
+ * there, which the rule would give this one (its own wait counted as
+ * another's). */
 static __always_inline void step_request_read(struct tcp_conn *c, int ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	if (c->req_bytes != (__u64)ret)
+	if (c->req_bytes != (__u64)ret) {
 		body_wait_end(c);
-	else if (c->req_head.body_after == ret)
+	} else if (c->req_head.body_after == ret) {
 		body_wait_begin(c, tid);
+		step_other();
+		return;
+	}
 	step_read(tid, c->id);
 }
 

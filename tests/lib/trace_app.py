@@ -454,10 +454,9 @@ def run_middle(a):
         run_middle_pool(a, handle)
 
 
-# Every other call the front makes to nginx: its body apart. Not to
-# asyncio: with bodies apart, one run linked a call of its wrongly
-# (docs/design/paths.md, Limits).
-BODY_APART_TO = ("nginx",)
+# Every other call the front makes to nginx and asyncio: its body
+# apart (docs/design/paths.md, Limits).
+BODY_APART_TO = ("nginx", "middle-asyncio")
 BODY_APART_LEN = 64
 BODY_APART_GAP = 0.002
 
