@@ -15,6 +15,7 @@
 #ifndef KMON_BODY_AFTER_BPF_H
 #define KMON_BODY_AFTER_BPF_H
 
+#include "outcome.h"
 #include "proto.h"
 #include "tcp.h"
 

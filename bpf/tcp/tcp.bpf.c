@@ -1130,11 +1130,11 @@ recv_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 
 /* Server connection c's thread read ret bytes of its request: its last
  * step. A read of the head alone, its body promised, begins a wait for
- * that body, which the next read ends; until then the request's handler
- * makes no call, so the read is no step a call could follow: a loop
- * whose handlers run late (asyncio) makes an older request's call
- * there, which the rule would give this one (its own wait counted as
- * another's). */
+ * that body, which the next read ends, and is no step: the rule cannot
+ * tell whose call follows it, an older request's (asyncio runs its
+ * handlers late) or this one's (Node starts a handler on the head), and
+ * counted this request's own wait as another's. Such calls stay
+ * unlinked. */
 static __always_inline void step_request_read(struct tcp_conn *c, int ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -1162,8 +1162,9 @@ static __always_inline int handle_recv(const struct sock *sk, int ret,
 		return 0;
 	recv_bytes(c, sk, ret, trusted);
 	/* The thread's last step: reading this request (its first bytes or
-	 * more: a body the handler waits for), or another step. Counted in
-	 * its thread only with paths on. */
+	 * more: a body the handler waits for; not a head alone that awaits
+	 * its body), or another step. Counted in its thread only with paths
+	 * on. */
 	if (c->role == TCP_ROLE_SERVER && c->phase == TCP_REQUEST &&
 	    c->holds_thread)
 		step_request_read(c, ret);
