@@ -41,8 +41,9 @@ struct {
 
 /* A thread's last step on a followed socket, kept by the CPU it ran
  * on: the request it began or went on reading (id), 0 for any other
- * step (a head read alone, its body awaited, too: step_request_read). A few per CPU, by thread id, so that a thread that preempts
- * another there leaves it its own in most cases. */
+ * step (a head read alone, its body awaited, too: step_request_read).
+ * A few per CPU, by thread id, so that a thread that preempts another
+ * there leaves it its own in most cases. */
 #define LAST_STEP_WAYS 8
 struct last_step {
 	__u32 tid;

@@ -7,8 +7,8 @@
 # middle tier's variants: a thread per connection (thread), a pool of 4
 # threads that read their own sockets (pool), asyncio, and the thread
 # variant behind nginx (the front sends every other request's body
-# apart from its head, as Python's http.client does, to nginx; the tier
-# behind nginx writes every other answer's body apart
+# apart from its head, as Python's http.client does, to nginx and to
+# asyncio; the tier behind nginx writes every other answer's body apart
 # from its head, as Python's http.server does), all sending parallel
 # calls from the serving
 # thread (send all, then read all); the thread variant with one new
