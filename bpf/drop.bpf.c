@@ -15,6 +15,7 @@
 #include "drop.h"
 #include "drop_owners.bpf.h"
 #include "filter.bpf.h"
+#include "kstack.bpf.h"
 #include "maps.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -38,12 +39,7 @@ struct {
 	__type(value, struct drop_agg);
 } drop_aggs SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, DROP_STACK_ENTRIES);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, DROP_STACK_DEPTH * sizeof(__u64));
-} drop_stacks SEC(".maps");
+KSTACK_MAPS(drop_kstacks, drop_scratch, DROP_STACK_ENTRIES);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -193,6 +189,18 @@ static __always_inline __u32 netns_of(struct sk_buff *skb, struct sock *sk)
 
 /* --- the drop --- */
 
+/* The current kernel stack, kept in drop_kstacks: its key, 0 (counted)
+ * when none. */
+static __always_inline __u64 stack_of(void *ctx)
+{
+	bool full;
+	__u64 h = kstack_take(ctx, NULL, &drop_kstacks, &drop_scratch, &full);
+
+	if (!h)
+		stat_inc(&drop_stats, DROP_STACK_LOST);
+	return h;
+}
+
 static __always_inline void summarize(struct drop_agg *agg,
 				      const struct drop_tuple *t)
 {
@@ -215,18 +223,15 @@ static __always_inline void send_sample(void *ctx, const struct drop_key *key,
 	}
 	e->key = *key;
 	e->tuple = *t;
-	e->stack_id = bpf_get_stackid(ctx, &drop_stacks, 0);
-	e->pad = 0;
-	if (e->stack_id < 0)
-		stat_inc(&drop_stats, DROP_STACK_LOST);
-	else
-		agg->stack_id = e->stack_id; /* the summary's sample stack */
+	e->kstack = stack_of(ctx);
+	if (e->kstack)
+		agg->kstack = e->kstack; /* the summary's sample stack */
 	bpf_ringbuf_submit(e, 0);
 }
 
 static __always_inline struct drop_agg *agg_of(const struct drop_key *key)
 {
-	static const struct drop_agg fresh = { .stack_id = -1 };
+	static const struct drop_agg fresh = {};
 
 	return lookup_or_try_init(&drop_aggs, key, &fresh);
 }
@@ -257,8 +262,8 @@ static __always_inline void account(void *ctx, const struct drop_key *key,
 	}
 	/* With no sample yet (samples: 0), the summary still gets a stack:
 	 * one walk per key. */
-	if (agg->stack_id < 0)
-		agg->stack_id = bpf_get_stackid(ctx, &drop_stacks, 0);
+	if (!agg->kstack)
+		agg->kstack = stack_of(ctx);
 	summarize(agg, t);
 }
 

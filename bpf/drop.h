@@ -14,7 +14,6 @@
 
 #define DROP_MAX_KEYS 4096
 #define DROP_STACK_ENTRIES 4096
-#define DROP_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 #define DROP_RINGBUF_BYTES (256 * 1024)
 #define DROP_MAX_OWNERS 65536
 #define DROP_DEFAULT_SAMPLES 16
@@ -39,8 +38,7 @@ struct drop_key {
 struct drop_event {
 	struct drop_key key;
 	struct drop_tuple tuple;
-	__s32 stack_id; /* < 0: no stack */
-	__u32 pad;
+	__u64 kstack; /* key in drop_kstacks, 0: no stack */
 };
 
 /* Per key; counts are cumulative, user space reports their increase. */
@@ -48,8 +46,9 @@ struct drop_agg {
 	__u64 count; /* every drop of this key */
 	__u64 summarized; /* drops beyond the per-interval samples */
 	__u64 window_start; /* ns (monotonic) of the current interval */
+	__u64 kstack; /* stack of the last sample, 0: none yet */
 	__u32 sent; /* samples sent in the current interval */
-	__s32 stack_id; /* stack of the last sample, < 0: none yet */
+	__u32 pad;
 	struct drop_tuple sample; /* last summarized drop */
 };
 
@@ -65,7 +64,7 @@ enum drop_stat {
 	DROP_EVENTS, /* TCP drops seen (selected) */
 	DROP_RB_LOST, /* samples the ringbuf had no room for (counted) */
 	DROP_AGG_FULL, /* drops with no room for their key */
-	DROP_STACK_LOST, /* drops without a stack (stack map collision) */
+	DROP_STACK_LOST, /* samples without a stack (stack map full) */
 	DROP_NR_STATS,
 };
 

@@ -14,6 +14,7 @@
 #include "core_fixes.bpf.h"
 #include "filter.bpf.h"
 #include "histogram.h"
+#include "kstack.bpf.h"
 #include "maps.bpf.h"
 #include "offcpu.h"
 
@@ -81,22 +82,7 @@ struct {
 	__uint(value_size, OFFCPU_STACK_DEPTH * sizeof(__u64));
 } offcpu_ustacks_spare SEC(".maps");
 
-/* Not preallocated: a kilobyte per entry, most never used. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, OFFCPU_STACK_ENTRIES);
-	__type(key, __u64); /* hash of the frames */
-	__type(value, struct offcpu_kstack);
-} offcpu_kstacks SEC(".maps");
-
-/* Where a kernel stack is walked: too big for the BPF stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct offcpu_kstack);
-} offcpu_scratch SEC(".maps");
+KSTACK_MAPS(offcpu_kstacks, offcpu_scratch, OFFCPU_STACK_ENTRIES);
 
 /* How many blocks noted in task storage hold each user stack id: a
  * sweep keeps those, since user space cannot list task storage, so a
@@ -126,45 +112,17 @@ static __always_inline __s32 ustack_id(void *ctx)
 	return id;
 }
 
-/* Stores the walked stack (bytes long) under a hash of its frames and
- * returns that hash; 0 when there is none. Two stacks sharing a 64-bit
- * hash would share a key: negligible. */
-static __always_inline __u64 kstack_put(struct offcpu_kstack *ks, long bytes)
-{
-	__u64 h = 0xcbf29ce484222325ULL;
-
-	if (bytes <= 0)
-		return 0;
-	for (int i = 0; i < OFFCPU_STACK_DEPTH && i * 8 < bytes; i++)
-		h = (h ^ ks->ips[i]) * 0x100000001b3ULL;
-	h ^= h >> 32;
-	h = h ?: 1;
-	if (bpf_map_lookup_elem(&offcpu_kstacks, &h))
-		return h;
-	if (bpf_map_update_elem(&offcpu_kstacks, &h, ks, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&offcpu_kstacks, &h)) {
-		stat_inc(&offcpu_stats, OFFCPU_STACK_LOST);
-		return 0;
-	}
-	return h;
-}
-
 /* The kernel stack of the current task (task NULL) or of a task that is
- * not running. The buffer past the frames is zeroed by the helpers. */
+ * not running: its key in offcpu_kstacks, 0 when none. */
 static __always_inline __u64 kstack_of(void *ctx, struct task_struct *task)
 {
-	struct offcpu_kstack *ks;
-	__u32 zero = 0;
-	long bytes;
+	bool full;
+	__u64 h =
+		kstack_take(ctx, task, &offcpu_kstacks, &offcpu_scratch, &full);
 
-	ks = bpf_map_lookup_elem(&offcpu_scratch, &zero);
-	if (!ks)
-		return 0;
-	if (task)
-		bytes = bpf_get_task_stack(task, ks, sizeof(*ks), 0);
-	else
-		bytes = bpf_get_stack(ctx, ks, sizeof(*ks), 0);
-	return kstack_put(ks, bytes);
+	if (full)
+		stat_inc(&offcpu_stats, OFFCPU_STACK_LOST);
+	return h;
 }
 
 /* --- switch-out: the current task is prev --- */

@@ -44,10 +44,6 @@ struct offcpu_key {
 	__u32 pad;
 };
 
-struct offcpu_kstack {
-	__u64 ips[OFFCPU_STACK_DEPTH]; /* innermost first, 0-terminated */
-};
-
 /* Cumulative: user space reports the increase per interval. */
 struct offcpu_val {
 	__u64 total_ns;

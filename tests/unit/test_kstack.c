@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Kernel stacks read from a stack map as the kernel leaves them: cut short
  * by zeros (a stack shallower than the map's depth), full to the depth,
- * empty, or gone (an id the map no longer holds). Needs root: it makes a
- * BPF map standing in for the stack map. */
+ * empty, or gone (an id the map no longer holds); and from a map of
+ * stacks kept by hash (bpf/kstack.bpf.h), symbolized once until
+ * forgotten. Needs root: it makes BPF maps standing in for the programs'. */
+#include <linux/types.h>
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +13,7 @@
 
 #include <bpf/bpf.h>
 
+#include "bpf/kstack.h"
 #include "sym/ksyms.h"
 #include "sym/kstack.h"
 #include "unit.h"
@@ -25,6 +29,43 @@ static void put(int fd, int id, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 	uint64_t ips[DEPTH] = { a, b, c, d };
 
 	CHECK(bpf_map_update_elem(fd, &id, ips, BPF_ANY) == 0);
+}
+
+/* Stacks kept by hash: a hash map of struct kstack under u64 keys. */
+static void check_by_hash(const struct ksyms *ks)
+{
+	struct kstacks *t = kstacks__new();
+	struct kstack stack = { { 0xffffffff81000010, 0xffffffff81000230 } };
+	const char *const *f;
+	uint64_t h = 0x1234567890abcdefULL, other = 77;
+	size_t n;
+	int fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "kstacks_test", sizeof(h),
+			    sizeof(stack), 16, NULL);
+	CHECK(fd >= 0);
+	CHECK(bpf_map_update_elem(fd, &h, &stack, BPF_ANY) == 0);
+	f = kstacks__frames(t, ks, fd, h, &n);
+	CHECK(f && n == 2);
+	if (f && n == 2) {
+		CHECK_STR(f[0], "fn_a+0x10");
+		CHECK_STR(f[1], "fn_c+0x30");
+	}
+	f = kstacks__frames(t, ks, fd, 0, &n); /* no stack taken */
+	CHECK(!f && n == 0);
+	f = kstacks__frames(t, ks, fd, other, &n); /* not in the map */
+	CHECK(!f && n == 0);
+	/* Symbolized once: served from the table after the map lost it,
+	 * until forgotten. */
+	CHECK(bpf_map_delete_elem(fd, &h) == 0);
+	f = kstacks__frames(t, ks, fd, h, &n);
+	CHECK(f && n == 2);
+	kstacks__forget(t, h);
+	kstacks__forget(t, other); /* never read: nothing to do */
+	f = kstacks__frames(t, ks, fd, h, &n);
+	CHECK(!f && n == 0);
+	close(fd);
+	kstacks__free(t);
 }
 
 int main(void)
@@ -75,6 +116,7 @@ int main(void)
 
 	close(fd);
 	stack_cache__free(cache);
+	check_by_hash(ks);
 	ksyms__free(ks);
 	return unit_done("kstack");
 }

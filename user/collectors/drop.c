@@ -34,6 +34,7 @@
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
 #include "loader/misses.h"
+#include "loader/prealloc.h"
 #include "loader/probe.h"
 #include "loader/rings.h"
 #include "sym/ksyms.h"
@@ -50,7 +51,7 @@ struct drop_collector {
 	struct kmond *k;
 	const struct ksyms *ksyms; /* at the first stack (ksyms__need) */
 	bool ksyms_tried;
-	struct stack_cache *stacks;
+	struct kstacks *kstacks;
 	struct drop_reasons *reasons;
 	/* hash of a drop_key -> its `summarized` count already reported */
 	struct hashmap *reported;
@@ -59,7 +60,6 @@ struct drop_collector {
 	size_t nkeys; /* keys in drop_aggs at the last collect */
 	struct record rec;
 	bool owners; /* the socket-owner hook is attached */
-	bool stack_warned;
 };
 
 /* one hook a paragraph, a candidate a line (clang-format 14 would
@@ -120,7 +120,7 @@ static void add_owner(struct drop_collector *c, const struct drop_key *key)
 
 static void emit(struct drop_collector *c, uint64_t ts,
 		 const struct drop_key *key, const struct drop_tuple *t,
-		 int stack_id, uint64_t count, bool summary)
+		 uint64_t kstack, uint64_t count, bool summary)
 {
 	const char *reason = drop_reasons__name(c->reasons, key->reason);
 	const char *const *frames;
@@ -143,10 +143,9 @@ static void emit(struct drop_collector *c, uint64_t ts,
 	record__u64(&c->rec, "count", count);
 	if (summary)
 		record__bool(&c->rec, "summary", true);
-	frames = kstack_frames(c->stacks,
-			       ksyms__need(&c->ksyms, &c->ksyms_tried, "drop"),
-			       bpf_map__fd(c->skel->maps.drop_stacks), stack_id,
-			       DROP_STACK_DEPTH, &n);
+	frames = kstacks__frames(
+		c->kstacks, ksyms__need(&c->ksyms, &c->ksyms_tried, "drop"),
+		bpf_map__fd(c->skel->maps.drop_kstacks), kstack, &n);
 	record__array_begin(&c->rec, "stack");
 	for (size_t i = 0; i < n; i++)
 		record__array_str(&c->rec, frames[i]);
@@ -162,7 +161,7 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	emit(c, clock_ns(CLOCK_REALTIME), &e->key, &e->tuple, e->stack_id, 1,
+	emit(c, clock_ns(CLOCK_REALTIME), &e->key, &e->tuple, e->kstack, 1,
 	     false);
 	return 0;
 }
@@ -184,7 +183,7 @@ static void summarize(struct drop_collector *c, uint64_t ts,
 	if (agg->summarized < before)
 		before = 0;
 	if (agg->summarized > before)
-		emit(c, ts, key, &agg->sample, agg->stack_id,
+		emit(c, ts, key, &agg->sample, agg->kstack,
 		     agg->summarized - before, true);
 	hashmap__set(c->reported, h, agg->summarized);
 }
@@ -244,26 +243,33 @@ static void drop_collect(void *state, struct kmond *k, uint64_t ts)
 	free(gone);
 }
 
+/* Of lost, the samples without a stack (the map of stacks full, or the
+ * walk failed): their drops are reported, without it. */
+static uint64_t stacks_lost(struct drop_collector *c)
+{
+	__u32 nostack = DROP_STACK_LOST;
+
+	return map_percpu_sum(bpf_map__fd(c->skel->maps.drop_stats), &nostack);
+}
+
 static void drop_stats(void *state, struct collector_stats *st)
 {
 	struct drop_collector *c = state;
 	int fd = bpf_map__fd(c->skel->maps.drop_stats);
 	__u32 events = DROP_EVENTS, rb = DROP_RB_LOST, full = DROP_AGG_FULL;
-	__u32 nostack = DROP_STACK_LOST;
-	uint64_t stackless = map_percpu_sum(fd, &nostack);
 
 	st->events = map_percpu_sum(fd, &events);
 	/* Ringbuf misses are still counted in summaries, but their exact
 	 * tuples are lost; a full key map loses the drop itself. */
-	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &full);
-	if (stackless && !c->stack_warned) {
-		log_warn("drop: %llu drops without a stack (stack map "
-			 "collisions)",
-			 (unsigned long long)stackless);
-		c->stack_warned = true;
-	}
+	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &full) +
+		   stacks_lost(c);
 	st->missed = misses__count(c->skel->obj);
 	st->lost += st->missed;
+}
+
+static void drop_stats_record(void *state, struct record *r)
+{
+	record__u64(r, "stacks_lost", stacks_lost(state));
 }
 
 /* --- life cycle --- */
@@ -276,7 +282,7 @@ static void drop_stop(void *state)
 		return;
 	drop_bpf__destroy(c->skel);
 	ksyms__put(c->ksyms);
-	stack_cache__free(c->stacks);
+	kstacks__free(c->kstacks);
 	drop_reasons__free(c->reasons);
 	hashmap__free(c->reported);
 	hashmap__free(c->seen);
@@ -299,6 +305,13 @@ static int drop_open(struct drop_collector *c, struct kmond *k)
 			    1, &chosen[HOOK_KFREE_SKB]);
 	if (err)
 		return err;
+	/* Not tp_btf: preallocated maps only (prealloc.h). */
+	if (chosen[HOOK_KFREE_SKB] != 0) {
+		err = prealloc__map(c->skel->maps.drop_kstacks,
+				    PREALLOC_BUDGET);
+		if (err)
+			return err;
+	}
 	probe__select("drop", c->skel->obj, &drop_hooks[HOOK_SOCK_STATE], 1,
 		      &chosen[HOOK_SOCK_STATE]);
 	c->owners = chosen[HOOK_SOCK_STATE] >= 0;
@@ -313,7 +326,7 @@ static int drop_start(struct kmond *k, void **state)
 	c->k = k;
 	c->reported = hashmap__new();
 	c->seen = hashmap__new();
-	c->stacks = stack_cache__new(DROP_STACK_ENTRIES);
+	c->kstacks = kstacks__new();
 	/* the probes' copy: two at once made kmond's peak RSS */
 	c->reasons = drop_reasons__new(probe__kernel_btf());
 	if (!c->reasons) {
@@ -362,5 +375,6 @@ const struct collector_ops drop_collector = {
 	.apply = drop_apply,
 	.collect = drop_collect,
 	.stats = drop_stats,
+	.stats_record = drop_stats_record,
 	.stop = drop_stop,
 };

@@ -23,10 +23,10 @@
 #include "loader/live_store.h"
 #include "loader/misses.h"
 #include "loader/prealloc.h"
-#include "sym/drop_frames.h"
 #include "exporters/exporter.h"
 #include "lib/hashmap.h"
 #include "sym/ksyms.h"
+#include "sym/kstack.h"
 #include "lib/log.h"
 #include "lib/maps.h"
 #include "bpf/offcpu.h"
@@ -45,7 +45,7 @@ struct offcpu_collector {
 	struct kmond *k;
 	const struct ksyms *ksyms; /* at the first stack (ksyms__need) */
 	bool ksyms_tried;
-	struct hashmap *kframes; /* kernel stack hash -> struct kframes * */
+	struct kstacks *kstacks; /* kernel stacks, symbolized */
 	struct usyms *usyms;
 	/* key_id() -> total_ns and count already reported */
 	struct hashmap *reported_ns, *reported_count;
@@ -118,59 +118,6 @@ static void add_process(struct offcpu_collector *c, uint32_t pid, uint32_t svc)
 	provider__record(&c->rec, pid, &who);
 }
 
-/* A kernel stack's frames, symbolized once per stack. */
-struct kframes {
-	size_t n;
-	char *frames[];
-};
-
-static void kframes_free(struct kframes *kf)
-{
-	for (size_t i = 0; kf && i < kf->n; i++)
-		free(kf->frames[i]);
-	free(kf);
-}
-
-static struct kframes *kframes_read(struct offcpu_collector *c, uint64_t h)
-{
-	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
-	struct offcpu_kstack ks;
-	char buf[KSYM_NAME_MAX + 32];
-	struct kframes *kf;
-	size_t depth = 0, top;
-
-	if (bpf_map_lookup_elem(fd, &h, &ks))
-		return NULL;
-	while (depth < OFFCPU_STACK_DEPTH && ks.ips[depth])
-		depth++;
-	ksyms__need(&c->ksyms, &c->ksyms_tried, "offcpu");
-	/* Stacks walked at switch-out start in this program. */
-	top = drop_frames_skip(c->ksyms, (const uint64_t *)ks.ips, depth);
-	kf = xcalloc(1, sizeof(*kf) + (depth - top) * sizeof(char *));
-	for (size_t i = top; i < depth; i++) {
-		ksyms__format(c->ksyms, ks.ips[i], buf, sizeof(buf));
-		kf->frames[kf->n] = strdup(buf);
-		if (!kf->frames[kf->n])
-			break;
-		kf->n++;
-	}
-	return kf;
-}
-
-static const struct kframes *kernel_frames(struct offcpu_collector *c,
-					   uint64_t h)
-{
-	uint64_t *slot = hashmap__find(c->kframes, h);
-	struct kframes *kf;
-
-	if (slot)
-		return (const struct kframes *)(uintptr_t)*slot;
-	kf = kframes_read(c, h);
-	if (kf)
-		hashmap__set(c->kframes, h, (uintptr_t)kf);
-	return kf;
-}
-
 /* The stack map a user stack id is in (offcpu.h), and its key there. */
 static int ustack_map(struct offcpu_collector *c, int id, __u32 *key)
 {
@@ -200,12 +147,19 @@ static void add_user_frames(struct offcpu_collector *c, uint32_t pid, int id)
 /* Kernel frames first, then user frames, each innermost first. */
 static void add_stack(struct offcpu_collector *c, const struct offcpu_key *key)
 {
-	const struct kframes *kf = key->kstack ? kernel_frames(c, key->kstack) :
-						 NULL;
+	const char *const *frames = NULL;
+	size_t n = 0;
 
+	/* Stacks walked at switch-out start in this program: left out. */
+	if (key->kstack)
+		frames = kstacks__frames(
+			c->kstacks,
+			ksyms__need(&c->ksyms, &c->ksyms_tried, "offcpu"),
+			bpf_map__fd(c->skel->maps.offcpu_kstacks), key->kstack,
+			&n);
 	record__array_begin(&c->rec, "stack");
-	for (size_t i = 0; kf && i < kf->n; i++)
-		record__array_str(&c->rec, kf->frames[i]);
+	for (size_t i = 0; i < n; i++)
+		record__array_str(&c->rec, frames[i]);
 	add_user_frames(c, key->pid, key->ustack);
 	record__array_end(&c->rec);
 }
@@ -338,7 +292,7 @@ static void mark_pinned(struct offcpu_collector *c)
 static void sweep_kstacks(struct offcpu_collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
-	uint64_t h, next, *slot;
+	uint64_t h, next;
 	bool more;
 
 	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
@@ -348,11 +302,7 @@ static void sweep_kstacks(struct offcpu_collector *c)
 		if (hashmap__find(c->kused, h))
 			continue;
 		bpf_map_delete_elem(fd, &h);
-		slot = hashmap__find(c->kframes, h);
-		if (!slot)
-			continue;
-		kframes_free((struct kframes *)(uintptr_t)*slot);
-		hashmap__delete(c->kframes, h);
+		kstacks__forget(c->kstacks, h);
 	}
 }
 
@@ -569,14 +519,11 @@ static void offcpu_stop(void *state)
 		return;
 	offcpu_bpf__destroy(c->skel);
 	ksyms__put(c->ksyms);
-	while (c->kframes && hashmap__next(c->kframes, &pos, &id, &ptr))
-		kframes_free((struct kframes *)(uintptr_t)ptr);
-	hashmap__free(c->kframes);
+	kstacks__free(c->kstacks);
 	hashmap__free(c->kused);
 	usyms__free(c->usyms);
 	hashmap__free(c->reported_ns);
 	hashmap__free(c->reported_count);
-	pos = 0;
 	while (c->reported_hist &&
 	       hashmap__next(c->reported_hist, &pos, &id, &ptr))
 		free((void *)(uintptr_t)ptr);
@@ -629,7 +576,7 @@ static int offcpu_start(struct kmond *k, void **state)
 	c->reported_count = hashmap__new();
 	c->reported_hist = hashmap__new();
 	c->gone = hashmap__new();
-	c->kframes = hashmap__new();
+	c->kstacks = kstacks__new();
 	c->usyms = usyms__new(OFFCPU_SPARE_BINARIES);
 	err = offcpu_load(c, k);
 	if (err)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Kernel stacks from a BPF stack-trace map, as symbolized frames. */
+/* Kernel stacks from the programs' maps, as symbolized frames: from a BPF
+ * stack-trace map by id, or kept by hash (bpf/kstack.bpf.h). */
 #ifndef KMON_KSTACK_H
 #define KMON_KSTACK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct ksyms;
 struct stack_cache;
@@ -15,5 +17,20 @@ struct stack_cache;
 const char *const *kstack_frames(struct stack_cache *cache,
 				 const struct ksyms *ks, int map_fd, int id,
 				 size_t depth, size_t *n);
+
+/* Stacks kept by hash, symbolized once each. */
+struct kstacks;
+
+struct kstacks *kstacks__new(void);
+void kstacks__free(struct kstacks *t); /* NULL-safe */
+
+/* The frames of the stack under hash h in map_fd (values struct kstack),
+ * innermost first, without the BPF and tracing frames on top. NULL with
+ * *n = 0 when h is 0 or not in the map. Valid until h is forgotten. */
+const char *const *kstacks__frames(struct kstacks *t, const struct ksyms *ks,
+				   int map_fd, uint64_t h, size_t *n);
+
+/* Forgets h's frames: its stack left the map. */
+void kstacks__forget(struct kstacks *t, uint64_t h);
 
 #endif
