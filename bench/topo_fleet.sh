@@ -21,7 +21,10 @@
 # (64), MEMBERS ("1 2 4"), ROUNDS (3), INTERVAL (kmon-topo's --interval,
 # 0.5 s: the times are known to within one interval; each interval a
 # member writes one delta, the edges it read since the last, and merges
-# everyone's), FLEET_SVG (a file: the figure).
+# everyone's), FLEET_SVG (a file: the figure), CHECKPOINT (seconds: then
+# one member reads everything writing a checkpoint that often, and
+# leaves; the checkpoints' size, and how long a member that starts after
+# it takes to print the whole graph from the last one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -157,6 +160,52 @@ PY
 }
 
 fleet_rounds t
+
+# records_in FILE: the records the last graph in FILE counts
+records_in() {
+	tail -1 "$1" 2>/dev/null | python3 -c 'import json, sys
+print(json.load(sys.stdin)["records"])' 2>/dev/null || echo 0
+}
+# ck_member N ARGS...: member N of group ck, until its graph counts every
+# record (300 s at most); its pid in ck_pid
+ck_member() {
+	local n=$1 i
+	shift
+	"$BUILD/kmon-topo" -b "$brokers" -g ck --fleet --interval "$INTERVAL" \
+		-X session.timeout.ms=6000 -X heartbeat.interval.ms=500 "$@" \
+		-j "$work/ck.$n.json" 2>"$work/ck.$n.err" &
+	ck_pid=$!
+	pids+=($ck_pid)
+	for ((i = 0; i < 3000; i++)); do
+		[ "$(records_in "$work/ck.$n.json")" -ge "$RECORDS" ] && return 0
+		sleep 0.1
+	done
+	echo "ck member $n: its graph counts $(records_in "$work/ck.$n.json") of $RECORDS" >&2
+	return 1
+}
+if [ -n "${CHECKPOINT:-}" ]; then
+	cmd "topic kmon.ck.topology_partial $PARTITIONS"
+	cmd "topic kmon.ck.topology_checkpoint 1"
+	ck_member 0 --checkpoint "$CHECKPOINT"
+	sleep "$((2 * ${CHECKPOINT%.*} + 1))" # a checkpoint after the last delta
+	fleet_stop "$ck_pid"
+	kcat -C -b "$brokers" -t kmon.ck.topology_checkpoint -o beginning -e -q \
+		-f '%S\n' >"$work/ck.sizes"
+	t0=$(date +%s.%N)
+	ck_member 1 --checkpoint 0
+	t1=$(date +%s.%N)
+	fleet_stop "$ck_pid"
+	grep -h 'fleet:\|checkpoint' "$work"/ck.*.err
+	python3 - "$work/ck.sizes" "$t0" "$t1" "$work/ck.0.err" <<'PY'
+import re, sys
+sizes = [int(l) for l in open(sys.argv[1]) if l.strip()]
+t0, t1 = float(sys.argv[2]), float(sys.argv[3])
+n = int(re.search(r"(\d+) checkpoints written", open(sys.argv[4]).read())[1])
+print(f"checkpoints: {n} written, {len(sizes)} messages, "
+      f"{sum(sizes) / n / 1e6:.2f} MB each; a member that starts after "
+      f"them printed the whole graph {t1 - t0:.2f} s after its start")
+PY
+fi
 # The graph is printed every --interval: the time to read everything,
 # from the first graph with any record (the group formed and read for up
 # to one interval) to the first with all of them (read up to one

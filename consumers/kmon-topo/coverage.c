@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "coverage.h"
+#include "lib/json_parse.h"
 #include "lib/xalloc.h"
 
 struct span {
@@ -93,10 +94,43 @@ uint64_t coverage__add(struct topo_coverage *c, int32_t id, int64_t start,
 	return twice;
 }
 
+int coverage__add_json(struct topo_coverage *c, const struct json_value *a,
+		       uint64_t *offsets, uint64_t *twice)
+{
+	if (!a || a->type != JSON_ARRAY)
+		return -1;
+	for (size_t i = 0; i < a->arr.n; i++) {
+		const struct json_value *g = &a->arr.items[i];
+		int64_t partition, start, next;
+
+		if (!json__i64(json__get(g, "partition"), &partition) ||
+		    !json__i64(json__get(g, "start"), &start) ||
+		    !json__i64(json__get(g, "next"), &next) || next < start)
+			return -1;
+		*twice += coverage__add(c, (int32_t)partition, start, next);
+		*offsets += (uint64_t)(next - start);
+	}
+	return 0;
+}
+
 int64_t coverage__end(const struct topo_coverage *c, int32_t id)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->parts[i].id == id && c->parts[i].n)
 			return c->parts[i].spans[c->parts[i].n - 1].next;
 	return -1;
+}
+
+bool coverage__span(const struct topo_coverage *c, size_t k, int32_t *partition,
+		    int64_t *start, int64_t *next)
+{
+	for (size_t i = 0; i < c->n; k -= c->parts[i].n, i++) {
+		if (k >= c->parts[i].n)
+			continue;
+		*partition = c->parts[i].id;
+		*start = c->parts[i].spans[k].start;
+		*next = c->parts[i].spans[k].next;
+		return true;
+	}
+	return false;
 }

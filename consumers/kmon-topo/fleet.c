@@ -12,6 +12,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "checkpoint.h"
 #include "consumers/common/kafka_group.h"
 #include "coverage.h"
 #include "fleet.h"
@@ -34,6 +35,8 @@
 /* How long a member given partitions reads deltas to learn where the
  * last ones end, before it falls back on the committed offsets. */
 #define CATCH_UP_MS 10000
+/* How long a member that starts reads the checkpoint topic. */
+#define CHECKPOINT_LOAD_MS 10000
 #define METADATA_MS 2000
 
 /* What the current delta covers of one partition this member holds. */
@@ -48,7 +51,8 @@ struct topo_fleet {
 	rd_kafka_t *merger; /* stage 2, a group of its own */
 	rd_kafka_t *producer;
 	rd_kafka_topic_t *partial_topic;
-	char topic[512], partial_name[512];
+	rd_kafka_topic_t *checkpoint_topic;
+	char topic[512], partial_name[512], checkpoint_name[512];
 	const char *host;
 	struct topo_graph *delta; /* read since the last delta delivered */
 	struct range *ranges;
@@ -59,6 +63,9 @@ struct topo_fleet {
 	rd_kafka_topic_t *merged_topic; /* the partial topic, to the merger */
 	int64_t *merged_next; /* per partition of it: the next offset */
 	int nmerged; /* its partitions assigned to the merger */
+	int nloaded; /* of merged_next: where the checkpoint loaded ended */
+	bool holds_first; /* partition 0 of the topology topic: checkpoints */
+	uint64_t checkpoints; /* written by this member */
 	uint64_t last_partial_ns;
 	struct topo_fleet_counts c;
 };
@@ -208,6 +215,9 @@ static void drop_delta(struct topo_fleet *f)
 static void assign_at_covered_ends(struct topo_fleet *f, rd_kafka_t *rk,
 				   rd_kafka_topic_partition_list_t *parts)
 {
+	for (int i = 0; i < parts->cnt; i++)
+		if (parts->elems[i].partition == 0)
+			f->holds_first = true;
 	if (merger__catch_up(f, CATCH_UP_MS) == 0) {
 		for (int i = 0; i < parts->cnt; i++) {
 			rd_kafka_topic_partition_t *p = &parts->elems[i];
@@ -237,6 +247,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	}
 	topo_fleet__publish(f);
 	drop_delta(f);
+	f->holds_first = false;
 	rd_kafka_assign(rk, NULL);
 }
 
@@ -259,23 +270,8 @@ static void read_record(struct topo_fleet *f, const rd_kafka_message_t *m)
 /* The offsets of the delta's ranges, counted as merged (or twice). */
 static int cover_ranges(struct topo_fleet *f, const struct json_value *v)
 {
-	const struct json_value *ranges = json__get(v, "ranges");
-
-	if (!ranges || ranges->type != JSON_ARRAY)
-		return -1;
-	for (size_t i = 0; i < ranges->arr.n; i++) {
-		const struct json_value *g = &ranges->arr.items[i];
-		int64_t partition, start, next;
-
-		if (!json__i64(json__get(g, "partition"), &partition) ||
-		    !json__i64(json__get(g, "start"), &start) ||
-		    !json__i64(json__get(g, "next"), &next) || next < start)
-			return -1;
-		f->c.read_twice += coverage__add(f->covered, (int32_t)partition,
-						 start, next);
-		f->c.offsets += (uint64_t)(next - start);
-	}
-	return 0;
+	return coverage__add_json(f->covered, json__get(v, "ranges"),
+				  &f->c.offsets, &f->c.read_twice);
 }
 
 static void merge_delta(struct topo_fleet *f, const rd_kafka_message_t *m)
@@ -306,10 +302,12 @@ static void merger__follow(struct topo_fleet *f)
 	rd_kafka_metadata_destroy(md);
 	if (n <= f->nmerged)
 		return;
-	f->merged_next = xrealloc(f->merged_next, n * sizeof(*f->merged_next));
+	f->merged_next =
+		xrealloc(f->merged_next, (n > f->nloaded ? n : f->nloaded) *
+						 sizeof(*f->merged_next));
 	l = rd_kafka_topic_partition_list_new(n);
 	for (int p = 0; p < n; p++) {
-		if (p >= f->nmerged)
+		if (p >= f->nmerged && p >= f->nloaded)
 			f->merged_next[p] = RD_KAFKA_OFFSET_BEGINNING;
 		rd_kafka_topic_partition_list_add(l, f->partial_name, p)
 			->offset = f->merged_next[p];
@@ -324,7 +322,10 @@ static void merger__poll(struct topo_fleet *f, int timeout_ms)
 	rd_kafka_message_t *m = rd_kafka_consumer_poll(f->merger, timeout_ms);
 
 	for (; m; m = rd_kafka_consumer_poll(f->merger, 0)) {
-		if (!m->err && m->partition < f->nmerged) {
+		/* the partial topic's (not a checkpoint's left from
+		 * checkpoint__load) */
+		if (!m->err && m->partition < f->nmerged &&
+		    !strcmp(rd_kafka_topic_name(m->rkt), f->partial_name)) {
 			merge_delta(f, m);
 			f->merged_next[m->partition] = m->offset + 1;
 			f->last_partial_ns = mono_ns();
@@ -407,6 +408,108 @@ struct topo_graph *topo_fleet__graph(struct topo_fleet *f)
 	return f->graph;
 }
 
+/* --- checkpoints --- */
+
+/* The graph and where it was merged to: a partition of the partial
+ * topic not followed yet starts where the checkpoint loaded said. */
+static struct topo_merged merged_of(struct topo_fleet *f)
+{
+	return (struct topo_merged){ .graph = f->graph,
+				     .covered = f->covered,
+				     .merged_next = f->merged_next,
+				     .nmerged = f->nmerged > f->nloaded ?
+							f->nmerged :
+							f->nloaded };
+}
+
+/* The msg_opaque of a checkpoint's messages: their delivery reports
+ * are not a delta's. */
+static char checkpoint_msg;
+
+int topo_fleet__checkpoint(struct topo_fleet *f, bool leaving)
+{
+	struct topo_merged m = merged_of(f);
+	char id[640];
+	int n;
+
+	/* one member writes them, partition 0's; and each that leaves */
+	if ((!f->holds_first && !leaving) || !f->producer)
+		return 0;
+	snprintf(id, sizeof(id), "%s.%d.%llu", f->host, (int)getpid(),
+		 (unsigned long long)++f->checkpoints);
+	n = checkpoint__write(f->checkpoint_topic, f->host, id, &m,
+			      DELTA_PART_BYTES, &checkpoint_msg);
+	if (n < 0) {
+		f->c.checkpoints_failed++;
+		return -1;
+	}
+	f->c.checkpoints_written++;
+	return 0;
+}
+
+/* The last whole checkpoint, before the merger reads a delta: the graph,
+ * the coverage and where the merger starts in the partial topic. */
+static void load_checkpoint(struct topo_fleet *f)
+{
+	struct topo_merged m = merged_of(f);
+	int32_t partition;
+	int64_t start, next;
+	int got;
+
+	got = checkpoint__load(f->merger, f->checkpoint_name, &m,
+			       CHECKPOINT_LOAD_MS);
+	if (got < 0) {
+		fprintf(stderr,
+			"%s: %s not read: merging every delta from the "
+			"first\n",
+			WHO, f->checkpoint_name);
+		return;
+	}
+	if (!got)
+		return;
+	f->graph = m.graph;
+	f->covered = m.covered;
+	f->merged_next = m.merged_next;
+	f->nloaded = m.nmerged;
+	for (size_t k = 0;
+	     coverage__span(f->covered, k, &partition, &start, &next); k++)
+		f->c.offsets += (uint64_t)(next - start);
+	f->c.checkpoint_loaded = 1;
+	fprintf(stderr, "%s: checkpoint loaded from %s (%llu offsets)\n", WHO,
+		f->checkpoint_name, (unsigned long long)f->c.offsets);
+}
+
+/* Whether the partial topic still holds every delta the graph lacks:
+ * where its retention removed some (a group stopped for longer than it
+ * keeps, or no checkpoint recent enough), the graph misses what they
+ * held, and says so. */
+static void check_kept(struct topo_fleet *f)
+{
+	int64_t *lo, *end;
+
+	if (!f->nmerged)
+		return;
+	lo = xrealloc(NULL, 2 * f->nmerged * sizeof(*lo));
+	end = lo + f->nmerged;
+	if (!merger__ends(f, lo, end)) {
+		for (int p = 0; p < f->nmerged; p++) {
+			int64_t want =
+				f->merged_next[p] < 0 ? 0 : f->merged_next[p];
+
+			if (lo[p] <= want)
+				continue;
+			f->c.deltas_gone += (uint64_t)(lo[p] - want);
+			fprintf(stderr,
+				"%s: %s[%d] begins at offset %lld, the graph "
+				"needs it from %lld: the deltas between are "
+				"gone, and what they held is missing\n",
+				WHO, f->partial_name, p, (long long)lo[p],
+				(long long)want);
+		}
+	}
+	free(lo);
+}
+
 /* --- both --- */
 
 void topo_fleet__poll(struct topo_fleet *f, int timeout_ms)
@@ -473,7 +576,9 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	struct topo_fleet *f = member;
 
 	(void)rk;
-	if (m->err)
+	if (m->err && m->_private == &checkpoint_msg)
+		f->c.checkpoints_failed++;
+	else if (m->err)
 		f->undelivered++;
 }
 
@@ -518,6 +623,8 @@ struct topo_fleet *topo_fleet__new(const struct topo_fleet_opts *o)
 	snprintf(f->topic, sizeof(f->topic), "%stopology", o->prefix);
 	snprintf(f->partial_name, sizeof(f->partial_name),
 		 "%s%s.topology_partial", o->prefix, o->group);
+	snprintf(f->checkpoint_name, sizeof(f->checkpoint_name),
+		 "%s%s.topology_checkpoint", o->prefix, o->group);
 	f->reader = kafka_group__new(
 		&(struct kafka_group_opts){ .who = WHO,
 					    .member = &f->member,
@@ -533,7 +640,11 @@ struct topo_fleet *topo_fleet__new(const struct topo_fleet_opts *o)
 	f->partial_topic =
 		rd_kafka_topic_new(f->producer, f->partial_name, NULL);
 	f->merged_topic = rd_kafka_topic_new(f->merger, f->partial_name, NULL);
+	f->checkpoint_topic =
+		rd_kafka_topic_new(f->producer, f->checkpoint_name, NULL);
+	load_checkpoint(f);
 	merger__follow(f);
+	check_kept(f);
 	if (kafka_group__subscribe(f->reader, WHO, f->topic))
 		goto fail;
 	fprintf(stderr, "%s: reading %s as group %s, merging %s\n", WHO,
@@ -568,6 +679,8 @@ void topo_fleet__free(struct topo_fleet *f)
 	}
 	if (f->partial_topic)
 		rd_kafka_topic_destroy(f->partial_topic);
+	if (f->checkpoint_topic)
+		rd_kafka_topic_destroy(f->checkpoint_topic);
 	if (f->producer) {
 		rd_kafka_flush(f->producer, FLUSH_MS);
 		rd_kafka_destroy(f->producer);

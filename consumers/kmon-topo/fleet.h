@@ -16,10 +16,12 @@
  * address claims do not depend on order or grouping, so the sum of the
  * deltas is one member's graph. Offsets two deltas both cover (a member
  * gone after writing its delta, before its commit) are counted as read
- * twice. */
+ * twice. A member that starts begins from the last checkpoint
+ * (checkpoint.h) and merges the deltas after it. */
 #ifndef KMON_TOPO_FLEET_H
 #define KMON_TOPO_FLEET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct topo_graph;
@@ -37,6 +39,9 @@ struct topo_fleet_counts {
 	uint64_t read_twice; /* offsets in more than one delta */
 	uint64_t rebalances, produce_failed, commits_failed;
 	uint64_t catch_up_failed; /* partitions given at committed offsets */
+	uint64_t checkpoints_written, checkpoint_loaded; /* loaded: 0 or 1 */
+	uint64_t checkpoints_failed; /* not queued, or not delivered */
+	uint64_t deltas_gone; /* partial offsets needed, no longer kept */
 };
 
 struct topo_fleet;
@@ -49,6 +54,12 @@ void topo_fleet__poll(struct topo_fleet *f, int timeout_ms);
  * commits what it covers and starts the next. Returns 0, or -1 when not
  * delivered (the next delta holds this one's records too). */
 int topo_fleet__publish(struct topo_fleet *f);
+/* Writes the graph merged so far as a checkpoint (checkpoint.h), when
+ * this member holds partition 0 of the topology topic (one member at a
+ * time does) or is leaving (after topo_fleet__leave: what it merged last
+ * is kept, should the whole group stop). Returns 0, or -1 when it could
+ * not be queued. */
+int topo_fleet__checkpoint(struct topo_fleet *f, bool leaving);
 /* Leaves the group (its delta written and committed), then reads the
  * partial topic until it has been quiet for a second. */
 void topo_fleet__leave(struct topo_fleet *f);

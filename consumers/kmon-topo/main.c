@@ -42,6 +42,7 @@ struct opts {
 	const char *dot;
 	const char *json;
 	uint64_t interval_ns;
+	uint64_t checkpoint_ns; /* --fleet: between checkpoints, 0: none */
 	uint64_t duration_ns; /* 0: until SIGINT/SIGTERM */
 	bool fleet;
 	const char *props[MAX_PROPS][2];
@@ -62,7 +63,8 @@ static void usage(FILE *f)
 		"usage: kmon-topo -b BROKERS [-p PREFIX] [-g GROUP] [--fleet] "
 		"[--dot FILE] [--json FILE]\n"
 		"                 [--interval DURATION] [--duration DURATION] "
-		"[-X prop=value]...\n"
+		"[--checkpoint DURATION]\n"
+		"                 [-X prop=value]...\n"
 		"  -b, --brokers BROKERS  Kafka bootstrap servers "
 		"(host:port,...)\n"
 		"  -p, --prefix P         kmond's topic_prefix (default kmon.): "
@@ -73,6 +75,10 @@ static void usage(FILE *f)
 		"                         partitions, all print one graph "
 		"(through\n"
 		"                         PGROUP.topology_partial)\n"
+		"      --checkpoint DURATION  --fleet: time between "
+		"checkpoints of the graph\n"
+		"                         (PGROUP.topology_checkpoint; default "
+		"1m, 0: none)\n"
 		"  -o, --dot FILE         write the graph as Graphviz DOT "
 		"(replaced at each\n"
 		"                         snapshot)\n"
@@ -90,7 +96,7 @@ static void usage(FILE *f)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_INTERVAL = 256, OPT_FLEET };
+	enum { OPT_INTERVAL = 256, OPT_FLEET, OPT_CHECKPOINT };
 	static const struct option longopts[] = {
 		{ "brokers", required_argument, NULL, 'b' },
 		{ "prefix", required_argument, NULL, 'p' },
@@ -99,6 +105,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "json", required_argument, NULL, 'j' },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "fleet", no_argument, NULL, OPT_FLEET },
+		{ "checkpoint", required_argument, NULL, OPT_CHECKPOINT },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -108,7 +115,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .prefix = "kmon.",
 			    .group = "kmon-topo",
 			    .json = "-",
-			    .interval_ns = 10000000000ULL };
+			    .interval_ns = 10000000000ULL,
+			    .checkpoint_ns = 60000000000ULL };
 	while ((c = getopt_long(argc, argv, "b:p:g:o:j:i:d:X:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -137,6 +145,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_FLEET:
 			o->fleet = true;
+			break;
+		case OPT_CHECKPOINT: /* 0: none */
+			if (strcmp(optarg, "0") &&
+			    cli__duration(optarg, &o->checkpoint_ns))
+				goto bad;
+			if (!strcmp(optarg, "0"))
+				o->checkpoint_ns = 0;
 			break;
 		case 'd':
 			if (cli__duration(optarg, &o->duration_ns))
@@ -266,7 +281,8 @@ static void fleet_stats(const struct topo_fleet *f)
 		"kmon-topo: fleet: %llu offsets merged, %llu offsets read "
 		"twice, %llu partials written, %llu read, %llu rejected, "
 		"%llu rebalances, %llu not produced, %llu commits refused, "
-		"%llu assigned at commits\n",
+		"%llu assigned at commits, %llu checkpoints written, "
+		"%llu loaded, %llu failed, %llu delta offsets gone\n",
 		(unsigned long long)c->offsets,
 		(unsigned long long)c->read_twice,
 		(unsigned long long)c->partials_written,
@@ -275,13 +291,18 @@ static void fleet_stats(const struct topo_fleet *f)
 		(unsigned long long)c->rebalances,
 		(unsigned long long)c->produce_failed,
 		(unsigned long long)c->commits_failed,
-		(unsigned long long)c->catch_up_failed);
+		(unsigned long long)c->catch_up_failed,
+		(unsigned long long)c->checkpoints_written,
+		(unsigned long long)c->checkpoint_loaded,
+		(unsigned long long)c->checkpoints_failed,
+		(unsigned long long)c->deltas_gone);
 }
 
 static int run_fleet(const struct opts *o, FILE *json, const char *host)
 {
 	struct topo_fleet *f;
 	uint64_t start = mono_ns(), next = start + o->interval_ns, now;
+	uint64_t next_checkpoint = start + o->checkpoint_ns;
 	int err = 0;
 
 	f = topo_fleet__new(&(struct topo_fleet_opts){ .brokers = o->brokers,
@@ -302,8 +323,14 @@ static int run_fleet(const struct opts *o, FILE *json, const char *host)
 			err = snapshot(topo_fleet__graph(f), o, json, host);
 			next = now + o->interval_ns;
 		}
+		if (o->checkpoint_ns && now >= next_checkpoint) {
+			topo_fleet__checkpoint(f, false);
+			next_checkpoint = now + o->checkpoint_ns;
+		}
 	}
 	topo_fleet__leave(f);
+	if (o->checkpoint_ns)
+		topo_fleet__checkpoint(f, true);
 	if (snapshot(topo_fleet__graph(f), o, json, host))
 		err = 1;
 	fleet_stats(f);

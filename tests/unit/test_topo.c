@@ -649,8 +649,38 @@ static void test_coverage(void)
 	CHECK(coverage__add(c, 0, 0, 600) == 600);
 	CHECK(coverage__add(c, 0, 7, 7) == 0);
 	CHECK(coverage__add(c, 1, 150, 250) == 50);
+	CHECK(coverage__add(c, 1, 300, 310) == 0);
 	coverage__free(c);
 	coverage__free(NULL);
+}
+
+/* Every covered span once, over every partition (a checkpoint's
+ * "covered"), and nothing past the last. */
+static void test_coverage_spans(void)
+{
+	struct topo_coverage *c = coverage__new();
+	int32_t partition;
+	int64_t start, next, total = 0;
+	size_t k;
+
+	CHECK(!coverage__span(c, 0, &partition, &start, &next));
+	coverage__add(c, 0, 0, 600);
+	coverage__add(c, 1, 100, 250);
+	coverage__add(c, 1, 300, 310);
+	coverage__add(c, 5, 7, 9);
+	for (k = 0; coverage__span(c, k, &partition, &start, &next); k++) {
+		CHECK(next > start);
+		CHECK(partition == 0 || partition == 1 || partition == 5);
+		total += next - start;
+	}
+	CHECK(k == 4);
+	CHECK(total == 600 + 150 + 10 + 2);
+	CHECK(coverage__span(c, 1, &partition, &start, &next) &&
+	      partition == 1 && start == 100 && next == 250);
+	CHECK(coverage__span(c, 3, &partition, &start, &next) &&
+	      partition == 5 && start == 7 && next == 9);
+	CHECK(!coverage__span(c, 4, &partition, &start, &next));
+	coverage__free(c);
 }
 
 int main(void)
@@ -667,5 +697,6 @@ int main(void)
 	test_percent();
 	test_deltas();
 	test_coverage();
+	test_coverage_spans();
 	return unit_done("topo");
 }
