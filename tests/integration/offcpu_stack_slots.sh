@@ -6,7 +6,10 @@
 # slot of the map's 8192 with another (600^2 / 2 / 8192). Without the
 # spare map 23 to 27 stacks were lost here (the collisions, and blocks
 # begun during the sweeps each loss starts); with it 0 to 7, so at most
-# 12 (three stacks that meet in the first map meet in the spare too).
+# 12 (three stacks that meet in the first map meet in the spare too),
+# not counting the blocks begun while a sweep was under way
+# (stacks_swept: as many as a sweep's length allows, 14 of 17 lost in
+# one run in a TCG guest).
 # Every block counted has its whole chain or counts in stacks_lost, and
 # no block is lost.
 source "$(dirname "$0")/../lib/kmond.sh"
@@ -34,22 +37,28 @@ import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 pid, n = int(sys.argv[2]), int(sys.argv[3])
 chains = set()
+whole_blocks = 0  # blocks whose record holds a whole chain
 for r in recs:
     if r["kind"] == "offcpu" and r["pid"] == pid:
         # the return addresses in the chain: down+OFFSET, via_...+OFFSET
-        chains.add(tuple(f for f in r["stack"] if f.startswith(("down+", "via_"))))
+        chain = tuple(f for f in r["stack"] if f.startswith(("down+", "via_")))
+        chains.add(chain)
+        if len(chain) == 2 * 10 + 1:
+            whole_blocks += r["count"]
 whole = {c for c in chains if len(c) == 2 * 10 + 1}
 offcpu = [r for r in recs if r["kind"] == "stats"][-1]["collectors"]["offcpu"]
 lost, stacks, blocks = offcpu["lost"], offcpu["stacks_lost"], offcpu["events"]
+swept = offcpu["stacks_swept"]
 print(f"ok: {len(whole)} whole chains of {n}; {blocks} blocks counted, "
-      f"lost {lost}, of them stacks {stacks}")
+      f"lost {lost}, of them stacks {stacks} ({swept} during sweeps)")
 if lost != stacks:
     sys.exit(f"blocks lost: {lost - stacks}")
-if stacks > 12:
-    sys.exit(f"{stacks} user stacks lost, want at most 12")
+if stacks - swept > 12:
+    sys.exit(f"{stacks - swept} user stacks lost to the maps, want at most 12")
 # blocks counted: the first pause's and the chains' (a chain's block
-# preempted until its timer fired is rightly none: its time ran off)
-if len(whole) + stacks < blocks - 1:
-    sys.exit(f"{blocks - 1 - len(whole)} blocks of chains without their chain, "
+# preempted until its timer fired is rightly none: its time ran off; one
+# chain may block twice, in its sleep and on a page fault of its code)
+if whole_blocks + stacks < blocks - 1:
+    sys.exit(f"{blocks - 1 - whole_blocks} blocks of chains without their chain, "
              f"{stacks} stacks lost")
 PY

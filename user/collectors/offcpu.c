@@ -505,6 +505,9 @@ static void offcpu_stats(void *state, struct collector_stats *st)
 static void offcpu_stats_record(void *state, struct record *r)
 {
 	record__u64(r, "stacks_lost", stacks_lost(state));
+	/* of them, those not walked while a sweep was under way: how many
+	 * depends on how long a sweep takes, not on the maps */
+	record__u64(r, "stacks_swept", stat_of(state, OFFCPU_STACK_SWEPT));
 }
 
 /* --- life cycle --- */
