@@ -95,10 +95,11 @@ static void entry_free(void *p)
 {
 	struct kstack_entry *e = p;
 
-	for (size_t i = 0; e && i < e->n; i++)
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n; i++)
 		free(e->frames[i]);
-	if (e)
-		free(e->frames);
+	free(e->frames);
 	free(e);
 }
 
