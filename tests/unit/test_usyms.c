@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The ELF symbolizer on this test binary itself (PIE: a load bias), on
  * libc (a shared object, symbols in .dynsym only) and on a mapped file
- * that is no ELF (the "[unknown] module+0xoff" form). */
+ * that is no ELF (the "[unknown] module+0xoff" form), and a process that
+ * exited keeping its mappings one tick longer. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,6 +81,35 @@ static void test_unknown(struct usyms *u)
 }
 
 /* The raw table: file offset -> ELF address -> function, by hand. */
+/* A process found exited at one tick keeps its mappings until the next:
+ * the blocks it left between a drain and that tick are read at the next
+ * drain. */
+static void test_exited(struct usyms *u)
+{
+	uint64_t addr = (uintptr_t)usyms_test_target;
+	pid_t child = fork();
+	char buf[256];
+
+	CHECK(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	if (child < 0)
+		return;
+	usyms__format(u, child, addr, buf, sizeof(buf));
+	CHECK_STR(buf, "usyms_test_target+0x0");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	usyms__tick(u);
+	usyms__format(u, child, addr, buf, sizeof(buf));
+	CHECK_STR(buf, "usyms_test_target+0x0");
+	usyms__tick(u);
+	usyms__format(u, child, addr, buf, sizeof(buf));
+	CHECK(strncmp(buf, "[unknown] 0x", 12) == 0);
+	usyms__forget(u, child);
+}
+
 static void test_elf_syms(void)
 {
 	int fd = open("/proc/self/exe", O_RDONLY);
@@ -109,6 +141,7 @@ int main(void)
 	test_self(u);
 	test_libc(u);
 	test_unknown(u);
+	test_exited(u);
 	test_elf_syms();
 	CHECK(usyms__binaries(u) >= 2);
 	usyms__forget(u, getpid());

@@ -262,6 +262,7 @@ struct proc {
 	struct mapping *maps;
 	size_t n;
 	uint64_t epoch; /* when its maps were read */
+	bool exited; /* found exited at the last tick */
 };
 
 struct usyms {
@@ -491,15 +492,23 @@ void usyms__forget(struct usyms *u, uint32_t pid)
 }
 
 /* Processes that exited without being forgotten (their keys went idle
- * before they exited): their mappings go. */
+ * before they exited): their mappings go at the tick after the one that
+ * found them exited. A process that exits between a drain and the tick
+ * after it left blocks the next drain reads: they need its mappings. */
 static void forget_exited(struct usyms *u)
 {
 	uint64_t pid, val, *dead = NULL;
 	size_t pos = 0, n = 0, cap = 0;
 
 	while (hashmap__next(u->procs, &pos, &pid, &val)) {
+		struct proc *p = (struct proc *)(uintptr_t)val;
+
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
+		if (!p->exited) {
+			p->exited = true;
+			continue;
+		}
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
 			dead = xrealloc(dead, cap * sizeof(*dead));
