@@ -261,8 +261,8 @@ static __always_inline void account(void *ctx, const struct drop_key *key,
 		return;
 	}
 	/* With no sample yet (samples: 0), the summary still gets a stack:
-	 * one walk per key. */
-	if (!agg->kstack)
+	 * one walk per key, and again once user space swept it away. */
+	if (!agg->kstack || !bpf_map_lookup_elem(&drop_kstacks, &agg->kstack))
 		agg->kstack = stack_of(ctx);
 	summarize(agg, t);
 }

@@ -3,7 +3,7 @@
  * by zeros (a stack shallower than the map's depth), full to the depth,
  * empty, or gone (an id the map no longer holds); and from a map of
  * stacks kept by hash (bpf/kstack.bpf.h), symbolized once until
- * forgotten. Needs root: it makes BPF maps standing in for the programs'. */
+ * forgotten, and swept once the map fills. Needs root: it makes BPF maps standing in for the programs'. */
 #include <linux/types.h>
 
 #include <errno.h>
@@ -68,6 +68,40 @@ static void check_by_hash(const struct ksyms *ks)
 	kstacks__free(t);
 }
 
+/* A sweep, once the map is three quarters full by the stacks asked for
+ * (or the programs found it full), takes the stacks no record asked for
+ * in this interval or the last: those never asked for, and those last
+ * asked for two sweeps ago. */
+static void check_sweep(const struct ksyms *ks)
+{
+	struct kstacks *t = kstacks__new();
+	struct kstack stack = { { 0xffffffff81000010 } };
+	uint64_t a = 1, b = 2, never = 3, h;
+	size_t n;
+	int fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "kstacks_sweep", sizeof(h),
+			    sizeof(stack), 4, NULL);
+	CHECK(fd >= 0);
+	for (h = 1; h <= 3; h++)
+		CHECK(bpf_map_update_elem(fd, &h, &stack, BPF_ANY) == 0);
+	kstacks__frames(t, ks, fd, a, &n);
+	CHECK(kstacks__sweep(t, fd, 4, false) == 0); /* 1 of 4 asked for */
+	kstacks__frames(t, ks, fd, b, &n);
+	/* 2 asked for, of 4: swept only because the programs found it full;
+	 * a was asked for in the interval before: kept */
+	CHECK(kstacks__sweep(t, fd, 4, true) == 1);
+	CHECK(bpf_map_lookup_elem(fd, &never, &stack) != 0);
+	CHECK(bpf_map_lookup_elem(fd, &a, &stack) == 0);
+	kstacks__frames(t, ks, fd, b, &n);
+	CHECK(kstacks__sweep(t, fd, 4, true) == 1); /* a: two sweeps ago */
+	CHECK(bpf_map_lookup_elem(fd, &a, &stack) != 0);
+	CHECK(bpf_map_lookup_elem(fd, &b, &stack) == 0);
+	CHECK(kstacks__frames(t, ks, fd, a, &n) == NULL); /* forgotten */
+	close(fd);
+	kstacks__free(t);
+}
+
 int main(void)
 {
 	struct ksyms *ks = unit_ksyms(kallsyms);
@@ -117,6 +151,7 @@ int main(void)
 	close(fd);
 	stack_cache__free(cache);
 	check_by_hash(ks);
+	check_sweep(ks);
 	ksyms__free(ks);
 	return unit_done("kstack");
 }

@@ -58,6 +58,9 @@ struct drop_collector {
 	/* hash of a drop_key -> its `count` at the last collect */
 	struct hashmap *seen;
 	size_t nkeys; /* keys in drop_aggs at the last collect */
+	size_t stack_entries; /* drop_kstacks's size */
+	uint64_t stacks_full; /* the programs' DROP_STACK_LOST, last sweep */
+	uint64_t stacks_swept; /* records whose stack a sweep took */
 	struct record rec;
 	bool owners; /* the socket-owner hook is attached */
 };
@@ -146,6 +149,8 @@ static void emit(struct drop_collector *c, uint64_t ts,
 	frames = kstacks__frames(
 		c->kstacks, ksyms__need(&c->ksyms, &c->ksyms_tried, "drop"),
 		bpf_map__fd(c->skel->maps.drop_kstacks), kstack, &n);
+	if (kstack && !frames)
+		c->stacks_swept++; /* taken just before a sweep */
 	record__array_begin(&c->rec, "stack");
 	for (size_t i = 0; i < n; i++)
 		record__array_str(&c->rec, frames[i]);
@@ -208,48 +213,65 @@ static bool forget(struct drop_collector *c, const struct drop_key *key,
 	return idle && c->nkeys > DROP_MAX_KEYS / 4 * 3;
 }
 
-static void drop_collect(void *state, struct kmond *k, uint64_t ts)
-{
-	struct drop_collector *c = state;
-	int fd = bpf_map__fd(c->skel->maps.drop_aggs);
-	struct drop_key key, next, *gone = NULL;
-	size_t ngone = 0, cap = 0, nkeys = 0;
-	struct drop_agg agg;
-	bool more;
-
-	(void)k;
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (bpf_map_lookup_elem(fd, &key, &agg))
-			continue;
-		nkeys++;
-		summarize(c, ts, &key, &agg);
-		if (!forget(c, &key, &agg))
-			continue;
-		if (ngone == cap) {
-			cap = cap ? cap * 2 : 16;
-			gone = xrealloc(gone, cap * sizeof(*gone));
-		}
-		gone[ngone++] = key;
-	}
-	for (size_t i = 0; i < ngone; i++) {
-		bpf_map_delete_elem(fd, &gone[i]);
-		hashmap__delete(c->reported, key_hash(&gone[i]));
-		hashmap__delete(c->seen, key_hash(&gone[i]));
-	}
-	c->nkeys = nkeys - ngone;
-	free(gone);
-}
-
-/* Of lost, the samples without a stack (the map of stacks full, or the
- * walk failed): their drops are reported, without it. */
-static uint64_t stacks_lost(struct drop_collector *c)
+/* The programs' samples without a stack (the map of stacks full, or the
+ * walk failed). */
+static uint64_t stacks_full(struct drop_collector *c)
 {
 	__u32 nostack = DROP_STACK_LOST;
 
 	return map_percpu_sum(bpf_map__fd(c->skel->maps.drop_stats), &nostack);
+}
+
+/* Of lost, the samples without a stack (and the rare one whose stack a
+ * sweep took): their drops are reported, without it. */
+static uint64_t stacks_lost(struct drop_collector *c)
+{
+	return stacks_full(c) + c->stacks_swept;
+}
+
+/* Stacks no record asked for lately leave drop_kstacks once it fills
+ * (distinct drop paths over a daemon's life), so that new ones have
+ * room: at three quarters, or once the programs found it full. */
+static void sweep_stacks(struct drop_collector *c)
+{
+	uint64_t full = stacks_full(c);
+
+	kstacks__sweep(c->kstacks, bpf_map__fd(c->skel->maps.drop_kstacks),
+		       c->stack_entries, full > c->stacks_full);
+	c->stacks_full = full;
+}
+
+/* One collect's walk of drop_aggs. */
+struct drop_walk {
+	struct drop_collector *c;
+	uint64_t ts;
+};
+
+/* Reports a key's summary; whether the key goes (forget). */
+static bool collect_key(void *ctx, const void *key, const void *value)
+{
+	struct drop_walk *w = ctx;
+
+	summarize(w->c, w->ts, key, value);
+	if (!forget(w->c, key, value))
+		return false;
+	hashmap__delete(w->c->reported, key_hash(key));
+	hashmap__delete(w->c->seen, key_hash(key));
+	return true;
+}
+
+static void drop_collect(void *state, struct kmond *k, uint64_t ts)
+{
+	struct drop_collector *c = state;
+	struct drop_walk w = { c, ts };
+	size_t nkeys, ngone;
+
+	(void)k;
+	nkeys = map_sweep(bpf_map__fd(c->skel->maps.drop_aggs),
+			  sizeof(struct drop_key), sizeof(struct drop_agg),
+			  collect_key, &w, &ngone);
+	c->nkeys = nkeys - ngone;
+	sweep_stacks(c);
 }
 
 static void drop_stats(void *state, struct collector_stats *st)
@@ -290,6 +312,15 @@ static void drop_stop(void *state)
 	free(c);
 }
 
+/* drop_kstacks's size: KMOND_TEST_DROP_STACKS=N, so that a test can
+ * fill it (drop_stack_sweep). */
+static size_t test_stack_entries(void)
+{
+	const char *test = getenv("KMOND_TEST_DROP_STACKS");
+
+	return test && atoi(test) > 0 ? (size_t)atoi(test) : DROP_STACK_ENTRIES;
+}
+
 static int drop_open(struct drop_collector *c, struct kmond *k)
 {
 	int chosen[NR_HOOKS];
@@ -305,6 +336,8 @@ static int drop_open(struct drop_collector *c, struct kmond *k)
 			    1, &chosen[HOOK_KFREE_SKB]);
 	if (err)
 		return err;
+	c->stack_entries = test_stack_entries();
+	bpf_map__set_max_entries(c->skel->maps.drop_kstacks, c->stack_entries);
 	/* Not tp_btf: preallocated maps only (prealloc.h). */
 	if (chosen[HOOK_KFREE_SKB] != 0) {
 		err = prealloc__map(c->skel->maps.drop_kstacks,

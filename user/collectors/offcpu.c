@@ -210,38 +210,34 @@ static void mark_used(struct offcpu_collector *c, uint64_t kstack, int ustack)
 		c->used[ustack] = true;
 }
 
+/* One collect's walk of a map of keys or of histograms. */
+struct offcpu_walk {
+	struct offcpu_collector *c;
+	uint64_t ts;
+};
+
+/* Reports a key; whether it goes (report_key), its reports with it. */
+static bool collect_key(void *ctx, const void *key, const void *value)
+{
+	struct offcpu_walk *w = ctx;
+
+	if (!report_key(w->c, w->ts, key, value))
+		return false;
+	hashmap__delete(w->c->reported_ns, key_id(key));
+	hashmap__delete(w->c->reported_count, key_id(key));
+	return true;
+}
+
 static void collect_keys(struct offcpu_collector *c, uint64_t ts)
 {
-	int fd = bpf_map__fd(c->skel->maps.offcpu_aggs);
-	struct offcpu_key key, next, *gone = NULL;
-	size_t ngone = 0, cap = 0, nkeys = 0;
-	struct offcpu_val val;
-	bool more;
+	struct offcpu_walk w = { c, ts };
+	size_t nkeys, ngone;
 
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue;
-		nkeys++;
-		if (!report_key(c, ts, &key, &val))
-			continue;
-		if (ngone == cap) {
-			cap = cap ? cap * 2 : 64;
-			gone = xrealloc(gone, cap * sizeof(*gone));
-		}
-		gone[ngone++] = key;
-	}
-	/* Deleting while walking would restart the walk: now. */
-	for (size_t i = 0; i < ngone; i++) {
-		bpf_map_delete_elem(fd, &gone[i]);
-		hashmap__delete(c->reported_ns, key_id(&gone[i]));
-		hashmap__delete(c->reported_count, key_id(&gone[i]));
-	}
+	nkeys = map_sweep(bpf_map__fd(c->skel->maps.offcpu_aggs),
+			  sizeof(struct offcpu_key), sizeof(struct offcpu_val),
+			  collect_key, &w, &ngone);
 	c->nkeys = nkeys - ngone;
 	c->orphans += ngone;
-	free(gone);
 }
 
 /* --- stacks --- */
@@ -426,42 +422,30 @@ static bool report_hist(struct offcpu_collector *c, uint64_t ts,
 	return process_gone(c, key->pid, key->svc);
 }
 
-static void forget_hist(struct offcpu_collector *c, int fd,
-			const struct offcpu_hist_key *key)
+/* Reports a process's histogram; whether it goes (report_hist), its
+ * last report with it. */
+static bool collect_hist(void *ctx, const void *key, const void *value)
 {
-	uint64_t *slot = hashmap__find(c->reported_hist, hist_id(key));
+	struct offcpu_walk *w = ctx;
+	uint64_t *slot;
 
-	bpf_map_delete_elem(fd, key);
-	if (!slot)
-		return;
-	free((void *)(uintptr_t)*slot);
-	hashmap__delete(c->reported_hist, hist_id(key));
+	if (!report_hist(w->c, w->ts, key, value))
+		return false;
+	slot = hashmap__find(w->c->reported_hist, hist_id(key));
+	if (slot) {
+		free((void *)(uintptr_t)*slot);
+		hashmap__delete(w->c->reported_hist, hist_id(key));
+	}
+	return true;
 }
 
 static void collect_hists(struct offcpu_collector *c, uint64_t ts)
 {
-	int fd = bpf_map__fd(c->skel->maps.offcpu_hists);
-	struct offcpu_hist_key key, next, *gone = NULL;
-	size_t ngone = 0, cap = 0;
-	struct offcpu_hist h;
-	bool more;
+	struct offcpu_walk w = { c, ts };
 
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (bpf_map_lookup_elem(fd, &key, &h) ||
-		    !report_hist(c, ts, &key, &h))
-			continue;
-		if (ngone == cap) {
-			cap = cap ? cap * 2 : 64;
-			gone = xrealloc(gone, cap * sizeof(*gone));
-		}
-		gone[ngone++] = key;
-	}
-	for (size_t i = 0; i < ngone; i++)
-		forget_hist(c, fd, &gone[i]);
-	free(gone);
+	map_sweep(bpf_map__fd(c->skel->maps.offcpu_hists),
+		  sizeof(struct offcpu_hist_key), sizeof(struct offcpu_hist),
+		  collect_hist, &w, NULL);
 }
 
 static void offcpu_collect(void *state, struct kmond *k, uint64_t ts)

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdlib.h>
+#include <string.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "lib/maps.h"
+#include "lib/xalloc.h"
 
 int map_ncpus(void)
 {
@@ -58,4 +62,39 @@ uint64_t map_percpu_sum(int fd, const void *key)
 	for (int i = 0; i < ncpus; i++)
 		sum += values[i];
 	return sum;
+}
+
+size_t map_sweep(int fd, size_t key_size, size_t value_size,
+		 bool (*visit)(void *ctx, const void *key, const void *value),
+		 void *ctx, size_t *deleted)
+{
+	char *key = xmalloc(key_size), *next = xmalloc(key_size);
+	char *value = value_size ? xmalloc(value_size) : NULL, *gone = NULL;
+	size_t nkeys = 0, ngone = 0, cap = 0;
+	bool more;
+
+	more = bpf_map_get_next_key(fd, NULL, next) == 0;
+	while (more) {
+		memcpy(key, next, key_size);
+		more = bpf_map_get_next_key(fd, key, next) == 0;
+		if (value && bpf_map_lookup_elem(fd, key, value))
+			continue; /* deleted since */
+		nkeys++;
+		if (!visit(ctx, key, value))
+			continue;
+		if (ngone == cap) {
+			cap = cap ? cap * 2 : 64;
+			gone = xrealloc(gone, cap * key_size);
+		}
+		memcpy(gone + ngone++ * key_size, key, key_size);
+	}
+	for (size_t i = 0; i < ngone; i++)
+		bpf_map_delete_elem(fd, gone + i * key_size);
+	free(gone);
+	free(value);
+	free(next);
+	free(key);
+	if (deleted)
+		*deleted = ngone;
+	return nkeys;
 }

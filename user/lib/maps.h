@@ -3,6 +3,8 @@
 #ifndef KMON_MAPS_H
 #define KMON_MAPS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,5 +19,14 @@ int map_cpu_id_bound(void);
 int cpu_list_bound(FILE *f);
 /* Sum over CPUs of a per-CPU u64 value; 0 when key is absent. */
 uint64_t map_percpu_sum(int fd, const void *key);
+
+/* Calls visit on every key of map fd (key_size bytes) and, when
+ * value_size is not 0, its value (an entry deleted in between is passed
+ * over); then deletes the keys visit returned true for (deleting while
+ * walking would restart the walk). Returns the keys visited, and in
+ * *deleted (when not NULL) how many went. */
+size_t map_sweep(int fd, size_t key_size, size_t value_size,
+		 bool (*visit)(void *ctx, const void *key, const void *value),
+		 void *ctx, size_t *deleted);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "bpf/kstack.h"
 #include "lib/hashmap.h"
+#include "lib/maps.h"
 #include "lib/xalloc.h"
 #include "sym/drop_frames.h"
 #include "sym/ksyms.h"
@@ -77,10 +78,12 @@ const char *const *kstack_frames(struct stack_cache *cache,
 struct kstack_entry {
 	size_t n;
 	char **frames;
+	uint64_t used; /* the tick it was last asked for in */
 };
 
 struct kstacks {
 	struct hashmap *entries; /* hash -> struct kstack_entry * */
+	uint64_t tick; /* sweeps so far */
 };
 
 struct kstacks *kstacks__new(void)
@@ -145,6 +148,7 @@ const char *const *kstacks__frames(struct kstacks *t, const struct ksyms *ks,
 		return NULL;
 	if (!slot)
 		hashmap__set(t->entries, h, (uintptr_t)e);
+	e->used = t->tick;
 	*n = e->n;
 	return (const char *const *)e->frames;
 }
@@ -157,4 +161,30 @@ void kstacks__forget(struct kstacks *t, uint64_t h)
 		return;
 	entry_free((void *)(uintptr_t)*slot);
 	hashmap__delete(t->entries, h);
+}
+
+/* Whether h's stack went unasked for in this tick and the one before:
+ * it goes, with its frames. */
+static bool unused(void *ctx, const void *key, const void *value)
+{
+	struct kstacks *t = ctx;
+	uint64_t h = *(const uint64_t *)key, *slot;
+
+	(void)value;
+	slot = hashmap__find(t->entries, h);
+	if (slot &&
+	    ((struct kstack_entry *)(uintptr_t)*slot)->used + 1 >= t->tick)
+		return false;
+	kstacks__forget(t, h);
+	return true;
+}
+
+size_t kstacks__sweep(struct kstacks *t, int map_fd, size_t entries, bool full)
+{
+	size_t gone = 0;
+
+	if (full || hashmap__count(t->entries) >= entries / 4 * 3)
+		map_sweep(map_fd, sizeof(uint64_t), 0, unused, t, &gone);
+	t->tick++;
+	return gone;
 }

@@ -4,6 +4,7 @@
 #ifndef KMON_KSTACK_H
 #define KMON_KSTACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,5 +33,13 @@ const char *const *kstacks__frames(struct kstacks *t, const struct ksyms *ks,
 
 /* Forgets h's frames: its stack left the map. */
 void kstacks__forget(struct kstacks *t, uint64_t h);
+
+/* Once an interval, after its records are out: when map_fd (of entries
+ * entries) is three quarters full by the stacks asked for, or full is
+ * set (the programs found no room), deletes the stacks no record asked
+ * for in this interval or the last, and forgets them. Returns how many
+ * went. A program may take a stack's hash just before it goes: its
+ * record then has no stack (kstacks__frames gives NULL). */
+size_t kstacks__sweep(struct kstacks *t, int map_fd, size_t entries, bool full);
 
 #endif

@@ -17,6 +17,7 @@
 #include "exporters/exporter.h"
 #include "lib/hash.h"
 #include "lib/hashmap.h"
+#include "lib/maps.h"
 #include "lib/histogram.h"
 #include "lib/log.h"
 #include "lib/protocol.h"
@@ -452,35 +453,40 @@ static void forget_unseen(struct tcp_topology *t)
 	free(unseen);
 }
 
+/* One report's walk of the edges. */
+struct topology_walk {
+	struct tcp_topology *t;
+	uint64_t ts;
+	size_t nkeys;
+};
+
+/* Reports an edge; whether it goes (report_edge), its state with it. */
+static bool collect_edge(void *ctx, const void *key, const void *value)
+{
+	struct topology_walk *w = ctx;
+
+	(void)value;
+	if (!report_edge(w->t, w->ts, w->t->fd, key, w->nkeys))
+		return false;
+	forget_state(w->t, edge_hash(key));
+	return true;
+}
+
 void tcp_topology__report(struct tcp_topology *t, uint64_t ts,
 			  struct proto_track *proto)
 {
-	int fd = t->fd;
-	struct tcp_edge key, next, *gone = NULL;
-	size_t ngone = 0, nkeys = 0;
+	struct topology_walk w = { t, ts, 0 };
+	struct tcp_edge next;
 	bool more;
 
 	t->reports++;
 	t->proto = proto;
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
+	more = bpf_map_get_next_key(t->fd, NULL, &next) == 0;
 	while (more) {
-		nkeys++;
-		more = bpf_map_get_next_key(fd, &next, &next) == 0;
+		w.nkeys++;
+		more = bpf_map_get_next_key(t->fd, &next, &next) == 0;
 	}
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (!report_edge(t, ts, fd, &key, nkeys))
-			continue;
-		gone = xrealloc(gone, (ngone + 1) * sizeof(*gone));
-		gone[ngone++] = key;
-	}
-	for (size_t i = 0; i < ngone; i++) {
-		bpf_map_delete_elem(fd, &gone[i]);
-		forget_state(t, edge_hash(&gone[i]));
-	}
-	free(gone);
+	map_sweep(t->fd, sizeof(struct tcp_edge), 0, collect_edge, &w, NULL);
 	report_missed_alone(t, ts);
 	forget_unseen(t);
 }
