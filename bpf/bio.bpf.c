@@ -21,6 +21,7 @@
 #include "core_fixes.bpf.h"
 #include "filter.bpf.h"
 #include "histogram.h"
+#include "kstack.bpf.h"
 #include "maps.bpf.h"
 
 /* The op is the low byte of cmd_flags (REQ_OP_BITS has been 8 since 4.10). */
@@ -50,25 +51,17 @@ struct {
 	__type(value, __u64);
 } bio_counts SEC(".maps");
 
-/* Two stack maps used in turn, bio_stacks while stack_gen is even: user
- * space empties the one not in use, then bumps stack_gen to use it (see
- * user/bio_stacks.c). So an id is never cleared while starts still write
- * its map, and a stack id is read in the map of its start's generation. */
+/* Two maps of stacks used in turn, bio_kstacks while stack_gen is even:
+ * user space empties the one not in use, then bumps stack_gen to use it
+ * (see user/collectors/bio_stacks.c). So a stack is never cleared while
+ * starts still write its map, and a stack is read in the map of its
+ * start's generation. Kept by hash (kstack.bpf.h): a stack map's slots
+ * collide. */
 __u32 stack_gen;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, BIO_STACK_ENTRIES);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, BIO_STACK_DEPTH * sizeof(__u64));
-} bio_stacks SEC(".maps");
+KSTACK_MAPS(bio_kstacks, bio_scratch, BIO_STACK_ENTRIES);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, BIO_STACK_ENTRIES);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, BIO_STACK_DEPTH * sizeof(__u64));
-} bio_stacks_odd SEC(".maps");
+KSTACK_MAP(bio_kstacks_odd, BIO_STACK_ENTRIES);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -169,7 +162,8 @@ static __always_inline bool inserted_again(struct bio_start *old)
  * (and forgets what a reused request pointer left behind when not). */
 static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 {
-	struct bio_start s = { .stack_id = -1 }, *old;
+	struct bio_start s = {}, *old;
+	bool full;
 
 	s.pid = bpf_get_current_pid_tgid() >> 32;
 	if (!kmon_selected_tgid(s.pid, &s.svc)) {
@@ -188,11 +182,12 @@ static __always_inline bool own(void *ctx, const struct bio_rq_key *key)
 	if (slow_on) {
 		bpf_get_current_comm(s.comm, sizeof(s.comm));
 		s.stack_gen = stack_gen;
-		if (s.stack_gen & 1)
-			s.stack_id = bpf_get_stackid(ctx, &bio_stacks_odd, 0);
-		else
-			s.stack_id = bpf_get_stackid(ctx, &bio_stacks, 0);
-		if (s.stack_id < 0)
+		s.kstack = kstack_take(ctx, NULL,
+				       s.stack_gen & 1 ?
+					       (void *)&bio_kstacks_odd :
+					       (void *)&bio_kstacks,
+				       &bio_scratch, &full);
+		if (!s.kstack)
 			stat_inc(&bio_stats, BIO_STACK_LOST);
 	}
 	if (!bpf_map_update_elem(&bio_inflight, key, &s, BPF_NOEXIST))
@@ -335,7 +330,7 @@ static __always_inline void send_slow(const struct bio_start *s,
 	e->pid = s->pid;
 	e->svc = s->svc;
 	e->dev = key->dev;
-	e->stack_id = s->stack_id;
+	e->kstack = s->kstack;
 	e->stack_gen = s->stack_gen;
 	e->op = key->op;
 	e->queued = s->insert_ns != 0;

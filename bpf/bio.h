@@ -15,7 +15,6 @@
 #define BIO_MAX_KEYS 16384 /* (key, what, bucket) counters */
 #define BIO_MAX_INFLIGHT 16384 /* requests between start and completion */
 #define BIO_STACK_ENTRIES 1024
-#define BIO_STACK_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 #define BIO_RINGBUF_BYTES (256 * 1024)
 
 /* dev_t as the kernel keeps it (not glibc's encoding). */
@@ -55,7 +54,7 @@ struct bio_start {
 	__u64 bytes; /* completed so far (partial completions) */
 	__u32 pid;
 	__u32 svc;
-	__s32 stack_id; /* the submitter's kernel stack, < 0: none */
+	__u64 kstack; /* the submitter's kernel stack's hash, 0: none */
 	__u32 stack_gen; /* stack_gen when it was taken: which map holds it */
 	/* The submitting thread's, for slow I/Os: the process may have come
 	 * and gone before user space hears of it. Empty when !slow_on. */
@@ -63,7 +62,7 @@ struct bio_start {
 	/* Requeued since its last issue: its next insert (from kblockd's
 	 * requeue work) is not the first sight of a new request. */
 	__u8 requeued;
-	__u8 pad[7];
+	__u8 pad[3];
 };
 
 struct bio_rq_key {
@@ -81,20 +80,21 @@ struct bio_slow_event {
 	__u64 sector;
 	__u32 pid;
 	__u32 svc;
+	__u64 kstack; /* the stack's hash in its generation's map, 0: none */
 	__u32 dev;
-	__s32 stack_id; /* < 0: none */
 	__u8 op;
 	__u8 queued; /* it went through an insert */
 	__u16 pad;
-	__u32 stack_gen; /* of the start: which map holds stack_id */
+	__u32 stack_gen; /* of the start: which map holds kstack */
 	char comm[16];
+	__u32 pad2;
 };
 
 enum bio_stat {
 	BIO_KEYS_FULL, /* I/Os with no room for their counters */
 	BIO_INFLIGHT_FULL, /* requests with no room to be followed */
 	BIO_RB_LOST, /* slow I/Os the ringbuf had no room for */
-	BIO_STACK_LOST, /* starts without a stack (map collision) */
+	BIO_STACK_LOST, /* starts without a stack (its map full) */
 	/* Issued requests whose completion our program never ran for (the
 	 * kernel skipped it), found when the request is used again. */
 	BIO_COMPLETION_LOST,

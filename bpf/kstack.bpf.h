@@ -14,23 +14,27 @@
 
 #include "kstack.h"
 
-/* A program's stacks, and the buffer one is walked into (too big for the
- * BPF stack). Not preallocated: a kilobyte per entry, most never used
- * (user space preallocates it where the program type needs it, see
+/* A map of stacks. Not preallocated: a kilobyte per entry, most never
+ * used (user space preallocates it where the program type needs it, see
  * loader/prealloc.h). */
-#define KSTACK_MAPS(stacks, scratch, entries)                \
+#define KSTACK_MAP(stacks, entries)                          \
 	struct {                                             \
 		__uint(type, BPF_MAP_TYPE_HASH);             \
 		__uint(map_flags, BPF_F_NO_PREALLOC);        \
 		__uint(max_entries, entries);                \
 		__type(key, __u64); /* hash of the frames */ \
 		__type(value, struct kstack);                \
-	} stacks SEC(".maps");                               \
-	struct {                                             \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);     \
-		__uint(max_entries, 1);                      \
-		__type(key, __u32);                          \
-		__type(value, struct kstack);                \
+	} stacks SEC(".maps")
+
+/* A program's stacks, and the buffer one is walked into (too big for the
+ * BPF stack). */
+#define KSTACK_MAPS(stacks, scratch, entries)            \
+	KSTACK_MAP(stacks, entries);                     \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, 1);                  \
+		__type(key, __u32);                      \
+		__type(value, struct kstack);            \
 	} scratch SEC(".maps")
 
 /* Stores the walked stack (bytes long) in stacks under a hash of its

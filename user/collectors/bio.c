@@ -111,6 +111,7 @@ struct bio_collector {
 	struct disks *disks;
 	const struct ksyms *ksyms;
 	struct bio_stacks *stacks;
+	bool prealloc_stacks; /* a hook on them is no tp_btf */
 	/* key_id of a kernel counter -> its value already reported */
 	struct hashmap *reported;
 	/* series_id -> index + 1 in series, this interval */
@@ -409,7 +410,7 @@ static void bio_stats(void *state, struct collector_stats *st)
 		   stat_sum(c, BIO_ISSUE_LOST) + c->stale_lost + c->missed_lost;
 	if ((stackless || swept) && !c->stack_warned) {
 		log_warn("bio: slow I/Os without a stack: %llu (stack map "
-			 "full or collisions), %llu (swept while in flight)",
+			 "full), %llu (swept while in flight)",
 			 (unsigned long long)stackless,
 			 (unsigned long long)swept);
 		c->stack_warned = true;
@@ -472,10 +473,15 @@ static int bio_open(struct bio_collector *c, struct kmond *k)
 				    NULL);
 	/* Only the plain tracepoints lack the request pointer; one hook on
 	 * them makes every hook key by (dev, sector). */
-	for (int h = 0; h < HOOK_LOST; h++)
-		if (chosen[h] >= 0 &&
-		    bio_hooks[h].cands[chosen[h]].kind == ATTACH_TRACEPOINT)
+	for (int h = 0; h < HOOK_LOST; h++) {
+		if (chosen[h] < 0)
+			continue;
+		if (bio_hooks[h].cands[chosen[h]].kind == ATTACH_TRACEPOINT)
 			by_sector = true;
+		/* Not tp_btf: preallocated maps only (prealloc.h). */
+		if (bio_hooks[h].cands[chosen[h]].kind != ATTACH_TP_BTF)
+			c->prealloc_stacks = true;
+	}
 	c->skel->rodata->key_by_sector = by_sector;
 	c->skel->rodata->have_io_start = chosen[HOOK_START] >= 0;
 	return provider__share_maps(k->provider, c->skel->obj);
@@ -493,7 +499,7 @@ static int bio_start(struct kmond *k, void **state)
 	err = bio_open(c, k);
 	if (err)
 		goto cleanup;
-	c->stacks = bio_stacks__new(c->skel);
+	c->stacks = bio_stacks__new(c->skel, c->prealloc_stacks);
 	if (!c->stacks) {
 		err = -ENOMEM;
 		goto cleanup;

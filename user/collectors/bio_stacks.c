@@ -9,24 +9,26 @@
 #include "bpf/bio.h"
 #include "bio.skel.h"
 #include "collectors/bio_stacks.h"
+#include "loader/prealloc.h"
 #include "sym/ksyms.h"
 #include "sym/kstack.h"
 #include "lib/log.h"
+#include "lib/maps.h"
 
 struct bio_stacks {
 	struct bio_bpf *skel;
-	struct stack_cache *cache[2]; /* symbolized frames, per map */
+	struct kstacks *cache[2]; /* symbolized frames, per map */
 	uint64_t lost; /* the kernel's count at the last sweep */
 	uint64_t swept;
 };
 
 static struct bpf_map *map_of(struct bio_stacks *s, uint32_t gen)
 {
-	return gen & 1 ? s->skel->maps.bio_stacks_odd :
-			 s->skel->maps.bio_stacks;
+	return gen & 1 ? s->skel->maps.bio_kstacks_odd :
+			 s->skel->maps.bio_kstacks;
 }
 
-struct bio_stacks *bio_stacks__new(struct bio_bpf *skel)
+struct bio_stacks *bio_stacks__new(struct bio_bpf *skel, bool prealloc)
 {
 	struct bio_stacks *s = calloc(1, sizeof(*s));
 	const char *test = getenv("KMOND_TEST_BIO_STACKS");
@@ -39,11 +41,12 @@ struct bio_stacks *bio_stacks__new(struct bio_bpf *skel)
 		entries = atoi(test);
 	for (int i = 0; i < 2; i++) {
 		bpf_map__set_max_entries(map_of(s, i), entries);
-		s->cache[i] = stack_cache__new(entries);
-		if (!s->cache[i]) {
+		if (prealloc &&
+		    prealloc__map(map_of(s, i), PREALLOC_BUDGET / 2) < 0) {
 			bio_stacks__free(s);
 			return NULL;
 		}
+		s->cache[i] = kstacks__new();
 	}
 	return s;
 }
@@ -52,8 +55,8 @@ void bio_stacks__free(struct bio_stacks *s)
 {
 	if (!s)
 		return;
-	stack_cache__free(s->cache[0]);
-	stack_cache__free(s->cache[1]);
+	kstacks__free(s->cache[0]);
+	kstacks__free(s->cache[1]);
 	free(s);
 }
 
@@ -64,16 +67,24 @@ const char *const *bio_stacks__frames(struct bio_stacks *s,
 	uint32_t gen = s->skel->bss->stack_gen;
 
 	*n = 0;
-	if (e->stack_id < 0)
+	if (!e->kstack)
 		return NULL;
 	/* Its map was emptied (and maybe refilled) since the I/O started. */
 	if (gen - e->stack_gen > 1) {
 		s->swept++;
 		return NULL;
 	}
-	return kstack_frames(s->cache[e->stack_gen & 1], ks,
-			     bpf_map__fd(map_of(s, e->stack_gen)), e->stack_id,
-			     BIO_STACK_DEPTH, n);
+	return kstacks__frames(s->cache[e->stack_gen & 1], ks,
+			       bpf_map__fd(map_of(s, e->stack_gen)), e->kstack,
+			       n);
+}
+
+static bool every(void *ctx, const void *key, const void *value)
+{
+	(void)ctx;
+	(void)key;
+	(void)value;
+	return true;
 }
 
 /* Empties the map not in use, then starts using it. Nothing writes the
@@ -82,17 +93,12 @@ const char *const *bio_stacks__frames(struct bio_stacks *s,
 static void sweep(struct bio_stacks *s)
 {
 	uint32_t gen = s->skel->bss->stack_gen;
-	int fd = bpf_map__fd(map_of(s, gen + 1));
-	__u32 id, next;
-	bool more;
+	int next = (gen + 1) & 1;
 
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		id = next;
-		more = bpf_map_get_next_key(fd, &id, &next) == 0;
-		bpf_map_delete_elem(fd, &id);
-	}
-	stack_cache__clear(s->cache[(gen + 1) & 1]);
+	map_sweep(bpf_map__fd(map_of(s, gen + 1)), sizeof(__u64), 0, every,
+		  NULL, NULL);
+	kstacks__free(s->cache[next]);
+	s->cache[next] = kstacks__new();
 	__atomic_store_n(&s->skel->bss->stack_gen, gen + 1, __ATOMIC_RELEASE);
 	log_debug("bio: stack maps swept (generation %u)", gen + 1);
 }

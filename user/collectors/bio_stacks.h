@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The submission stacks of slow I/Os. A stack map never forgets, so after
- * enough distinct stacks every new one failed: bio keeps two maps and
- * uses them in turn. When starts lose stacks (map full, collisions), a
- * sweep empties the map not in use and switches to it; a slow I/O whose
- * stack was in a map emptied since it started has no stack (counted),
- * never another I/O's. */
+/* The submission stacks of slow I/Os, kept by hash (bpf/kstack.bpf.h). A
+ * map of stacks fills up, and then every new one failed: bio keeps two
+ * maps and uses them in turn. When starts lose stacks (map full), a sweep
+ * empties the map not in use and switches to it; a slow I/O whose stack
+ * was in a map emptied since it started has no stack (counted), never
+ * another I/O's. */
 #ifndef KMON_BIO_STACKS_H
 #define KMON_BIO_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,8 +18,9 @@ struct ksyms;
 struct bio_stacks;
 
 /* Before load: sizes the maps (KMOND_TEST_BIO_STACKS=N: N entries, so a
- * test can fill them). Returns NULL on ENOMEM. */
-struct bio_stacks *bio_stacks__new(struct bio_bpf *skel);
+ * test can fill them), preallocated when a program on them is no tp_btf
+ * (loader/prealloc.h). Returns NULL on ENOMEM. */
+struct bio_stacks *bio_stacks__new(struct bio_bpf *skel, bool prealloc);
 void bio_stacks__free(struct bio_stacks *s); /* NULL-safe */
 /* The frames of e's stack; NULL, *n = 0 when it has none or its map was
  * emptied since. Valid until the next call. */
