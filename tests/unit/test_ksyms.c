@@ -182,74 +182,6 @@ static void test_real_kallsyms(void)
 	ksyms__free(ks);
 }
 
-static char **make_frames(size_t n, unsigned int tag)
-{
-	char **frames = calloc(n, sizeof(*frames));
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (asprintf(&frames[i], "f%u_%zu", tag, i) < 0)
-			abort();
-	return frames;
-}
-
-static void test_stack_cache(void)
-{
-	struct stack_cache *c = stack_cache__new(4);
-	const char *const *fr;
-	unsigned int i;
-	size_t n;
-
-	CHECK(c != NULL);
-	if (!c)
-		return;
-	CHECK(stack_cache__get(c, 7, &n) == NULL && n == 0);
-
-	CHECK(stack_cache__put(c, 7, make_frames(3, 7), 3) == 0);
-	CHECK(stack_cache__put(c, 0, make_frames(1, 0), 1) == 0);
-	fr = stack_cache__get(c, 7, &n);
-	CHECK(fr && n == 3);
-	if (fr && n == 3) {
-		CHECK_STR(fr[0], "f7_0");
-		CHECK_STR(fr[2], "f7_2");
-	}
-	fr = stack_cache__get(c, 0, &n);
-	CHECK(fr && n == 1 && strcmp(fr[0], "f0_0") == 0);
-
-	/* replacing frees the old frames (ASan would see a leak) */
-	CHECK(stack_cache__put(c, 7, make_frames(2, 70), 2) == 0);
-	fr = stack_cache__get(c, 7, &n);
-	CHECK(fr && n == 2 && strcmp(fr[1], "f70_1") == 0);
-
-	/* an empty stack is cached too, distinct from "absent" */
-	CHECK(stack_cache__put(c, 9, NULL, 0) == 0);
-	fr = stack_cache__get(c, 9, &n);
-	CHECK(fr != NULL && n == 0);
-
-	/* stack ids are reused after the stack map is cleared */
-	stack_cache__clear(c);
-	CHECK(stack_cache__get(c, 7, &n) == NULL);
-	CHECK(stack_cache__get(c, 0, &n) == NULL);
-	CHECK(stack_cache__put(c, 7, make_frames(1, 77), 1) == 0);
-	fr = stack_cache__get(c, 7, &n);
-	CHECK(fr && n == 1 && strcmp(fr[0], "f77_0") == 0);
-
-	/* far more ids than the table holds: must neither hang nor lose the
-	 * entry just stored */
-	for (i = 100; i < 1100; i++) {
-		CHECK(stack_cache__put(c, i, make_frames(1, i), 1) == 0);
-		fr = stack_cache__get(c, i, &n);
-		CHECK(fr && n == 1);
-	}
-
-	/* ownership is taken even on error */
-	CHECK(stack_cache__put(NULL, 1, make_frames(2, 1), 2) == -EINVAL);
-	CHECK(stack_cache__get(NULL, 1, &n) == NULL);
-	stack_cache__clear(NULL);
-	stack_cache__free(c);
-	stack_cache__free(NULL);
-}
-
 /* Collectors share one table: the second get is the first's, and only the
  * last put frees it (a new get then loads it again). */
 static void test_shared(void)
@@ -272,7 +204,6 @@ int main(void)
 	test_synthetic();
 	test_missing_and_null();
 	test_real_kallsyms();
-	test_stack_cache();
 	test_shared();
 	return unit_done("ksyms");
 }

@@ -45,33 +45,6 @@ static size_t depth_of(const uint64_t *ips, size_t depth)
 	return len;
 }
 
-const char *const *kstack_frames(struct stack_cache *cache,
-				 const struct ksyms *ks, int map_fd, int id,
-				 size_t depth, size_t *n)
-{
-	const char *const *frames;
-	char **out;
-	uint64_t *ips;
-
-	*n = 0;
-	if (id < 0)
-		return NULL;
-	frames = stack_cache__get(cache, id, n);
-	if (frames)
-		return frames;
-	ips = xcalloc(depth, sizeof(*ips));
-	if (bpf_map_lookup_elem(map_fd, &id, ips)) {
-		free(ips);
-		return NULL;
-	}
-	out = format_frames(ks, ips, depth_of(ips, depth), n);
-	free(ips);
-	if (!out)
-		return NULL;
-	stack_cache__put(cache, id, out, *n);
-	return stack_cache__get(cache, id, n);
-}
-
 /* --- stacks kept by hash --- */
 
 /* A stack's frames, symbolized once. */

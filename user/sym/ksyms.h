@@ -62,30 +62,4 @@ const struct ksym *ksyms__find(const struct ksyms *ks, uint64_t addr);
  * length, which is >= len when the output was truncated. */
 int ksyms__format(const struct ksyms *ks, uint64_t addr, char *buf, size_t len);
 
-/* Maps a BPF stack id to its formatted frames. BPF stack ids are reused
- * once the stack map frees them, so the owner calls stack_cache__clear()
- * whenever it clears (or recreates) the stack map. */
-struct stack_cache;
-
-/* size: the expected number of distinct ids, normally the stack map's
- * max_entries. The table never grows; if it fills up it is cleared, which
- * costs only re-symbolization. */
-struct stack_cache *stack_cache__new(size_t size);
-void stack_cache__free(struct stack_cache *c);
-
-/* Returns the frames stored for id (and their number in *n), or NULL.
- * Valid until the next put or clear. */
-const char *const *stack_cache__get(const struct stack_cache *c, uint32_t id,
-				    size_t *n);
-
-/* Stores frames for id, replacing any previous entry. Takes ownership of
- * frames and of each frames[i] (all from malloc) even on failure, so the
- * caller never has to free them. Returns 0 or -EINVAL. */
-int stack_cache__put(struct stack_cache *c, uint32_t id, char **frames,
-		     size_t n);
-
-/* Forgets every entry in O(1); their memory is freed lazily as slots are
- * reused, or by stack_cache__free(). */
-void stack_cache__clear(struct stack_cache *c);
-
 #endif
