@@ -499,8 +499,6 @@ static void offcpu_stats_record(void *state, struct record *r)
 static void offcpu_stop(void *state)
 {
 	struct offcpu_collector *c = state;
-	uint64_t id, ptr;
-	size_t pos = 0;
 
 	if (!c)
 		return;
@@ -511,10 +509,7 @@ static void offcpu_stop(void *state)
 	usyms__free(c->usyms);
 	hashmap__free(c->reported_ns);
 	hashmap__free(c->reported_count);
-	while (c->reported_hist &&
-	       hashmap__next(c->reported_hist, &pos, &id, &ptr))
-		free((void *)(uintptr_t)ptr);
-	hashmap__free(c->reported_hist);
+	hashmap__free_values(c->reported_hist, free);
 	hashmap__free(c->gone);
 	record__free(&c->rec);
 	free(c);
