@@ -349,10 +349,14 @@ static bool merger__read_to(const struct topo_fleet *f, const int64_t *lo,
 }
 
 /* Where each partition of the partial topic begins (what it keeps) and
- * ends, asked in one request each (ListOffsets, times -2 and -1).
- * Returns 0 or -1. */
-static int merger__ends(struct topo_fleet *f, int64_t *lo, int64_t *end)
+ * ends, asked in one request each (ListOffsets, times -2 and -1): the
+ * beginnings, then the ends (nmerged each, one allocation); NULL when
+ * they could not be read. */
+static int64_t *merger__ends(struct topo_fleet *f)
 {
+	int64_t *lo = xrealloc(NULL, 2 * f->nmerged * sizeof(*lo));
+	int64_t *end = lo + f->nmerged;
+
 	for (int i = 0; i < 2; i++) {
 		int64_t *out = i ? end : lo;
 		rd_kafka_topic_partition_list_t *l =
@@ -375,10 +379,12 @@ static int merger__ends(struct topo_fleet *f, int64_t *lo, int64_t *end)
 				out[e->partition] = e->offset;
 		}
 		rd_kafka_topic_partition_list_destroy(l);
-		if (err)
-			return -1;
+		if (err) {
+			free(lo);
+			return NULL;
+		}
 	}
-	return 0;
+	return lo;
 }
 
 /* Reads the partial topic up to where it ends now. Returns 0, or -1
@@ -387,18 +393,15 @@ static int merger__catch_up(struct topo_fleet *f, int timeout_ms)
 {
 	uint64_t until = mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	int64_t *lo, *end;
-	int err = -1;
+	int err;
 
 	merger__follow(f);
-	if (!f->nmerged)
+	if (!f->nmerged || !(lo = merger__ends(f)))
 		return -1;
-	lo = xrealloc(NULL, 2 * f->nmerged * sizeof(*lo));
 	end = lo + f->nmerged;
-	if (!merger__ends(f, lo, end)) {
-		while (!merger__read_to(f, lo, end) && mono_ns() < until)
-			merger__poll(f, 100);
-		err = merger__read_to(f, lo, end) ? 0 : -1;
-	}
+	while (!merger__read_to(f, lo, end) && mono_ns() < until)
+		merger__poll(f, 100);
+	err = merger__read_to(f, lo, end) ? 0 : -1;
 	free(lo);
 	return err;
 }
@@ -485,27 +488,22 @@ static void load_checkpoint(struct topo_fleet *f)
  * held, and says so. */
 static void check_kept(struct topo_fleet *f)
 {
-	int64_t *lo, *end;
+	int64_t *lo;
 
-	if (!f->nmerged)
+	if (!f->nmerged || !(lo = merger__ends(f)))
 		return;
-	lo = xrealloc(NULL, 2 * f->nmerged * sizeof(*lo));
-	end = lo + f->nmerged;
-	if (!merger__ends(f, lo, end)) {
-		for (int p = 0; p < f->nmerged; p++) {
-			int64_t want =
-				f->merged_next[p] < 0 ? 0 : f->merged_next[p];
+	for (int p = 0; p < f->nmerged; p++) {
+		int64_t want = f->merged_next[p] < 0 ? 0 : f->merged_next[p];
 
-			if (lo[p] <= want)
-				continue;
-			f->c.deltas_gone += (uint64_t)(lo[p] - want);
-			fprintf(stderr,
-				"%s: %s[%d] begins at offset %lld, the graph "
-				"needs it from %lld: the deltas between are "
-				"gone, and what they held is missing\n",
-				WHO, f->partial_name, p, (long long)lo[p],
-				(long long)want);
-		}
+		if (lo[p] <= want)
+			continue;
+		f->c.deltas_gone += (uint64_t)(lo[p] - want);
+		fprintf(stderr,
+			"%s: %s[%d] begins at offset %lld, the graph needs it "
+			"from %lld: the deltas between are gone, and what they "
+			"held is missing\n",
+			WHO, f->partial_name, p, (long long)lo[p],
+			(long long)want);
 	}
 	free(lo);
 }
