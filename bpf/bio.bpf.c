@@ -335,6 +335,7 @@ static __always_inline void send_slow(const struct bio_start *s,
 	e->op = key->op;
 	e->queued = s->insert_ns != 0;
 	e->pad = 0;
+	e->pad2 = 0;
 	__builtin_memcpy(e->comm, s->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }

@@ -2,13 +2,15 @@
 /* TCP drops: event ABI shared by BPF and user space.
  *
  * Every drop counts in the kernel under a tuple-less key (reason, drop
- * site, owner, network namespace). The first `samples` drops of a key in each interval also go
- * to user space one by one, with their exact 4-tuple and kernel stack; the
- * rest of that interval only count, keeping the last tuple as a sample. A
- * SYN flood thus costs one map update per packet and a bounded number of
- * events, while the usual trickle of drops keeps its per-drop records.
- * The key holds the drop site (kfree_skb's caller), not the stack id: a
- * stack walk costs microseconds, so only sampled drops pay for one. */
+ * site, owner, network namespace). The first `samples` drops of a key in
+ * each interval also go to user space one by one, with their exact
+ * 4-tuple and kernel stack; the rest of that interval only count, keeping
+ * the last tuple as a sample. A SYN flood thus costs a map update and a
+ * lookup (is the sample's stack still kept?) per packet and a bounded
+ * number of events, while the usual trickle of drops keeps its per-drop
+ * records. The key holds the drop site (kfree_skb's caller), not the
+ * stack: a stack walk costs microseconds, so only sampled drops pay for
+ * one. */
 #ifndef KMON_DROP_H
 #define KMON_DROP_H
 

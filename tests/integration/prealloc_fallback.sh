@@ -3,8 +3,8 @@
 # Maps grown on demand (BPF_F_NO_PREALLOC) only where every program that
 # updates them is tp_btf: on the raw_tp and tracepoint fallbacks (which
 # kernels before 6.1 warn about and PREEMPT_RT refuses with such maps)
-# offcpu's kernel stacks and tcp's edges are preallocated. Read from the
-# maps kmond holds (bpftool), on each path.
+# the kernel stacks of offcpu, drop and bio, and tcp's edges are
+# preallocated. Read from the maps kmond holds (bpftool), on each path.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 # map_flags PID NAME: the map_flags of the BPF map NAME a process holds.
@@ -22,6 +22,8 @@ cat >"$WORK/kmond.yaml" <<YAML
 collectors:
   offcpu: { enabled: true }
   tcp: { enabled: true }
+  drop: { enabled: true }
+  bio: { enabled: true, slow: 10ms }
 YAML
 # A kernel without sock_*_length (before 6.3) puts tcp's receive and
 # send on raw_tp sys_exit whatever is denied: its edges are preallocated
@@ -31,19 +33,24 @@ tcp_btf=1
 	tcp_btf=0
 	echo "tcp's sock_recv is not on tp_btf here: edges preallocated in every case"
 }
-# DENY  offcpu_kstacks-flags  edges-flags (1 = BPF_F_NO_PREALLOC)
-while read -r deny kstacks edges; do
+# DENY  the flags of offcpu_kstacks edges drop_kstacks bio_kstacks
+# bio_kstacks_odd (1 = BPF_F_NO_PREALLOC)
+while read -r deny flags; do
 	[ "$deny" = - ] && deny=
-	[ $tcp_btf = 1 ] || edges=0
 	KMOND_PROBE_DENY=$deny start_kmond "$WORK/kmond.yaml"
-	expect_eq "offcpu_kstacks flags with KMOND_PROBE_DENY='$deny'" \
-		"$(map_flags "$KMOND_PID" offcpu_kstacks)" "$kstacks"
-	expect_eq "edges flags with KMOND_PROBE_DENY='$deny'" \
-		"$(map_flags "$KMOND_PID" edges)" "$edges"
+	set -- $flags
+	for map in offcpu_kstacks edges drop_kstacks bio_kstacks bio_kstacks_odd; do
+		want=$1
+		shift
+		[ $map = edges ] && [ $tcp_btf = 0 ] && want=0
+		expect_eq "$map flags with KMOND_PROBE_DENY='$deny'" \
+			"$(map_flags "$KMOND_PID" $map)" "$want"
+	done
 	stop_kmond
 done <<'CASES'
-- 1 1
-tp_btf:sched_switch 0 1
-sched_switch,tp_btf:inet_sock_set_state 0 0
-sock_recv_length,sock_send_length 1 0
+- 1 1 1 1 1
+tp_btf:sched_switch 0 1 1 1 1
+sched_switch,tp_btf:inet_sock_set_state 0 0 1 1 1
+sock_recv_length,sock_send_length 1 0 1 1 1
+tp_btf:kfree_skb,tp_btf:block_rq_issue 1 1 0 0 0
 CASES

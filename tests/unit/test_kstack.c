@@ -2,7 +2,8 @@
 /* Kernel stacks from a map of stacks kept by hash (bpf/kstack.bpf.h), as
  * the kernel leaves them: cut short by zeros (a stack shallower than the
  * depth), full to the depth, empty, or gone (a hash the map does not
- * hold); symbolized once until forgotten, and swept once the map fills. Needs root: it makes BPF maps standing in for the programs'. */
+ * hold); symbolized once until forgotten, and swept once the map fills.
+ * Needs root: it makes BPF maps standing in for the programs'. */
 #include <linux/types.h>
 
 #include <errno.h>

@@ -80,7 +80,6 @@ static void test_unknown(struct usyms *u)
 	CHECK_STR(buf, "[unknown] 0x10");
 }
 
-/* The raw table: file offset -> ELF address -> function, by hand. */
 /* A process found exited at one tick keeps its mappings until the next:
  * the blocks it left between a drain and that tick are read at the next
  * drain. */
@@ -102,6 +101,10 @@ static void test_exited(struct usyms *u)
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	usyms__tick(u);
+	/* an address in none of its mappings (a frame-pointer walk's
+	 * garbage): its maps are not read again, nor lost */
+	usyms__format(u, child, 0x10, buf, sizeof(buf));
+	CHECK_STR(buf, "[unknown] 0x10");
 	usyms__format(u, child, addr, buf, sizeof(buf));
 	CHECK_STR(buf, "usyms_test_target+0x0");
 	usyms__tick(u);
@@ -110,6 +113,7 @@ static void test_exited(struct usyms *u)
 	usyms__forget(u, child);
 }
 
+/* The raw table: file offset -> ELF address -> function, by hand. */
 static void test_elf_syms(void)
 {
 	int fd = open("/proc/self/exe", O_RDONLY);

@@ -501,7 +501,7 @@ static int bio_start(struct kmond *k, void **state)
 		goto cleanup;
 	c->stacks = bio_stacks__new(c->skel, c->prealloc_stacks);
 	if (!c->stacks) {
-		err = -ENOMEM;
+		err = -errno;
 		goto cleanup;
 	}
 	err = bio_bpf__load(c->skel);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <linux/types.h>
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include <bpf/bpf.h>
@@ -40,10 +41,14 @@ struct bio_stacks *bio_stacks__new(struct bio_bpf *skel, bool prealloc)
 	if (test && atoi(test) > 0)
 		entries = atoi(test);
 	for (int i = 0; i < 2; i++) {
+		int err = 0;
+
 		bpf_map__set_max_entries(map_of(s, i), entries);
-		if (prealloc &&
-		    prealloc__map(map_of(s, i), PREALLOC_BUDGET / 2) < 0) {
+		if (prealloc)
+			err = prealloc__map(map_of(s, i), PREALLOC_BUDGET / 2);
+		if (err) {
 			bio_stacks__free(s);
+			errno = -err;
 			return NULL;
 		}
 		s->cache[i] = kstacks__new();

@@ -19,7 +19,8 @@ struct bio_stacks;
 
 /* Before load: sizes the maps (KMOND_TEST_BIO_STACKS=N: N entries, so a
  * test can fill them), preallocated when a program on them is no tp_btf
- * (loader/prealloc.h). Returns NULL on ENOMEM. */
+ * (loader/prealloc.h). Returns NULL with errno set when out of memory or
+ * a map cannot be preallocated. */
 struct bio_stacks *bio_stacks__new(struct bio_bpf *skel, bool prealloc);
 void bio_stacks__free(struct bio_stacks *s); /* NULL-safe */
 /* The frames of e's stack; NULL, *n = 0 when it has none or its map was

@@ -24,7 +24,9 @@ uint64_t map_percpu_sum(int fd, const void *key);
  * value_size is not 0, its value (an entry deleted in between is passed
  * over); then deletes the keys visit returned true for (deleting while
  * walking would restart the walk). Returns the keys visited, and in
- * *deleted (when not NULL) how many went. */
+ * *deleted (when not NULL) how many went. visit may forget what user
+ * space keeps of a key it returns true for: no program deletes from the
+ * maps walked so, and the walk visits each key once. */
 size_t map_sweep(int fd, size_t key_size, size_t value_size,
 		 bool (*visit)(void *ctx, const void *key, const void *value),
 		 void *ctx, size_t *deleted);

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Kernel symbolization from /proc/kallsyms, and a cache of already
- * symbolized BPF stack ids so a hot stack is formatted once, not once per
- * event. */
+/* Kernel symbolization from /proc/kallsyms. */
 #ifndef KMON_KSYMS_H
 #define KMON_KSYMS_H
 

@@ -392,10 +392,13 @@ static int read_maps(struct usyms *u, uint32_t pid, struct proc *p)
 	size_t cap = 0, len = 0;
 	FILE *f;
 
+	p->epoch = u->epoch; /* read, or tried: once a tick */
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	f = fopen(path, "re");
-	if (!f)
+	if (!f) {
+		p->exited = errno == ENOENT;
 		return -errno;
+	}
 	while (getline(&line, &len, f) > 0) {
 		struct mapping m = { 0 };
 		unsigned long ino;
@@ -419,7 +422,6 @@ static int read_maps(struct usyms *u, uint32_t pid, struct proc *p)
 	}
 	free(line);
 	fclose(f);
-	p->epoch = u->epoch;
 	return 0;
 }
 
@@ -454,7 +456,8 @@ static const struct mapping *lookup(struct usyms *u, uint32_t pid,
 	if (!p)
 		return NULL;
 	m = find_mapping(p, addr);
-	if (m || p->epoch == u->epoch)
+	/* an exited process's maps cannot be read again: keep what was */
+	if (m || p->epoch == u->epoch || p->exited)
 		return m;
 	/* Mapped since we read its maps (dlopen, JIT): read them again. */
 	usyms__forget(u, pid);
@@ -493,8 +496,10 @@ void usyms__forget(struct usyms *u, uint32_t pid)
 
 /* Processes that exited without being forgotten (their keys went idle
  * before they exited): their mappings go at the tick after the one that
- * found them exited. A process that exits between a drain and the tick
- * after it left blocks the next drain reads: they need its mappings. */
+ * found them exited (even if the pid is in use again by then: the new
+ * process's maps are read afresh). A process that exits between a drain
+ * and the tick after it left blocks the next drain reads: they need its
+ * mappings. */
 static void forget_exited(struct usyms *u)
 {
 	uint64_t pid, val, *dead = NULL;
@@ -503,10 +508,8 @@ static void forget_exited(struct usyms *u)
 	while (hashmap__next(u->procs, &pos, &pid, &val)) {
 		struct proc *p = (struct proc *)(uintptr_t)val;
 
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
 		if (!p->exited) {
-			p->exited = true;
+			p->exited = kill((pid_t)pid, 0) && errno == ESRCH;
 			continue;
 		}
 		if (n == cap) {
