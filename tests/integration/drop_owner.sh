@@ -9,6 +9,7 @@
 # drops without an owner (SYNs to a closed port, NO_SOCKET). Owners of
 # sockets older than kmond and younger are both known.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/syn_listen.sh"
 
 N=5
 NS=kmt-drop-$$
@@ -34,13 +35,7 @@ collectors:
 YAML
 # listen NAME PORT: starts a dropping listener, waits until it listens.
 listen() {
-	ip netns exec "$NS" "$WORK/$1" listen $ADDR $2 >"$WORK/$1.ready" &
-	STARTED_PIDS+=($!)
-	for ((i = 0; i < 50; i++)); do
-		grep -q ready "$WORK/$1.ready" && return 0
-		sleep 0.1
-	done
-	fail "$1 did not listen"
+	syn_listen "$NS" "$WORK/$1" $ADDR $2
 }
 # One selected listener predates kmond (its owner comes from the sockets
 # kmond finds at start), the other comes after (learned as it listens).

@@ -14,6 +14,7 @@
 # SYN): no other drop on the host, owned by no selected process, takes
 # a stack.
 source "$(dirname "$0")/../lib/kmond.sh"
+source "$(dirname "$0")/../lib/syn_listen.sh"
 
 N=12
 NS=kmt-dropsw-$$
@@ -39,19 +40,9 @@ collectors:
 YAML
 KMOND_TEST_DROP_STACKS=2 start_kmond "$WORK/kmond.yaml"
 
-# listen ADDR PORT: starts a dropping listener, waits until it listens.
-listen() {
-	ip netns exec "$NS" "$WORK/kmt_syn" listen $1 $2 >"$WORK/ready.$2" &
-	STARTED_PIDS+=($!)
-	for ((i = 0; i < 50; i++)); do
-		grep -q ready "$WORK/ready.$2" && return 0
-		sleep 0.1
-	done
-	fail "kmt_syn did not listen on $1 $2"
-}
-listen $ADDR4 $PORT
-listen ::1 $((PORT + 1))
-listen $ADDR4 $((PORT + 2))
+syn_listen "$NS" "$WORK/kmt_syn" $ADDR4 $PORT
+syn_listen "$NS" "$WORK/kmt_syn" ::1 $((PORT + 1))
+syn_listen "$NS" "$WORK/kmt_syn" $ADDR4 $((PORT + 2))
 
 # three phases, a port each, 1.5 s apart: a stack unused for two
 # intervals goes at the next sweep
