@@ -59,7 +59,7 @@ struct drop_collector {
 	struct hashmap *seen;
 	size_t nkeys; /* keys in drop_aggs at the last collect */
 	size_t stack_entries; /* drop_kstacks's size */
-	uint64_t stacks_full; /* the programs' DROP_STACK_LOST, last sweep */
+	uint64_t full_at_sweep; /* stacks_full() at the last sweep */
 	uint64_t stacks_swept; /* records whose stack a sweep took */
 	struct record rec;
 	bool owners; /* the socket-owner hook is attached */
@@ -237,8 +237,8 @@ static void sweep_stacks(struct drop_collector *c)
 	uint64_t full = stacks_full(c);
 
 	kstacks__sweep(c->kstacks, bpf_map__fd(c->skel->maps.drop_kstacks),
-		       c->stack_entries, full > c->stacks_full);
-	c->stacks_full = full;
+		       c->stack_entries, full > c->full_at_sweep);
+	c->full_at_sweep = full;
 }
 
 /* One collect's walk of drop_aggs. */

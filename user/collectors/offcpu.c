@@ -284,39 +284,50 @@ static void mark_pinned(struct offcpu_collector *c)
 	free(pins);
 }
 
+/* Whether no key and no start holds kernel stack *key: it goes, with
+ * its frames. */
+static bool kstack_unused(void *ctx, const void *key, const void *value)
+{
+	struct offcpu_collector *c = ctx;
+	uint64_t h = *(const uint64_t *)key;
+
+	(void)value;
+	if (hashmap__find(c->kused, h))
+		return false;
+	kstacks__forget(c->kstacks, h);
+	return true;
+}
+
 /* Deletes the kernel stacks no key and no start holds. */
 static void sweep_kstacks(struct offcpu_collector *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.offcpu_kstacks);
-	uint64_t h, next;
-	bool more;
+	map_sweep(bpf_map__fd(c->skel->maps.offcpu_kstacks), sizeof(uint64_t),
+		  0, kstack_unused, c, NULL);
+}
 
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		h = next;
-		more = bpf_map_get_next_key(fd, &h, &next) == 0;
-		if (hashmap__find(c->kused, h))
-			continue;
-		bpf_map_delete_elem(fd, &h);
-		kstacks__forget(c->kstacks, h);
-	}
+/* One user stack map's ids, from first in c->used. */
+struct ustack_walk {
+	struct offcpu_collector *c;
+	__u32 first;
+};
+
+/* Whether no key and no thread off-CPU holds user stack *key. */
+static bool ustack_unused(void *ctx, const void *key, const void *value)
+{
+	struct ustack_walk *w = ctx;
+	__u32 id = w->first + *(const __u32 *)key;
+
+	(void)value;
+	return id >= OFFCPU_USTACK_IDS || !w->c->used[id];
 }
 
 /* Deletes the user stacks of one stack map (its ids from first) that
  * no key and no thread off-CPU holds. */
 static void sweep_ustacks(struct offcpu_collector *c, int fd, __u32 first)
 {
-	__u32 key, next;
-	bool more;
+	struct ustack_walk w = { c, first };
 
-	more = bpf_map_get_next_key(fd, NULL, &next) == 0;
-	while (more) {
-		key = next;
-		more = bpf_map_get_next_key(fd, &key, &next) == 0;
-		if (first + key < OFFCPU_USTACK_IDS && c->used[first + key])
-			continue;
-		bpf_map_delete_elem(fd, &key);
-	}
+	map_sweep(fd, sizeof(__u32), 0, ustack_unused, &w, NULL);
 }
 
 /* Deletes the stacks no key and no thread off-CPU now holds. A thread

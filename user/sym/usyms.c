@@ -262,7 +262,7 @@ struct proc {
 	struct mapping *maps;
 	size_t n;
 	uint64_t epoch; /* when its maps were read */
-	bool exited; /* found exited at the last tick */
+	bool exited; /* found exited (at a tick, or its maps gone) */
 };
 
 struct usyms {
