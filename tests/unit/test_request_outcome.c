@@ -60,6 +60,21 @@ static void check_http(void)
 	CHECK(out.has_method && out.has_path);
 	CHECK_STR(out.path, "/a");
 
+	/* line ends found a word at a time: a CRLF that begins a word
+	 * (byte 16), a CR alone (21), a CRLF across two words (23-24), the
+	 * blank line in the last, partial word (32); then the same request
+	 * with more bytes after it, and one followed by another */
+	static const char edges[] = "GET /ab HTTP/1.1\r\nX: \r1\r\n"
+				    "Y: 0123\r\n\r\n";
+	decode(PROTO_HTTP, S, B(edges), B(resp));
+	CHECK(out.known && out.status_num == 404);
+	request_outcome__decode(&out, PROTO_HTTP, S, B(edges),
+				sizeof(edges) + 10, B(resp), 40);
+	CHECK(!out.known);
+	decode(PROTO_HTTP, S, B("GET / HTTP/1.0\r\nA: 1234567\r\n\r\nGET"),
+	       B(resp));
+	CHECK(!out.known);
+
 	/* a body of Content-Length: whole, then with a request after it */
 	static const char post[] = "POST /o HTTP/1.1\r\nContent-Length: 5\r\n"
 				   "\r\nhello";

@@ -239,6 +239,19 @@ static void status_of(struct request_outcome *out, int proto,
 	out->has_status = o->has_status;
 }
 
+/* Nothing known: the flags and numbers cleared, the strings empty (not
+ * the whole struct: clearing its 200 bytes was a third of what decoding
+ * a record cost). */
+static void reset(struct request_outcome *out)
+{
+	out->known = out->error = false;
+	out->has_status = out->status_is_str = false;
+	out->has_method = out->has_path = out->has_grpc = false;
+	out->status_num = 0;
+	out->grpc_status = 0;
+	out->status_str[0] = out->method[0] = out->path[0] = '\0';
+}
+
 void request_outcome__decode(struct request_outcome *out, int proto, int side,
 			     const uint8_t *req, size_t req_len,
 			     uint64_t req_bytes, const uint8_t *resp,
@@ -248,7 +261,7 @@ void request_outcome__decode(struct request_outcome *out, int proto, int side,
 	uint32_t stream;
 	struct outcome o;
 
-	memset(out, 0, sizeof(*out));
+	reset(out);
 	if (req_len > req_bytes)
 		req_len = req_bytes;
 	if (resp_len > resp_bytes)
