@@ -745,6 +745,7 @@ static __always_inline void finish(struct tcp_conn *c)
 	struct outcome o;
 
 	tls_take_heads(c); /* a TLS read's plaintext heads */
+	heads_late(c);
 	proto_resolve(c); /* before this request counts */
 	c->phase = TCP_IDLE;
 	c->requests++;
@@ -1072,7 +1073,7 @@ static __always_inline int handle_send_entry(struct sock *sk,
 	/* its ciphertext: no head, no sample of it */
 	if (c->tls)
 		return 0;
-	if (heads)
+	if (heads && !head_at_egress(c))
 		send_head(sk, msg, c);
 	if (capture_sends && c->proto_state == PROTO_CAPTURING)
 		capture_send(sk, msg, c);
