@@ -7,14 +7,9 @@
  * (TCP_REQ_HEAD of a request, TCP_RESP_HEAD of a response) are kept in
  * its connection's state, where they go by anyway:
  * what a socket receives at the cgroup ingress program protocol
- * identification already runs (proto.bpf.h); what it sends at the egress
- * program from the segment, on a plain connection of a decided protocol
- * other than HTTP/2 (heads_at_egress), else at the send's entry
- * (tcp_sendmsg_locked) from the sender's own buffer (HTTP/2's control
- * sends are told apart there), or at the egress program where that
- * tracepoint is missing. On this machine reading a send's buffer costs
- * more (about 300 ns on nginx) than the egress program does with the
- * segment (about 270; docs/design/outcomes.md, "Cost").
+ * identification already runs (proto.bpf.h), what it sends at the send's
+ * entry (tcp_sendmsg_locked) from the sender's own buffer, or at the
+ * egress program where that tracepoint is missing.
  *
  * Where a message begins is the request model's to say (tcp.bpf.c), and
  * it says so only when the owner reads or writes it, after the bytes went
@@ -64,22 +59,6 @@ static __always_inline bool outcome_wanted(const struct tcp_conn *c)
 		return false;
 	}
 	return true;
-}
-
-/* Set before load: the egress program runs beside tcp_sendmsg_locked
- * for the heads of what plain connections send (head_at_egress). */
-const volatile bool heads_at_egress;
-
-/* Whether what c sends has its head taken at the egress program, not at
- * the send's entry: a decided protocol whose sends need not be read
- * there (HTTP/2's control sends are; TLS's plaintext is the uprobes'). A
- * connection decided between a send's entry and its segment has its
- * head taken at the entry: the segment, carrying the same
- * acknowledgement, begins no other (head_begins). */
-static __always_inline bool head_at_egress(const struct tcp_conn *c)
-{
-	return heads_at_egress && c->proto_state == PROTO_DECIDED &&
-	       c->proto != PROTO_HTTP2 && !c->h2 && !c->tls;
 }
 
 /* Whether c's request heads are kept: for records (their method and
@@ -265,10 +244,10 @@ static __always_inline void head_response(struct tcp_conn *c, __u32 seq)
 }
 
 /* The request ends (in its response: req_seq and resp_seq are its
- * own). A head taken at the egress program after its send returned (a
- * segment held back by the congestion window or Nagle, sent at a later
- * ack) is there by now; a later message's head, if any, does not begin
- * at its sequence number. */
+ * own). A head the egress program took after its send returned (where
+ * it reads the sends: a segment held back by the congestion window or
+ * Nagle, sent at a later ack) is there by now; a later message's head,
+ * if any, does not begin at its sequence number. */
 static __always_inline void heads_late(struct tcp_conn *c)
 {
 	if (!c->req_head.len && c->next_req.len &&

@@ -330,29 +330,9 @@ static __always_inline bool segment_starts(struct bpf_sock *sk,
 				   c->role == TCP_ROLE_CLIENT);
 }
 
-/* The connection a segment with payload (at *off, with its sequence
- * and acknowledgement numbers) belongs to, and its socket; NULL for a
- * segment without payload or a socket kmond has no state for. */
-static __always_inline struct tcp_conn *segment_conn(struct __sk_buff *skb,
-						     struct bpf_sock **sk,
-						     __u32 *off, __u32 *seq,
-						     __u32 *ack)
-{
-	*off = payload_offset(skb, seq, ack);
-	if (!*off)
-		return NULL;
-	*sk = skb->sk;
-	if (!*sk)
-		return NULL;
-	*sk = bpf_sk_fullsock(*sk);
-	if (!*sk)
-		return NULL;
-	return conn_of_skb_sock(*sk);
-}
-
 static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 {
-	struct bpf_sock *sk = NULL;
+	struct bpf_sock *sk;
 	struct proto_sample *s;
 	struct tcp_conn *c;
 	__u32 off, len, cap, seq = 0, ack = 0;
@@ -363,9 +343,18 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	 * outcomes are off */
 	if (!KMON_READ_ONCE(capturing) && !heads)
 		return;
-	c = segment_conn(skb, &sk, &off, &seq, &ack);
+	off = payload_offset(skb, &seq, &ack);
+	if (!off)
+		return;
+	sk = skb->sk;
+	if (!sk)
+		return;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return;
+	c = conn_of_skb_sock(sk);
 	/* a TLS connection read in plaintext: its ciphertext says nothing */
-	if (!c || !sk || c->tls)
+	if (!c || c->tls)
 		return;
 	if (heads)
 		head_from_skb(skb, c, dir, off, seq, ack);
@@ -418,31 +407,12 @@ int proto_ingress(struct __sk_buff *skb)
 	return 1;
 }
 
-/* A segment sent on a connection whose heads are taken here
- * (head_at_egress): its head, if it begins a message. */
-static __always_inline void egress_head(struct __sk_buff *skb)
-{
-	struct bpf_sock *sk = NULL;
-	struct tcp_conn *c;
-	__u32 off = 0, seq = 0, ack = 0;
-
-	if (!KMON_READ_ONCE(outcomes_on))
-		return;
-	c = segment_conn(skb, &sk, &off, &seq, &ack);
-	if (c && head_at_egress(c))
-		head_from_skb(skb, c, PROTO_DIR_OUT, off, seq, ack);
-}
-
-/* Where tcp_sendmsg_locked is not a BTF tracepoint, what sockets send;
- * where it is (tcp.bpf.c's program on it calls capture_send), only
- * the heads of plain connections (heads_at_egress). */
+/* Used only where tcp_sendmsg_locked is not a BTF tracepoint (where it
+ * is, tcp.bpf.c's program on it calls capture_send). */
 SEC("cgroup_skb/egress")
 int proto_egress(struct __sk_buff *skb)
 {
-	if (heads_at_egress)
-		egress_head(skb);
-	else
-		capture(skb, PROTO_DIR_OUT);
+	capture(skb, PROTO_DIR_OUT);
 	return 1;
 }
 

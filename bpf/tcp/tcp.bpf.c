@@ -1073,7 +1073,7 @@ static __always_inline int handle_send_entry(struct sock *sk,
 	/* its ciphertext: no head, no sample of it */
 	if (c->tls)
 		return 0;
-	if (heads && !head_at_egress(c))
+	if (heads)
 		send_head(sk, msg, c);
 	if (capture_sends && c->proto_state == PROTO_CAPTURING)
 		capture_send(sk, msg, c);

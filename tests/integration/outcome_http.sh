@@ -11,10 +11,6 @@
 # access log on both sides, and the topology and load records' counts by
 # outcome are the sums over the records. Then a URL storm (random paths
 # from an unmonitored wrk) stays within the per-service route bound.
-# OUTCOMES_BY_RELOAD=1 (outcome_http_reload): kmond starts with outcomes
-# off and a SIGHUP turns them on, before the mix: the heads of what
-# plain connections send are then read at the send call, not at the
-# egress program (bpf/tcp/outcome.bpf.h), and must be as exact.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 source "$(dirname "$0")/../lib/caller.sh"
@@ -38,37 +34,15 @@ NGINX_LOCATIONS='
 start_nginx $PORT 2
 start_caller
 
-config() { # [OUTCOMES]
-	cat >"$WORK/kmond.yaml" <<YAML
+cat >"$WORK/kmond.yaml" <<YAML
 interval: 500ms
 services:
   - { name: web, match: { port: $PORT } }
   - { name: callers, match: { pid: $CALLER_PID } }
 collectors:
-  tcp: { enabled: true, routes: $ROUTE_BOUND${1:+, outcomes: $1} }
+  tcp: { enabled: true, routes: $ROUTE_BOUND }
 YAML
-}
-# where the sends are read at tcp_sendmsg_locked, kmond holds the egress
-# program (for the heads) only with outcomes on at start
-egress() { # yes|no
-	local held=no
-	"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +tcp_sendmsg +tp_btf' ||
-		return 0
-	[[ " $(prog_names $KMOND_PID) " == *" proto_egress "* ]] && held=yes
-	[ $held = "$1" ] || fail "kmond holds proto_egress: $held, not $1"
-}
-if [ "${OUTCOMES_BY_RELOAD:-0}" = 1 ]; then
-	config false
-	start_kmond "$WORK/kmond.yaml"
-	egress no
-	config
-	kill -HUP $KMOND_PID
-	wait_for_log "reloaded" || fail "no reload"
-else
-	config
-	start_kmond "$WORK/kmond.yaml"
-	egress yes
-fi
+start_kmond "$WORK/kmond.yaml"
 sleep 0.6 # one interval: the caller is selected
 log=$WORK/nginx/logs/access.log
 before=$(wc -l <"$log")

@@ -62,7 +62,7 @@ static void check_http(void)
 
 	/* line ends found a word at a time: a CRLF that begins a word
 	 * (byte 16), a CR alone (21), a CRLF across two words (23-24), the
-	 * blank line in the last, partial word (32); then the same request
+	 * blank line in the last, partial word (34); then the same request
 	 * with more bytes after it, and one followed by another */
 	static const char edges[] = "GET /ab HTTP/1.1\r\nX: \r1\r\n"
 				    "Y: 0123\r\n\r\n";

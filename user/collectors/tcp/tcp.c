@@ -692,22 +692,14 @@ static void proto_open(struct tcp_collector *c, const int *chosen, bool all_btf,
 		  chosen[HOOK_PROTO_IN] >= 0;
 	const char *why = NULL;
 	/* sends: at the send call, else every egress segment */
-	bool at_send = on && send_hook, heads_out;
+	bool at_send = on && send_hook;
 
 	on = on && (at_send || chosen[HOOK_PROTO_OUT] >= 0);
 	at_send = at_send && on;
-	/* beside the send call, the egress program takes the heads of
-	 * plain connections' sends, where it is cheaper (outcome.bpf.h):
-	 * with outcomes on at start (a reload that turns them on later
-	 * has them taken at the send call) */
-	heads_out = at_send && !c->k->cfg.tcp.no_outcomes &&
-		    chosen[HOOK_PROTO_OUT] >= 0;
 	c->skel->rodata->proto_capture = on;
 	bpf_program__set_autoload(c->skel->progs.proto_ingress, on);
 	c->skel->rodata->capture_sends = at_send;
-	c->skel->rodata->heads_at_egress = heads_out;
-	bpf_program__set_autoload(c->skel->progs.proto_egress,
-				  on && (!at_send || heads_out));
+	bpf_program__set_autoload(c->skel->progs.proto_egress, on && !at_send);
 	if (!c->k->cfg.tcp.protocols)
 		why = "collectors.tcp.protocols is false";
 	else if (!all_btf)
@@ -715,7 +707,7 @@ static void proto_open(struct tcp_collector *c, const int *chosen, bool all_btf,
 	if (why)
 		log_info("tcp: protocol identification off (%s)", why);
 	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_IN], why);
-	if (!why && at_send && !heads_out)
+	if (!why && at_send)
 		why = "tcp_sendmsg_locked reads the sends";
 	probe__set_unloaded(&tcp_hooks[HOOK_PROTO_OUT], why);
 }
@@ -743,10 +735,7 @@ static void proto_attach(struct tcp_collector *c)
 	/* sends at the tracepoint came with tcp_bpf__attach */
 	c->cgroups = proto_cgroups__new(
 		c->skel->progs.proto_ingress,
-		c->skel->rodata->capture_sends &&
-				!c->skel->rodata->heads_at_egress ?
-			NULL :
-			egress);
+		c->skel->rodata->capture_sends ? NULL : egress);
 	if (!c->cgroups) {
 		log_warn("tcp: protocol identification off: no cgroup v2 "
 			 "hierarchy");
