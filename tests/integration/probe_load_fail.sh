@@ -33,7 +33,13 @@ echo "ok: the refused load is logged"
 
 # offcpu counts on each method that loaded in place of refused ones: a
 # sleeper's 20 blocks are there (how long each took is the timing tests'
-# business, not this one's).
+# business, not this one's), all but one at most. A sleep can pass with
+# the sleeper runnable, not asleep: preempted (or its vCPU not run by
+# the host) between setting its state and schedule() for longer than
+# the sleep, it finds its timer fired and does not sleep, and no block
+# begins. The kernel side counted 19 in 1 of 3 runs of the sanitizer
+# build (kmond busier), 20 in 4 of 4 of the plain one; offcpu_sleep
+# allows 2 of 40 too.
 cp "$BUILD/tests/kmt_nanosleep" "$WORK/kmt_loadfail"
 cat >"$WORK/kmond.yaml" <<YAML
 interval: 300ms
@@ -53,7 +59,7 @@ for refused in tp_btf:sched_switch:raw_tp tp_btf:sched_switch,raw_tp:sched_switc
 	sleep 0.7
 	stop_kmond
 	got=$($RECORDS "$WORK/out.json" --kind offcpu --where service=sleeper --sum count)
-	[ "${got:-0}" -ge 20 ] || fail "offcpu on $want: $got blocks of the sleeper, want 20"
+	[ "${got:-0}" -ge 19 ] || fail "offcpu on $want: $got blocks of the sleeper, want 20 (19)"
 	echo "ok: offcpu on $want after $KMOND_PROBE_FAIL_LOAD failed to load: $got blocks"
 done
 KMOND_PROBE_FAIL_LOAD=tp_btf:block_io_start,tp_btf:block_rq_insert,tp_btf:block_rq_issue,tp_btf:block_rq_complete \
