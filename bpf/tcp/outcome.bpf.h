@@ -223,14 +223,19 @@ send_head(const struct sock *sk, const struct msghdr *msg, struct tcp_conn *c)
 	head_from_send(sk, c, base + skip, avail - skip);
 }
 
-/* A request (call) begins at seq: its head is the last request begun,
- * when that began there; its response is not in yet. */
-static __always_inline void head_request(struct tcp_conn *c, __u32 seq)
+/* The request's head: the last request begun, when that began at seq. */
+static __always_inline void request_head_at(struct tcp_conn *c, __u32 seq)
 {
 	if (c->next_req.len && c->next_req.seq == seq)
 		c->req_head = c->next_req;
 	else
 		c->req_head.len = c->req_head.body_after = 0;
+}
+
+/* A request (call) begins at seq; its response is not in yet. */
+static __always_inline void head_request(struct tcp_conn *c, __u32 seq)
+{
+	request_head_at(c, seq);
 	c->resp_head.len = c->resp_head.body_after = 0;
 }
 
@@ -250,12 +255,10 @@ static __always_inline void head_response(struct tcp_conn *c, __u32 seq)
  * if any, does not begin at its sequence number. */
 static __always_inline void heads_late(struct tcp_conn *c)
 {
-	if (!c->req_head.len && c->next_req.len &&
-	    c->next_req.seq == c->req_seq)
-		c->req_head = c->next_req;
-	if (!c->resp_head.len && c->next_resp.len &&
-	    c->next_resp.seq == c->resp_seq)
-		c->resp_head = c->next_resp;
+	if (!c->req_head.len)
+		request_head_at(c, c->req_seq);
+	if (!c->resp_head.len)
+		head_response(c, c->resp_seq);
 }
 
 /* The HTTP/2 stream a request head opens (0: not shown), a global
