@@ -180,18 +180,18 @@ static __always_inline void h2_writev_head(const struct sock *sk,
 					   const struct iov_iter *it)
 {
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	struct h2_iovs_buf b = {};
 	struct h2_iovs v;
-	__u8 b[2 * H2_IOVS_READ] = {};
 	__u32 skip, got;
 
 	h2_iovs_of(it, &v);
-	skip = h2_control_iovs(&v, b);
+	skip = h2_control_iovs(&v, &b);
 	c->ctl_send = skip >= v.total && v.total == it->count;
 	if (!tp || c->ctl_send || head_is_request(c, PROTO_DIR_OUT) ||
 	    !outcome_wanted(c) || !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
 		return;
-	got = h2_iovs_read(&v, skip, b, TCP_RESP_HEAD);
-	__builtin_memcpy(c->next_resp.data, b, TCP_RESP_HEAD);
+	got = h2_iovs_read(&v, skip, &b, TCP_RESP_HEAD);
+	__builtin_memcpy(c->next_resp.data, b.b, TCP_RESP_HEAD);
 	c->next_resp.seq = tp->write_seq;
 	c->next_resp.len = got;
 	c->next_resp.body_after = 0;
