@@ -32,6 +32,7 @@
 #include "loader/live_store.h"
 #include "loader/misses.h"
 #include "loader/rings.h"
+#include "loader/verified.h"
 #include "provider/disks.h"
 #include "exporters/exporter.h"
 #include "lib/hashmap.h"
@@ -509,6 +510,7 @@ static int bio_start(struct kmond *k, void **state)
 		log_debug("failed to load bio: %s", strerror(-err));
 		goto cleanup;
 	}
+	verified__log("bio", c->skel->obj);
 	bio_apply(c, &k->cfg);
 	/* Keyed by sector there is no request to look at (docs/design/bio.md). */
 	if (!c->skel->rodata->key_by_sector)

@@ -30,6 +30,7 @@
 #include "lib/record.h"
 #include "lib/strbuf.h"
 #include "loader/misses.h"
+#include "loader/verified.h"
 
 enum { HOOK_TRACEPOINTS, HOOK_FUNCTIONS, NR_HOOKS };
 
@@ -424,6 +425,7 @@ static int counters_start(struct kmond *k, void **state)
 		log_debug("failed to load counters: %s", strerror(-err));
 		goto cleanup;
 	}
+	verified__log("counters", c->skel->obj);
 	/* Nothing to attach by name: every link is made here. */
 	err = counters_apply(c, &k->cfg);
 	if (err && k->cfg.counters.sw.required) {

@@ -37,6 +37,7 @@
 #include "loader/prealloc.h"
 #include "loader/probe.h"
 #include "loader/rings.h"
+#include "loader/verified.h"
 #include "sym/ksyms.h"
 #include "sym/kstack.h"
 #include "lib/log.h"
@@ -377,6 +378,7 @@ static int drop_start(struct kmond *k, void **state)
 		log_debug("failed to load drop: %s", strerror(-err));
 		goto cleanup;
 	}
+	verified__log("drop", c->skel->obj);
 	drop_apply(c, &k->cfg);
 	err = rings__add(k->rings, bpf_map__fd(c->skel->maps.drop_events),
 			 on_event, c);

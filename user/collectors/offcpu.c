@@ -23,6 +23,7 @@
 #include "loader/live_store.h"
 #include "loader/misses.h"
 #include "loader/prealloc.h"
+#include "loader/verified.h"
 #include "exporters/exporter.h"
 #include "lib/hashmap.h"
 #include "sym/ksyms.h"
@@ -556,6 +557,8 @@ static int offcpu_load(struct offcpu_collector *c, struct kmond *k)
 	err = err ?: offcpu_bpf__load(c->skel);
 	if (err)
 		log_debug("failed to load offcpu: %s", strerror(-err));
+	else
+		verified__log("offcpu", c->skel->obj);
 	return err;
 }
 

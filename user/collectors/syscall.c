@@ -20,6 +20,7 @@
 #include "lib/xalloc.h"
 #include "loader/live_store.h"
 #include "loader/misses.h"
+#include "loader/verified.h"
 #include "provider/provider.h"
 #include "lib/record.h"
 #include "bpf/syscall.h"
@@ -130,6 +131,7 @@ static int syscall_start(struct kmond *k, void **state)
 		log_debug("failed to load syscall: %s", strerror(-err));
 		goto cleanup;
 	}
+	verified__log("syscall", c->skel->obj);
 	err = map_slots(c);
 	if (err) {
 		log_error("failed to map syscall's slots: %s", strerror(-err));

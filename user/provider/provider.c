@@ -23,6 +23,7 @@
 #include "lib/array.h"
 #include "lib/hashmap.h"
 #include "loader/rings.h"
+#include "loader/verified.h"
 #include "lib/xalloc.h"
 #include "provider/container.h"
 #include "provider/listen.h"
@@ -745,6 +746,8 @@ static int provider_load_once(struct provider *p)
 	err = provider_bpf__load(p->skel);
 	if (err)
 		log_debug("failed to load the provider: %s", strerror(-err));
+	else
+		verified__log("provider", p->skel->obj);
 	return err;
 }
 

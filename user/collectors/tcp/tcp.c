@@ -37,6 +37,7 @@
 #include "loader/prealloc.h"
 #include "loader/rings.h"
 #include "loader/uprobe_multi.h"
+#include "loader/verified.h"
 #include "provider/listen.h"
 #include "collectors/tcp/tcp_flush.h"
 #include "collectors/tcp/tcp_names.h"
@@ -950,6 +951,7 @@ static int tcp_start(struct kmond *k, void **state)
 		log_debug("failed to load tcp: %s", strerror(-err));
 		goto cleanup;
 	}
+	verified__log("tcp", c->skel->obj);
 	c->topo = tcp_topology__new(k, &c->rec,
 				    bpf_map__fd(c->skel->maps.edges), c->ncpus);
 	load_maps(c, &m);
