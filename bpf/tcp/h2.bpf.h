@@ -13,9 +13,11 @@
  * - a send made only of control frames is no request's and no
  *   response's (ctl_send, read from the sender's buffer at the send's
  *   entry);
- * - a segment received made only of them is noted (ctl_rx_seq and
- *   ctl_rx_end, at the cgroup ingress program), and a read of exactly
- *   that segment is no request's or response's either;
+ * - a segment received made only of them is noted (ctl_seq and ctl_end,
+ *   at the cgroup ingress program), and a read of exactly that segment
+ *   is no request's or response's either; likewise a segment sent, at
+ *   the egress program, where no send's entry is hooked (before 6.13,
+ *   no tcp_sendmsg_locked) and a send of exactly that segment;
  * - a head starts at the first frame that is not control.
  *
  * A connection is HTTP/2's once identified so, or once its client's
@@ -241,15 +243,28 @@ static __always_inline __u32 h2_send_begins(struct tcp_conn *c,
 	return skip;
 }
 
-/* A segment of len bytes at off, first sequence number seq, received on
- * c (plain TCP): a control-only one is noted for the read that takes it
- * (true); else where its first other frame is, in *skip. */
-static __always_inline bool h2_received(struct __sk_buff *skb,
-					struct tcp_conn *c, __u32 off,
-					__u32 len, __u32 seq, __u32 *skip)
+/* h2_control over len bytes at off in skb's payload: a global function,
+ * verified once for both directions. */
+__noinline __u32 h2_control_of_skb(struct __sk_buff *skb, __u32 off, __u32 len)
 {
 	struct h2_src src = { .skb = skb, .off = off };
-	__u8 b[4], f[H2_FRAME_HEADER];
+	__u8 f[H2_FRAME_HEADER];
+
+	if (!skb)
+		return len;
+	return h2_control(&src, H2_FROM_SKB, len, f);
+}
+
+/* A segment of len bytes at off, first sequence number seq, received
+ * (dir in) or sent (dir out, the egress program's) on c, plain TCP: a
+ * control-only one is noted for the read or the send that moves it
+ * (true); else where its first other frame is, in *skip. A client's
+ * preface, its first bytes either way, tells an undecided connection. */
+static __always_inline bool h2_segment(struct __sk_buff *skb,
+				       struct tcp_conn *c, __u8 dir, __u32 off,
+				       __u32 len, __u32 seq, __u32 *skip)
+{
+	__u8 b[4];
 
 	*skip = 0;
 	if (!h2_known(c)) {
@@ -259,11 +274,11 @@ static __always_inline bool h2_received(struct __sk_buff *skb,
 			return false;
 		c->h2 = 1;
 	}
-	*skip = h2_control(&src, H2_FROM_SKB, len, f);
+	*skip = h2_control_of_skb(skb, off, len);
 	if (*skip < len)
 		return false;
-	c->ctl_rx_seq = seq;
-	c->ctl_rx_end = seq + len;
+	c->ctl_seq[dir & 1] = seq;
+	c->ctl_end[dir & 1] = seq + len;
 	return true;
 }
 
@@ -275,21 +290,22 @@ static __always_inline bool h2_received(struct __sk_buff *skb,
 static __always_inline __u64 h2_message_begins(const struct tcp_conn *c,
 					       __u32 *seq)
 {
-	__u32 ctl = c->ctl_rx_end - c->ctl_rx_seq;
+	__u32 ctl = c->ctl_end[PROTO_DIR_IN] - c->ctl_seq[PROTO_DIR_IN];
 
-	if (!c->h2 || c->tls || !ctl || *seq != c->ctl_rx_seq)
+	if (!c->h2 || c->tls || !ctl || *seq != c->ctl_seq[PROTO_DIR_IN])
 		return 0;
-	*seq = c->ctl_rx_end;
+	*seq = c->ctl_end[PROTO_DIR_IN];
 	return -(__u64)ctl;
 }
 
-/* Whether a read of len bytes from seq on is exactly a control-only
- * segment received (plain TCP). */
-static __always_inline bool h2_control_read(const struct tcp_conn *c, __u32 seq,
-					    int len)
+/* Whether a read (dir in) or a send (dir out) of len bytes from seq on
+ * is exactly a control-only segment (plain TCP). */
+static __always_inline bool h2_control_only(const struct tcp_conn *c, __u8 dir,
+					    __u32 seq, int len)
 {
-	return c->h2 && c->ctl_rx_end != c->ctl_rx_seq &&
-	       seq == c->ctl_rx_seq && seq + len == c->ctl_rx_end;
+	__u32 at = c->ctl_seq[dir & 1], end = c->ctl_end[dir & 1];
+
+	return c->h2 && end != at && seq == at && seq + len == end;
 }
 
 #endif

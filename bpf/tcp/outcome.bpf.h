@@ -115,7 +115,7 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 	if ((request && !req_head_wanted(c)) || !outcome_wanted(c))
 		return;
 	/* HTTP/2's control frames begin no message (h2.bpf.h) */
-	if (dir == PROTO_DIR_IN && h2_received(skb, c, off, len, seq, &skip))
+	if (h2_segment(skb, c, dir, off, len, seq, &skip))
 		return;
 	if (!head_begins(c, dir, ack))
 		return;

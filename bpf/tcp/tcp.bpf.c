@@ -1128,7 +1128,8 @@ recv_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 {
 	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted) ||
 	    (c->h2 && !c->tls &&
-	     h2_control_read(c, received_seq(sk, ret, trusted), ret))) {
+	     h2_control_only(c, PROTO_DIR_IN, received_seq(sk, ret, trusted),
+			     ret))) {
 		c->rx_off += ret;
 		return;
 	}
@@ -1232,9 +1233,13 @@ send_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 {
 	if (sends_stashed)
 		take_stashed_send(c, sk);
-	/* HTTP/2's control frames are no request's or response's */
+	/* HTTP/2's control frames are no request's or response's (seen at
+	 * the send's entry, or where none is hooked by the egress program) */
 	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted) ||
-	    c->ctl_send) {
+	    c->ctl_send ||
+	    (c->h2 && !c->tls &&
+	     h2_control_only(c, PROTO_DIR_OUT, sent_seq(sk, ret, trusted),
+			     ret))) {
 		c->ctl_send = 0;
 		c->call_ns = 0; /* no call's start, no response's end */
 		c->tx_off += ret;

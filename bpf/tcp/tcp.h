@@ -268,12 +268,13 @@ struct tcp_conn {
 	__u8 head_acked[2]; /* head_ack holds one */
 	/* HTTP/2 (bpf/tcp/h2.bpf.h): h2 once its bytes are known to be
 	 * HTTP/2's; ctl_send: the send in progress holds only connection
-	 * control frames; ctl_rx_seq .. ctl_rx_end: the last segment
-	 * received that did (plain TCP). */
+	 * control frames (seen at its entry); ctl_seq .. ctl_end: the last
+	 * segment received (PROTO_DIR_IN) or sent (PROTO_DIR_OUT, seen by
+	 * the egress program) that did (plain TCP). */
 	__u8 h2;
 	__u8 ctl_send;
-	__u32 ctl_rx_seq;
-	__u32 ctl_rx_end;
+	__u32 ctl_seq[2];
+	__u32 ctl_end[2];
 	struct tcp_req_head next_req;
 	struct tcp_resp_head next_resp;
 	struct tcp_req_head req_head;

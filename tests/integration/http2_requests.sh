@@ -20,12 +20,22 @@
 # direction, not streams, so the counts are not exact; a status must be
 # its request's or absent: no more records with a status than nginx
 # answered with it, and the two ends never disagree.
+#
+# Where TLS is not read in plaintext (before 6.13: no
+# tcp_sendmsg_locked), the h2c parts alone; http2_requests_egress runs
+# them so on this host, the sends' control frames seen by the egress
+# program.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 source "$(dirname "$0")/../lib/tls.sh"
 
 need_protocols
 command -v h2load >/dev/null || skip "h2load (nghttp2-client) missing"
+tls_read=1
+"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +tcp_sendmsg +tp_btf' || {
+	tls_read=0
+	echo "TLS not read in plaintext here: the h2c parts alone"
+}
 HTTP=$(test_port)
 H2=$(test_port)
 H2C=$(test_port)
@@ -62,6 +72,7 @@ urls_after() { # BASE
 	done
 }
 for run in 1 2; do
+	[ $tls_read = 1 ] || break
 	urls_after "https://api.test:$H2" |
 		curl -sk --http2 -w '%{http_version} %{http_code}\n' \
 			--resolve "api.test:$H2:127.0.0.1" --config - \
@@ -73,13 +84,17 @@ for run in 1 2; do
 		-w '%{http_version} %{http_code}\n' "http://127.0.0.1:$H2C/ok" \
 		>>"$WORK/curl.out" || fail "curl --http2-prior-knowledge"
 done
+want_curl="4 2 200 2 2 404 2 2 500"
+[ $tls_read = 1 ] || want_curl="2 2 200"
 expect_eq "curl's answers" "$(sort "$WORK/curl.out" | uniq -c | xargs)" \
-	"4 2 200 2 2 404 2 2 500"
+	"$want_curl"
 h2load -n 6 -c 1 -m 1 "http://127.0.0.1:$H2C/ok" \
 	"http://127.0.0.1:$H2C/missing" "http://127.0.0.1:$H2C/fail" \
 	>"$WORK/h2load.out" || fail "h2load -m 1"
 grep -q '6 total, 6 started, 6 done' "$WORK/h2load.out" || fail "h2load: $(cat "$WORK/h2load.out")"
-for port in $H2I $H2TI; do
+interleaved=$H2I
+[ $tls_read = 1 ] && interleaved+=" $H2TI"
+for port in $interleaved; do
 	scheme=http
 	[ "$port" = "$H2TI" ] && scheme=https
 	h2load -n 60 -c 1 -m 10 "$scheme://127.0.0.1:$port/ok" \
@@ -87,15 +102,17 @@ for port in $H2I $H2TI; do
 		"$scheme://127.0.0.1:$port/fail" >>"$WORK/h2load.out" ||
 		fail "h2load -m 10"
 done
-expect_eq "h2load's requests" "$(grep -c '60 total, 60 started, 60 done' "$WORK/h2load.out")" 2
+expect_eq "h2load's requests" "$(grep -c '60 total, 60 started, 60 done' "$WORK/h2load.out")" \
+	"$(wc -w <<<"$interleaved")"
 sleep 1.2 # two intervals: the quiet connections' last requests
 stop_kmond
 tail -n +$((before + 1)) "$log" >"$WORK/answered.log"
 
-python3 - "$WORK/out.json" "$WORK/answered.log" "$H2" "$H2C" "$H2I" "$H2TI" <<'PY' ||
+python3 - "$WORK/out.json" "$WORK/answered.log" "$H2" "$H2C" "$H2I" "$H2TI" \
+	$tls_read <<'PY' ||
 import collections, json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
-h2, h2c, h2i, h2ti = map(int, sys.argv[3:7])
+h2, h2c, h2i, h2ti, tls_read = map(int, sys.argv[3:8])
 errors = []
 
 def tcp(port, side, tls=None):
@@ -162,12 +179,13 @@ def joined(port, every=True):
 
 # sequential: one record per request, each side, its status
 three = {200: 2, 404: 2, 500: 2}
-want(h2, "server", three, True)
-want(h2, "client", three, True)
-# the join by sequence numbers is not exact over TLS: a control frames'
-# record and the request's read off the socket at once name the request
-# by the first (docs/design/tls.md)
-same_bytes(h2)
+if tls_read:
+    want(h2, "server", three, True)
+    want(h2, "client", three, True)
+    # the join by sequence numbers is not exact over TLS: a control
+    # frames' record and the request's read off the socket at once name
+    # the request by the first (docs/design/tls.md)
+    same_bytes(h2)
 want(h2c, "server", {200: 4, 404: 2, 500: 2}, False)
 want(h2c, "client", {200: 2}, False, "curl")
 want(h2c, "client", three, False, "h2load")
@@ -177,7 +195,7 @@ joined(h2c)
 answered = collections.Counter()
 for line in open(sys.argv[2]):
     answered[int(line.split()[0])] += 1
-for port, tls in ((h2i, False), (h2ti, True)):
+for port, tls in ((h2i, False), (h2ti, True))[:1 + tls_read]:
     srv = tcp(port, "server")
     if not srv or {r["protocol"] for r in srv} != {"http2"}:
         errors.append(f"interleaved on {port}: {statuses(srv)}")
@@ -192,6 +210,7 @@ for port, tls in ((h2i, False), (h2ti, True)):
           f"for 60 requests, statuses {got}")
 if errors:
     sys.exit("\n".join(errors))
-print("ok: sequential HTTP/2 exact on both ends, over TLS and h2c")
+print("ok: sequential HTTP/2 exact on both ends, over "
+      + ("TLS and h2c" if tls_read else "h2c"))
 PY
 	fail "HTTP/2 requests"
