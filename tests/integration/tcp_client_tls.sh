@@ -9,7 +9,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/caller.sh"
 
-need_protocols
+need_tls
 
 TLS=$(test_port)
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/key.pem" \

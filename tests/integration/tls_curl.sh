@@ -15,7 +15,7 @@ source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 source "$(dirname "$0")/../lib/tls.sh"
 
-need_protocols
+need_tls
 RUNS=12
 
 HTTP=$(test_port)

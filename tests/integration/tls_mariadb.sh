@@ -16,7 +16,7 @@ source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/servers.sh"
 source "$(dirname "$0")/../lib/tls.sh"
 
-need_protocols
+need_tls
 SESSIONS=2
 
 PORT=$(test_port)

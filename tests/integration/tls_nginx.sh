@@ -12,7 +12,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 
-need_protocols
+need_tls
 CONNS=3
 REQS=5
 

@@ -10,7 +10,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tls.sh"
 
-need_protocols
+need_tls
 STATUSES="200 404 200 503 200 201"
 
 PORT=$(test_port)

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/tls.sh"
 
-need_protocols
+need_tls
 CONNS=2
 REQS=6
 

@@ -11,7 +11,7 @@ source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 source "$(dirname "$0")/../lib/tls.sh"
 
-need_protocols
+need_tls
 CONNS=2
 REQS=4
 CLIENT=$BUILD/tests/kmt_tls_static

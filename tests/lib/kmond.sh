@@ -138,6 +138,14 @@ need_protocols() {
 		skip "no tp_btf sock_recv_length (6.3): tcp on its syscall fallback identifies no protocols"
 }
 
+# need_tls: TLS read in plaintext, which takes protocol identification
+# and the sends' bytes at tcp_sendmsg_locked's tp_btf (6.13).
+need_tls() {
+	need_protocols
+	"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +tcp_sendmsg +tp_btf' ||
+		skip "no tp_btf tcp_sendmsg_locked (6.13): TLS is not read in plaintext"
+}
+
 # expect_eq WHAT GOT WANT
 expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
