@@ -32,15 +32,6 @@
 #define H2_FRAME_HEADER 9
 #define H2_PREFACE_LEN 24
 #define H2_CONTROL_FRAMES 8 /* walked at most; past them, not control */
-/* PRIORITY 2, RST_STREAM 3, SETTINGS 4, PING 6, GOAWAY 7,
- * WINDOW_UPDATE 8 (RFC 9113, 6) */
-#define H2_CONTROL_TYPES \
-	(1ULL << 2 | 1ULL << 3 | 1ULL << 4 | 1ULL << 6 | 1ULL << 7 | 1ULL << 8)
-
-static __always_inline bool h2_is_control(__u8 type)
-{
-	return type < 64 && ((1ULL << type) & H2_CONTROL_TYPES);
-}
 
 /* "PRI " starts only the client's preface. */
 static __always_inline bool h2_is_preface(const __u8 *b)
@@ -54,11 +45,39 @@ static __always_inline bool h2_known(const struct tcp_conn *c)
 	       (c->proto_state == PROTO_DECIDED && c->proto == PROTO_HTTP2);
 }
 
+#define H2_MAX_FRAME 16384 /* SETTINGS_MAX_FRAME_SIZE's default */
+
+/* Whether the frame header f is a control frame's as RFC 9113 (6) has
+ * them: its type, and a length and stream that type allows. A header
+ * read in the middle of another frame (a DATA payload's bytes) passes
+ * the type alone for 6 bytes in 256; then its length and stream fail. */
+static __always_inline bool h2_control_frame(const __u8 *f)
+{
+	__u32 len = f[0] << 16 | f[1] << 8 | f[2];
+	bool stream0 = !(f[5] & 0x7f) && !f[6] && !f[7] && !f[8];
+
+	switch (f[3]) {
+	case 2: /* PRIORITY */
+		return len == 5 && !stream0;
+	case 3: /* RST_STREAM */
+		return len == 4 && !stream0;
+	case 4: /* SETTINGS */
+		return len % 6 == 0 && len <= H2_MAX_FRAME && stream0;
+	case 6: /* PING */
+		return len == 8 && stream0;
+	case 7: /* GOAWAY */
+		return len >= 8 && len <= H2_MAX_FRAME && stream0;
+	case 8: /* WINDOW_UPDATE */
+		return len == 4;
+	}
+	return false;
+}
+
 /* Where a frame walk from off ends: the next frame's offset, or len
  * when the frame at off is not control. */
 static __always_inline __u32 h2_after(const __u8 *f, __u32 off, __u32 len)
 {
-	if (!h2_is_control(f[3]))
+	if (!h2_control_frame(f))
 		return len + 1;
 	return off + H2_FRAME_HEADER + (f[0] << 16 | f[1] << 8 | f[2]);
 }
@@ -101,7 +120,7 @@ struct h2_iovs_buf {
 	__u8 b[2 * H2_IOVS_READ];
 };
 
-/* Copies up to n (at most H2_IOVS_READ) bytes from offset off of the
+/* Copies up to n (below H2_IOVS_READ) bytes from offset off of the
  * buffers into dst; returns how many. A global function, verified once:
  * its loop inlined in each of a send's frame reads was walked again for
  * each (180,000 instructions a load). */
@@ -112,6 +131,8 @@ __noinline __u32 h2_iovs_read(const struct h2_iovs *v, __u32 off,
 
 	if (!v || !dst)
 		return 0;
+	if (n >= H2_IOVS_READ) /* the masks below keep 6 bits */
+		n = H2_IOVS_READ - 1;
 	for (int i = 0; i < H2_IOVS; i++) {
 		if (i >= v->nr || done >= n)
 			break;
@@ -251,7 +272,7 @@ __noinline __u32 h2_control_of_skb(struct __sk_buff *skb, __u32 off, __u32 len)
 	__u8 f[H2_FRAME_HEADER];
 
 	if (!skb)
-		return len;
+		return 0;
 	return h2_control(&src, H2_FROM_SKB, len, f);
 }
 

@@ -181,7 +181,7 @@ static __always_inline void h2_writev_head(const struct sock *sk,
 {
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 	struct h2_iovs_buf b = {};
-	struct h2_iovs v;
+	struct h2_iovs v = {};
 	__u32 skip, got;
 
 	h2_iovs_of(it, &v);
