@@ -32,7 +32,7 @@ source "$(dirname "$0")/../lib/tls.sh"
 need_protocols
 command -v h2load >/dev/null || skip "h2load (nghttp2-client) missing"
 tls_read=1
-"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +tcp_sendmsg +tp_btf' || {
+tls_in_plaintext || {
 	tls_read=0
 	echo "TLS not read in plaintext here: the h2c parts alone"
 }

@@ -30,7 +30,7 @@ YAML
 # run_refused ENTRIES COLLECTOR:HOOK...: starts kmond with ENTRIES
 # refused; each COLLECTOR:HOOK must be off, said once, listed in stats
 # (and by --probe, with PROBE=1: the run of every entry at once asks it,
-# the others leave it out for time).
+# and those of entries outside it; the others leave it out for time).
 run_refused() {
 	local entries=$1 want c h lines
 	shift
@@ -77,7 +77,7 @@ run_refused iter:task_file drop:seed_owners
 run_refused block_rq_insert,block/block_rq_insert bio:rq_insert
 run_refused cgroup_attach_task provider:cgroup
 if [ -d /sys/kernel/tracing/events/block/block_io_start ]; then
-	run_refused block_io_start,block/block_io_start bio:io_start
+	PROBE=1 run_refused block_io_start,block/block_io_start bio:io_start
 fi
 all=iter,run,cgroup,tp_btf:tcp_sendmsg_locked,raw_tp:sys_enter
 all+=,tcp_fork_btf,tcp_fork_tp

@@ -4,10 +4,10 @@
 # "verified in N instructions" line per program) stays well inside its
 # limit of 1,000,000 a program: at most a quarter of it for any program,
 # and at most the limit for the shipped config's whole start. The tcp
-# collector's read hook once took 730,000 (its helpers inlined at every
-# path to them) and a start 2,400,000, 3.7 s of CPU here: a change that
-# multiplies a program's paths fails here, not on a user's kernel where
-# the margin is smaller. Three starts: the shipped config as this kernel
+# collector's read hook once took 771,016 (its helpers inlined at every
+# path to them) and a start about 2,400,000, 3.7 s of CPU here: a change
+# that multiplies a program's paths fails here, not on a user's kernel
+# where the margin is smaller. Three starts: the shipped config as this kernel
 # attaches it, then with the fallbacks older kernels take (tp_btf
 # refused: tracepoints; the socket tracepoints of 6.3 refused: tcp's
 # reads and sends at the syscalls, on raw_tp).

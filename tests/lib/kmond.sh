@@ -138,12 +138,19 @@ need_protocols() {
 		skip "no tp_btf sock_recv_length (6.3): tcp on its syscall fallback identifies no protocols"
 }
 
-# need_tls: TLS read in plaintext, which takes protocol identification
-# and the sends' bytes at tcp_sendmsg_locked's tp_btf (6.13).
+# tls_in_plaintext: whether kmond reads TLS in plaintext here, which
+# takes protocol identification (tp_btf sock_recv_length, 6.3) and the
+# sends' bytes at tcp_sendmsg_locked's tp_btf (6.13).
+tls_in_plaintext() {
+	local probe
+	probe=$("$KMOND" --probe 2>/dev/null)
+	grep -Eq '^tcp +sock_recv +tp_btf' <<<"$probe" &&
+		grep -Eq '^tcp +tcp_sendmsg +tp_btf' <<<"$probe"
+}
+
 need_tls() {
-	need_protocols
-	"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +tcp_sendmsg +tp_btf' ||
-		skip "no tp_btf tcp_sendmsg_locked (6.13): TLS is not read in plaintext"
+	tls_in_plaintext ||
+		skip "TLS is not read in plaintext: no tp_btf sock_recv_length (6.3) or tcp_sendmsg_locked (6.13)"
 }
 
 # expect_eq WHAT GOT WANT
