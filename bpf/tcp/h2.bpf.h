@@ -47,13 +47,19 @@ static __always_inline bool h2_known(const struct tcp_conn *c)
 
 #define H2_MAX_FRAME 16384 /* SETTINGS_MAX_FRAME_SIZE's default */
 
+/* The payload length a frame header f gives (24 bits, big-endian). */
+static __always_inline __u32 h2_frame_len(const __u8 *f)
+{
+	return f[0] << 16 | f[1] << 8 | f[2];
+}
+
 /* Whether the frame header f is a control frame's as RFC 9113 (6) has
  * them: its type, and a length and stream that type allows. A header
  * read in the middle of another frame (a DATA payload's bytes) passes
  * the type alone for 6 bytes in 256; then its length and stream fail. */
 static __always_inline bool h2_control_frame(const __u8 *f)
 {
-	__u32 len = f[0] << 16 | f[1] << 8 | f[2];
+	__u32 len = h2_frame_len(f);
 	bool stream0 = !(f[5] & 0x7f) && !f[6] && !f[7] && !f[8];
 
 	switch (f[3]) {
@@ -79,7 +85,7 @@ static __always_inline __u32 h2_after(const __u8 *f, __u32 off, __u32 len)
 {
 	if (!h2_control_frame(f))
 		return len + 1;
-	return off + H2_FRAME_HEADER + (f[0] << 16 | f[1] << 8 | f[2]);
+	return off + H2_FRAME_HEADER + h2_frame_len(f);
 }
 
 #define H2_IOVS 6 /* a writev's buffers looked at */
