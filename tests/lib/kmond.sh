@@ -133,8 +133,18 @@ skip() {
 # need_protocols: skips a test of protocol identification where the
 # kernel cannot have it: it reads the connection state kmond keeps in the
 # sockets, which needs every tcp hook on tp_btf (sock_*_length: 6.3).
+# probe_has PATTERN: whether a line of `kmond --probe` matches PATTERN
+# (grep -E). --probe loads every program (1.3 s here): asked once a test,
+# its answer kept in $WORK (a test that changes KMOND_PROBE_DENY or
+# _FAIL_LOAD later runs --probe itself).
+probe_has() {
+	[ -s "$WORK/kmond.probe" ] ||
+		"$KMOND" --probe >"$WORK/kmond.probe" 2>/dev/null
+	grep -Eq "$1" "$WORK/kmond.probe"
+}
+
 need_protocols() {
-	"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +sock_recv +tp_btf' ||
+	probe_has '^tcp +sock_recv +tp_btf' ||
 		skip "no tp_btf sock_recv_length (6.3): tcp on its syscall fallback identifies no protocols"
 }
 
@@ -142,10 +152,8 @@ need_protocols() {
 # takes protocol identification (tp_btf sock_recv_length, 6.3) and the
 # sends' bytes at tcp_sendmsg_locked's tp_btf (6.13).
 tls_in_plaintext() {
-	local probe
-	probe=$("$KMOND" --probe 2>/dev/null)
-	grep -Eq '^tcp +sock_recv +tp_btf' <<<"$probe" &&
-		grep -Eq '^tcp +tcp_sendmsg +tp_btf' <<<"$probe"
+	probe_has '^tcp +sock_recv +tp_btf' &&
+		probe_has '^tcp +tcp_sendmsg +tp_btf'
 }
 
 need_tls() {
