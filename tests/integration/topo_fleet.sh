@@ -19,6 +19,7 @@
 # merges only the deltas after it, and prints that graph too.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
+source "$(dirname "$0")/../lib/fleet_groups.sh"
 
 KMON_TOPO=$BUILD/kmon-topo
 SEED=${SEED:-$RANDOM}
@@ -130,46 +131,56 @@ PY
 }
 settle() { sleep $((3 * SCALE)); } # a rebalance: join, sync, assign
 
-# kmon-topo as it was, alone: the reference.
-member g1 one --interval=1
-for part in 1 2 3; do publish g1 $part; done
-wait_read one
-stop one
+# The four groups read side by side (each mostly waits: rebalances,
+# intervals), then their graphs are compared.
+one_member() { # kmon-topo as it was, alone: the reference
+	member g1 one --interval=1
+	for part in 1 2 3; do publish g1 $part; done
+	wait_read one
+	stop one
+}
+two_members() { # the second joining mid-stream
+	group_joined g2 a b wait_read b
+}
+three_members() { # a third joins, then one of them leaves
+	group_joined_left g3 c d e wait_read e
+}
+# Checkpoints: f reads the first two parts alone, writing a checkpoint
+# every second, and leaves; g starts after it and reads the third part.
+# g begins from f's last checkpoint: it merges fewer deltas than f wrote
+# (only those after the checkpoint), and its graph is one member's; a
+# checkpoint cut short after it is passed over.
+from_checkpoint() {
+	member g4 f "--fleet --checkpoint 1"
+	publish g4 1
+	wait_read f "$(wc -l <"$WORK/part-1.tsv")"
+	publish g4 2
+	wait_read f "$(cat "$WORK"/part-[12].tsv | wc -l)"
+	sleep $((3 * SCALE)) # a checkpoint after the last delta
+	stop f
+	# a checkpoint whose writer died after its first message: not whole,
+	# so not loaded (999 records more would show it)
+	echo '{"kind":"topology_checkpoint","ts":1,"node":"x","id":"cut.1","part":0,"records":999,"rejected":0,"nodes":[],"aliases":[],"edges":[]}' |
+		kcat -P -b "$BROKERS" -t g4.g4.topology_checkpoint -p 0 ||
+		fail "kcat could not write a checkpoint's first part"
+	member g4 g "--fleet --checkpoint 0"
+	publish g4 3
+	wait_read g
+	stop g
+}
+side_by_side one_member two_members three_members from_checkpoint
+
 edges=$(python3 -c 'import json, sys
 print(len(json.loads(open(sys.argv[1]).read().splitlines()[-1])["edges"]))' "$WORK/one.json")
 [ "$edges" -ge 10 ] || fail "one member's graph has $edges edges"
 grep -q '"dst":"10.1.0.6:80"' "$WORK/one.json" ||
 	fail "the address two services claim was resolved"
 
-# Two members, the second joining mid-stream.
-member g2 a
-publish g2 1
-settle
-member g2 b
-publish g2 2
-settle
-publish g2 3
-wait_read b
-stop a
-stop b
 n=$(same_graph one b) || fail "g2's graph and one member's differ"
 fleet_line b | grep -q ' 0 offsets read twice' || fail "b: $(fleet_line b)"
 fleet_line b | grep -vq ' 0 partials written' || fail "b wrote no partial: it got no partition"
 echo "ok: two members, $n as one member's ($(fleet_line a))"
 
-# Three members: a third joins, then one of them leaves.
-member g3 c
-member g3 d
-publish g3 1
-settle
-member g3 e
-publish g3 2
-settle
-stop d
-publish g3 3
-wait_read e
-stop c
-stop e
 n=$(same_graph one e) || fail "g3's graph and one member's differ"
 fleet_line e | grep -q ' 0 offsets read twice' || fail "e: $(fleet_line e)"
 # c read before the others joined, e after its settle; d joined with c
@@ -181,27 +192,6 @@ for m in c e; do
 done
 echo "ok: three members, one leaving, $n as one member's"
 
-# Checkpoints: f reads the first two parts alone, writing a checkpoint
-# every second, and leaves; g starts after it and reads the third part.
-# g begins from f's last checkpoint: it merges fewer deltas than f wrote
-# (only those after the checkpoint), and its graph is one member's; a
-# checkpoint cut short after it is passed over.
-member g4 f "--fleet --checkpoint 1"
-publish g4 1
-wait_read f "$(wc -l <"$WORK/part-1.tsv")"
-publish g4 2
-wait_read f "$(cat "$WORK"/part-[12].tsv | wc -l)"
-sleep $((3 * SCALE)) # a checkpoint after the last delta
-stop f
-# a checkpoint whose writer died after its first message: not whole, so
-# not loaded (999 records more would show it)
-echo '{"kind":"topology_checkpoint","ts":1,"node":"x","id":"cut.1","part":0,"records":999,"rejected":0,"nodes":[],"aliases":[],"edges":[]}' |
-	kcat -P -b "$BROKERS" -t g4.g4.topology_checkpoint -p 0 ||
-	fail "kcat could not write a checkpoint's first part"
-member g4 g "--fleet --checkpoint 0"
-publish g4 3
-wait_read g
-stop g
 n=$(same_graph one g) || fail "g4's graph (from a checkpoint) and one member's differ"
 fleet_line f | grep -vq ' 0 checkpoints written' || fail "f: $(fleet_line f)"
 fleet_line g | grep -q ' 1 loaded' || fail "g loaded no checkpoint: $(fleet_line g)"

@@ -13,6 +13,7 @@
 # span written once.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
+source "$(dirname "$0")/../lib/fleet_groups.sh"
 source "$(dirname "$0")/../lib/otlp.sh"
 
 SEED=${SEED:-$RANDOM}
@@ -82,46 +83,31 @@ print(json.load(sys.stdin)["fleet"][sys.argv[1]])' "$2"
 }
 settle() { sleep $((3 * SCALE)); } # a rebalance: join, sync, assign
 
-# One member alone: the reference.
-member g1 one
-for part in 1 2 3; do publish g1 $part; done
-wait_written one
-stop one
-trace_check "$WORK/one.otlp" "$WORK/fleet/expected.json"
+# The three groups read side by side (each mostly waits: rebalances, the
+# quiet window), then are compared.
+one_member() { # the reference
+	member g1 one
+	for part in 1 2 3; do publish g1 $part; done
+	wait_written one
+	stop one
+	trace_check "$WORK/one.otlp" "$WORK/fleet/expected.json"
+}
+two_members() { # the second joining while the first holds open traces
+	group_joined g2 a b wait_written a b
+	cat "$WORK/a.otlp" "$WORK/b.otlp" >"$WORK/g2.otlp"
+	trace_check "$WORK/g2.otlp" "$WORK/fleet/expected.json"
+}
+three_members() { # a third joins, then one of them leaves
+	group_joined_left g3 c d e wait_written c d e
+	trace_check <(cat "$WORK/c.otlp" "$WORK/d.otlp" "$WORK/e.otlp") "$WORK/fleet/expected.json"
+}
+side_by_side one_member two_members three_members
 
-# Two members, the second joining while the first holds open traces.
-member g2 a
-publish g2 1
-settle
-member g2 b
-publish g2 2
-settle
-publish g2 3
-wait_written a b
-stop a
-stop b
-cat "$WORK/a.otlp" "$WORK/b.otlp" >"$WORK/g2.otlp"
-trace_check "$WORK/g2.otlp" "$WORK/fleet/expected.json"
 n=$($SAME "$WORK/one.otlp" "$WORK/a.otlp" "$WORK/b.otlp") || fail "g2 and one member differ"
 [ -s "$WORK/b.otlp" ] || fail "the second member wrote nothing: it got no partition"
 handed=$(($(fleet_count a spans_handed_over) + $(fleet_count a ends_handed_over)))
 [ "$handed" -gt 0 ] || fail "a handed nothing over: the rebalance found nothing open"
 echo "ok: two members, $n spans as one member's ($handed spans and ends handed over)"
-
-# Three members: a third joins, then one of them leaves.
-member g3 c
-member g3 d
-publish g3 1
-settle
-member g3 e
-publish g3 2
-settle
-stop d
-publish g3 3
-wait_written c d e
-stop c
-stop e
-trace_check <(cat "$WORK/c.otlp" "$WORK/d.otlp" "$WORK/e.otlp") "$WORK/fleet/expected.json"
 n=$($SAME "$WORK/one.otlp" "$WORK/c.otlp" "$WORK/d.otlp" "$WORK/e.otlp") ||
 	fail "g3 and one member differ"
 echo "ok: three members, one leaving, $n spans as one member's"

@@ -21,7 +21,8 @@ aarch64) SYSCALL_ENTRY_FRAME=el0t_64_sync+ ;; # not el0t_64_sync_handler
 esac
 export SYSCALL_ENTRY_FRAME
 
-cleanup() {
+# end_started: ends what this shell started (STARTED_PIDS, kmond)
+end_started() {
 	local pid
 	for pid in "${STARTED_PIDS[@]}" $KMOND_PID; do
 		kill -TERM "$pid" 2>/dev/null
@@ -29,6 +30,10 @@ cleanup() {
 	for pid in "${STARTED_PIDS[@]}" $KMOND_PID; do
 		wait "$pid" 2>/dev/null
 	done
+}
+
+cleanup() {
+	end_started
 	# TESTS_KEEP=DIR: a test's records and logs kept for a look after
 	if [ -n "${TESTS_KEEP:-}" ]; then
 		mkdir -p "$TESTS_KEEP" && cp -r "$WORK" "$TESTS_KEEP/"
@@ -44,6 +49,28 @@ fail() {
 		tail -20 "$WORK/kmond.err" >&2
 	fi
 	exit 1
+}
+
+# side_by_side FUNC...: runs the FUNCs at once, each in a subshell of its
+# own, for parts of a test that mostly wait and share nothing but $WORK
+# (and its broker): each part's output is printed once it ended, what it
+# started (STARTED_PIDS) is ended with it, and a failed part fails the
+# test after all ended. Its variables stay in its subshell.
+side_by_side() {
+	local i pids=() failed=()
+	for i in "$@"; do
+		(
+			STARTED_PIDS=() KMOND_PID=
+			trap end_started EXIT
+			"$i"
+		) >"$WORK/part-$i.log" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[i]}" || failed+=("${*:i+1:1}")
+		cat "$WORK/part-${*:i+1:1}.log"
+	done
+	[ ${#failed[@]} -eq 0 ] || fail "parts failed: ${failed[*]}"
 }
 
 # start_kmond CONFIG [ARGS...]: records go to $WORK/out.json, the log to
