@@ -29,7 +29,10 @@
 # MAX_SPANS (kmon-trace's --max-spans, 1000000: the memory bound),
 # FLEET_SVG (a file: the figure of throughput against members), PERF (a
 # file: the profile of the last round's one member while it reads,
-# perf record -g, by thread, library and function; linux-perf).
+# perf record -g, by thread, library and function; linux-perf),
+# MEMBER_CPU (cores, like 0.3: each member capped at that much CPU in a
+# cgroup of its own, as if on a machine of that size: the scaling this
+# 2-core machine can show, the broker and the script beside it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -68,7 +71,7 @@ run() {
 	cmd "topic kmon.$g.span $PARTITIONS"
 	local mp=()
 	for ((i = 0; i < n; i++)); do
-		"$BUILD/kmon-trace" -b "$brokers" -g "$g" --fleet --quiet "$QUIET" \
+		fleet_member "$g.$i" "$BUILD/kmon-trace" -b "$brokers" -g "$g" --fleet --quiet "$QUIET" \
 			--late $((QUIET + 5)) --max-spans "$MAX_SPANS" --stats 0.1 -X session.timeout.ms=6000 \
 			-X heartbeat.interval.ms=500 -o "$work/$g.$i.otlp" \
 			2>"$work/$g.$i.err" &

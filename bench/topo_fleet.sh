@@ -24,7 +24,8 @@
 # everyone's), FLEET_SVG (a file: the figure), CHECKPOINT (seconds: then
 # one member reads everything writing a checkpoint that often, and
 # leaves; the checkpoints' size, and how long a member that starts after
-# it takes to print the whole graph from the last one).
+# it takes to print the whole graph from the last one), MEMBER_CPU
+# (cores: each member capped at that much CPU, as bench/fleet.sh says).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -108,7 +109,7 @@ run() {
 	cmd "topic kmon.$g.topology_partial $PARTITIONS"
 	local mp=()
 	for ((i = 0; i < n; i++)); do
-		"$BUILD/kmon-topo" -b "$brokers" -g "$g" --fleet --interval "$INTERVAL" \
+		fleet_member "$g.$i" "$BUILD/kmon-topo" -b "$brokers" -g "$g" --fleet --interval "$INTERVAL" \
 			-X session.timeout.ms=6000 -X heartbeat.interval.ms=500 \
 			-j "$work/$g.$i.json" 2>"$work/$g.$i.err" &
 		mp+=($!)
