@@ -13,11 +13,15 @@
 #   fleet_member NAME CMD...  (in the background) CMD as a member: with
 #                             MEMBER_CPU set (cores, like 0.3), in a
 #                             cgroup of its own capped at that much CPU
+#                             (tests/lib/cpu_cap.sh): as if each member
+#                             had a machine of that size, the broker
+#                             and the script beside them
 #   fleet_table RUNS RECORDS ROWS  the table of the runs (JSON lines:
 #                             members, group, first_s, read_s, cpu_s,
 #                             rss_mib per member) by members, medians of
 #                             the rounds; ROWS gets fleet_svg.py's rows
 
+source tests/lib/cpu_cap.sh
 pids=()
 
 fleet_broker_start() {
@@ -27,8 +31,9 @@ fleet_broker_start() {
 	broker=$!
 	exec 9>"$work/in"
 	trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; exec 9>&-;
-		kill $broker 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; fleet_cgroups_gone' EXIT
-	[ -z "${MEMBER_CPU:-}" ] || fleet_cgroups
+		kill $broker 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; cpu_cap_gone' EXIT
+	[ -z "${MEMBER_CPU:-}" ] || cpu_cap_ready ||
+		{ echo "MEMBER_CPU: no cgroup's cpu controller here" >&2; exit 1; }
 	for _ in $(seq 50); do
 		brokers=$(awk '/^bootstrap /{print $2}' "$work/broker.out")
 		[ -n "$brokers" ] && break
@@ -84,42 +89,9 @@ with open(sys.argv[3], "w") as svg:
 PY
 }
 
-# With MEMBER_CPU, each member runs in a cgroup capped at that many cores
-# (CFS quota), as if it had a machine of that size to itself: how a
-# group scales where two cores cannot give each member a core of its
-# own and the broker more. cgroup v1's cpu hierarchy where it is mounted
-# (this machine), else v2's cpu.max.
-fleet_cgroups() {
-	local v1=/sys/fs/cgroup/cpu
-	if [ -f $v1/cpu.cfs_quota_us ]; then
-		cg_root=$v1/kmon-fleet-$$
-	else
-		cg_root=/sys/fs/cgroup/kmon-fleet-$$
-		grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
-			{ echo "MEMBER_CPU: no cpu controller in /sys/fs/cgroup" >&2; exit 1; }
-	fi
-	mkdir "$cg_root"
-}
-
-fleet_cgroups_gone() {
-	[ -n "${cg_root:-}" ] || return 0
-	rmdir "$cg_root"/*/ "$cg_root" 2>/dev/null || true
-}
-
 fleet_member() {
-	local name=$1 cg quota
+	local name=$1
 	shift
-	if [ -n "${MEMBER_CPU:-}" ]; then
-		cg=$cg_root/$name
-		mkdir -p "$cg"
-		quota=$(awk -v c="$MEMBER_CPU" 'BEGIN { printf "%d", c * 100000 }')
-		if [ -f "$cg/cpu.cfs_quota_us" ]; then
-			echo 100000 >"$cg/cpu.cfs_period_us"
-			echo "$quota" >"$cg/cpu.cfs_quota_us"
-		else
-			echo "$quota 100000" >"$cg/cpu.max"
-		fi
-		echo "$BASHPID" >"$cg/cgroup.procs"
-	fi
+	[ -z "${MEMBER_CPU:-}" ] || cpu_capped "$name" "$MEMBER_CPU" "$@"
 	exec "$@"
 }
