@@ -56,12 +56,14 @@ rd_kafka_t *kafka_group__new(const struct kafka_group_opts *o)
 		if (rd_kafka_conf_set(conf, o->props[i][0], o->props[i][1],
 				      errstr, sizeof(errstr)))
 			goto fail;
+	if ((o->member || o->ends) &&
+	    rd_kafka_conf_set(conf, "enable.partition.eof", "true", errstr,
+			      sizeof(errstr)))
+		goto fail;
 	if (o->member) {
 		/* it commits what it has done, when it has done it, and
-		 * learns where a partition ends */
+		 * learns where a partition ends (above) */
 		if (rd_kafka_conf_set(conf, "enable.auto.commit", "false",
-				      errstr, sizeof(errstr)) ||
-		    rd_kafka_conf_set(conf, "enable.partition.eof", "true",
 				      errstr, sizeof(errstr)))
 			goto fail;
 		rd_kafka_conf_set_error_cb(conf, member_error_cb);

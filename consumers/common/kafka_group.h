@@ -4,6 +4,8 @@
 #ifndef KMON_KAFKA_GROUP_H
 #define KMON_KAFKA_GROUP_H
 
+#include <stdbool.h>
+
 #include <librdkafka/rdkafka.h>
 
 /* A member that handles its own rebalances (kafka_group_opts.member):
@@ -23,6 +25,9 @@ struct kafka_group_opts {
 	 * it assigns). */
 	struct kafka_member *member;
 	kafka_rebalance_fn rebalance;
+	/* Learn where each partition ends (PARTITION_EOF messages); a
+	 * member always does. */
+	bool ends;
 	const char *brokers;
 	const char *group;
 	const char *const (*props)[2]; /* -X name=value, after ours */

@@ -24,6 +24,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "consumers/common/kafka_group.h"
+#include "consumers/common/reader_clock.h"
 #include "exchanges.h"
 #include "fleet.h"
 #include "forwards.h"
@@ -64,6 +65,9 @@ struct stage {
 	struct kafka_member member; /* first: kafka_group.h */
 	struct fleet *f;
 	rd_kafka_t *rk;
+	/* its windows' clock: stage 1's ends and routes, stage 2's traces
+	 * and forwards (reader_clock.h) */
+	struct reader_clock *clock;
 	void (*hand_over)(struct stage *st);
 	/* Messages done but not committed (a rebalance refused the
 	 * commit): their next owner may read them again. */
@@ -88,6 +92,8 @@ struct fleet {
 	pthread_t join_thread;
 	bool join_running;
 	atomic_bool join_stop;
+	/* stage 1 behind what it reads: stage 2 waits on it */
+	atomic_bool join_behind;
 	struct join_counts shown;
 	rd_kafka_t *producer;
 	rd_kafka_topic_t *span_topic, *exchange_topic;
@@ -188,7 +194,8 @@ static void on_move(struct trace_id from, struct trace_id to, void *ctx)
 	if (trace_id__eq(route.to, from))
 		route.to = to; /* a cycle: stage 2 takes it as it came */
 	else
-		forwards__add(f->routes, &route, mono_ns());
+		forwards__add(f->routes, &route,
+			      reader_clock__now(f->join.clock));
 	produce_move(&f->join, RD_KAFKA_PARTITION_UA, from, route.to);
 }
 
@@ -407,6 +414,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	struct fleet *f = st->f;
 
 	st->c.rebalances++;
+	reader_clock__forget(st->clock);
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
 		rd_kafka_assign(rk, parts);
 		if (st == &f->join)
@@ -432,9 +440,9 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 /* A record is read in place (span.h's one pass) and sent on as it came:
  * nothing is allocated for it here. It goes to where its trace moved,
  * after its own end's join: a server end whose caller came first goes
- * straight to the caller's trace. */
-static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
-		     const struct fleet_where *where)
+ * straight to the caller's trace. Returns the record's time (0: none). */
+static uint64_t join_tcp(struct fleet *f, const rd_kafka_message_t *m,
+			 const struct fleet_where *where)
 {
 	struct trace_id route;
 	struct span_record r;
@@ -442,19 +450,21 @@ static void join_tcp(struct fleet *f, const rd_kafka_message_t *m,
 	struct span s;
 
 	if (!f->read(m->payload, m->len, &r, &s, where, f->ctx))
-		return;
+		return 0;
 	if (s.has_seq) {
 		e = (struct exchange_end){ .key = span__join_key(&s),
 					   .trace = s.trace_id,
 					   .resp_seq = s.resp_seq,
 					   .client = s.client,
 					   .partition = m->partition };
-		exchanges__add(f->exchanges, &e, mono_ns());
+		exchanges__add(f->exchanges, &e,
+			       reader_clock__now(f->join.clock));
 	}
 	route = forwards__resolve(f->routes, s.trace_id);
 	f->join.c.spans_routed += !trace_id__eq(route, s.trace_id);
 	produce_span(&f->join, RD_KAFKA_PARTITION_UA, route, m->payload,
 		     m->len);
+	return s.end_ns;
 }
 
 static bool read_trace(const struct json_value *v, struct trace_id *out)
@@ -488,7 +498,8 @@ static void join_handed_over(struct fleet *f, const rd_kafka_message_t *m)
 		   json__u64(json__get(v, "resp_seq"), &resp_seq) &&
 		   json__bool(json__get(v, "client"), &e.client)) {
 		e.resp_seq = (uint32_t)resp_seq;
-		exchanges__add(f->exchanges, &e, mono_ns());
+		exchanges__add(f->exchanges, &e,
+			       reader_clock__now(f->join.clock));
 		f->join.c.taken_over++;
 	} else {
 		f->join.c.rejected++;
@@ -505,7 +516,7 @@ static void keep(struct fleet *f, struct span *s, int32_t partition,
 {
 	s->partition = partition;
 	s->routed = s->trace_id = to;
-	traces__add(f->traces, s, mono_ns());
+	traces__add(f->traces, s, reader_clock__now(f->gather.clock));
 	f->gather.c.spans_kept++;
 }
 
@@ -542,7 +553,8 @@ static void gather_move(struct fleet *f, const rd_kafka_message_t *m)
 	/* straight to where the caller's trace went from here */
 	fw.to = forwards__resolve(f->forwards, fw.to);
 	if (trace_id__eq(fw.to, fw.from) ||
-	    forwards__add(f->forwards, &fw, mono_ns())) {
+	    forwards__add(f->forwards, &fw,
+			  reader_clock__now(f->gather.clock))) {
 		f->gather.c.moves_repeated++;
 		return;
 	}
@@ -558,8 +570,8 @@ static void gather_move(struct fleet *f, const rd_kafka_message_t *m)
  * under a trace is with it when the trace moves on, whatever the order
  * the spans and moves came in, and a trace gathered is named by the
  * highest trace it is known to be under. */
-static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
-			const struct fleet_where *where)
+static uint64_t gather_span(struct fleet *f, const rd_kafka_message_t *m,
+			    const struct fleet_where *where)
 {
 	struct fleet_counts *c = &f->gather.c;
 	int32_t partition = m->partition;
@@ -571,7 +583,7 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 
 	if (!m->key || !span__parse_trace_id(m->key, m->key_len, &routed)) {
 		c->rejected++;
-		return;
+		return 0;
 	}
 	to = forwards__resolve(f->forwards, routed);
 	if (!trace_id__eq(to, routed)) {
@@ -580,44 +592,51 @@ static void gather_span(struct fleet *f, const rd_kafka_message_t *m,
 			produce(&f->gather, f->span_topic, partition, hex, 32,
 				m->payload, m->len);
 			c->spans_forwarded++;
-			return;
+			return 0;
 		}
 		c->spans_kept++; /* read on as if read back */
 		routed = to;
 	}
 	if (span__scan(m->payload, m->len, &r, &jerr) != SPAN_RECORD_TCP) {
 		c->rejected++;
-		return;
+		return 0;
 	}
 	if (!span__check(&r, &s, err, sizeof(err))) {
 		fleet_where__format(where, at, sizeof(at));
 		fprintf(stderr, "%s: %s: %s\n", WHO, at, err);
 		c->rejected++;
-		return;
+		return 0;
 	}
 	if (traces__has_span(f->traces, s.id)) {
 		c->spans_repeated++;
-		return;
+		return 0;
 	}
 	s.partition = partition;
 	s.routed = s.trace_id = routed;
 	kept = span__new(&s, &r, m->payload, m->len);
-	traces__add(f->traces, kept, mono_ns());
+	traces__add(f->traces, kept, reader_clock__now(f->gather.clock));
+	return s.end_ns;
 }
 
 /* Moves are told from spans by their first bytes, as produce_move
- * writes them: a span is looked at no more than where it goes needs. */
-static void gather(struct fleet *f, const rd_kafka_message_t *m,
-		   const struct fleet_where *where)
+ * writes them: a span is looked at no more than where it goes needs.
+ * Returns the time of the record gathered (0: none). */
+static uint64_t gather(struct fleet *f, const rd_kafka_message_t *m,
+		       const struct fleet_where *where)
 {
 	if (m->len > sizeof(MOVE_PREFIX) - 1 &&
-	    memcmp(m->payload, MOVE_PREFIX, sizeof(MOVE_PREFIX) - 1) == 0)
+	    memcmp(m->payload, MOVE_PREFIX, sizeof(MOVE_PREFIX) - 1) == 0) {
 		gather_move(f, m);
-	else
-		gather_span(f, m, where);
+		return 0;
+	}
+	return gather_span(f, m, where);
 }
 
 /* --- reading --- */
+
+/* Topic indexes of the stages' clocks (fleet__open). */
+enum { CLOCK_TCP, CLOCK_EXCHANGE };
+enum { CLOCK_SPAN };
 
 static void on_message(struct fleet *f, struct stage *st,
 		       const rd_kafka_message_t *m)
@@ -625,12 +644,16 @@ static void on_message(struct fleet *f, struct stage *st,
 	const char *topic = rd_kafka_topic_name(m->rkt);
 	struct fleet_where where = { topic, m->partition, m->offset };
 
-	if (st == &f->gather)
-		gather(f, m, &where);
-	else if (strcmp(topic, f->exchange_name) == 0)
+	if (st == &f->gather) {
+		reader_clock__read(st->clock, CLOCK_SPAN, m->partition,
+				   gather(f, m, &where));
+	} else if (strcmp(topic, f->exchange_name) == 0) {
 		join_handed_over(f, m);
-	else
-		join_tcp(f, m, &where);
+		reader_clock__read(st->clock, CLOCK_EXCHANGE, m->partition, 0);
+	} else {
+		reader_clock__read(st->clock, CLOCK_TCP, m->partition,
+				   join_tcp(f, m, &where));
+	}
 }
 
 /* Up to max messages of one stage; returns how many came. */
@@ -646,9 +669,14 @@ static int poll_stage(struct fleet *f, struct stage *st, int timeout_ms,
 			on_message(f, st, m);
 			n++;
 		} else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+			const char *topic = rd_kafka_topic_name(m->rkt);
+
+			reader_clock__at_end(st->clock,
+					     reader_clock__topic(st->clock,
+								 topic),
+					     m->partition);
 			if (st == &f->join &&
-			    strcmp(rd_kafka_topic_name(m->rkt),
-				   f->exchange_name) == 0)
+			    strcmp(topic, f->exchange_name) == 0)
 				marks_read(f, m->partition);
 		} else if (m->err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
 			fprintf(stderr, "%s: kafka: %s\n", WHO,
@@ -688,8 +716,11 @@ static void *join_loop(void *arg)
 
 	while (!atomic_load(&f->join_stop)) {
 		poll_stage(f, &f->join, 100, POLL_BATCH);
-		now = mono_ns();
-		mark_timeouts(f, now);
+		mark_timeouts(f, mono_ns()); /* a mark's wait is the wall's */
+		now = reader_clock__tick_consumer(f->join.clock, f->join.rk,
+						  false);
+		atomic_store(&f->join_behind,
+			     reader_clock__behind(f->join.clock));
 		exchanges__expire(f->exchanges, now);
 		forwards__expire(f->routes, now);
 		show_join_counts(f);
@@ -702,6 +733,12 @@ int fleet__poll(struct fleet *f, int timeout_ms)
 	poll_stage(f, &f->gather, timeout_ms, POLL_BATCH);
 	rd_kafka_poll(f->producer, 0);
 	return 0;
+}
+
+uint64_t fleet__clock(struct fleet *f)
+{
+	return reader_clock__tick_consumer(f->gather.clock, f->gather.rk,
+					   atomic_load(&f->join_behind));
 }
 
 bool fleet__may_write(const struct fleet *f)
@@ -849,9 +886,13 @@ struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 	f->span_topic = rd_kafka_topic_new(f->producer, f->span_name, NULL);
 	f->exchange_topic =
 		rd_kafka_topic_new(f->producer, f->exchange_name, NULL);
-	join_topics[0] = f->tcp_name;
-	join_topics[1] = f->exchange_name;
+	join_topics[CLOCK_TCP] = f->tcp_name;
+	join_topics[CLOCK_EXCHANGE] = f->exchange_name;
 	gather_topic = f->span_name;
+	/* the records' times: kmond's tcp records, as they are in span */
+	f->join.clock =
+		reader_clock__new(join_topics, (bool[]){ true, false }, 2);
+	f->gather.clock = reader_clock__new(&gather_topic, (bool[]){ true }, 1);
 	if (open_stage(f, &f->join, src, src->group, join_topics, 2) ||
 	    open_stage(f, &f->gather, src, group2, &gather_topic, 1))
 		goto fail;
@@ -913,6 +954,8 @@ void fleet__close(struct fleet *f)
 	strbuf__free(&f->gather.buf);
 	free(f->join.revoked);
 	free(f->gather.revoked);
+	reader_clock__free(f->join.clock);
+	reader_clock__free(f->gather.clock);
 	free(f->gathering);
 	pthread_mutex_destroy(&f->shown.lock);
 	free(f);

@@ -76,6 +76,9 @@ struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 /* Stage 2: hands out what arrives within timeout_ms. Returns 0, -1 on
  * failure. */
 int fleet__poll(struct fleet *f, int timeout_ms);
+/* The clock of stage 2's windows (--quiet, --late) now: the stream's
+ * time while either stage is behind it (reader_clock.h). */
+uint64_t fleet__clock(struct fleet *f);
 /* Stage 2's forwards that waited late_ns go (stage 1 expires its own). */
 void fleet__expire(struct fleet *f, uint64_t now_ns);
 /* False while stage 2 has read what it could not commit: a trace

@@ -63,6 +63,10 @@ struct app {
 	/* --fleet reads records in stage 1's thread (fleet.h) */
 	_Atomic uint64_t records, rejected, skipped;
 	int err; /* an output failed */
+	/* The clock of --quiet and --late as of the last poll: the
+	 * stream's time while reading Kafka behind it (source__clock,
+	 * fleet__clock) */
+	uint64_t now;
 };
 
 static volatile sig_atomic_t exiting;
@@ -318,8 +322,8 @@ static bool read_fleet_record(const char *text, size_t len,
 	return false;
 }
 
-static void on_record(const char *text, size_t len, const char *where,
-		      void *ctx)
+static uint64_t on_record(const char *text, size_t len, const char *where,
+			  void *ctx)
 {
 	struct app *a = ctx;
 	struct span_record r;
@@ -328,14 +332,15 @@ static void on_record(const char *text, size_t len, const char *where,
 
 	switch (read_record(a, text, len, &r, &s, err, sizeof(err))) {
 	case READ_SPAN:
-		traces__add(a->traces, span__new(&s, &r, NULL, 0), mono_ns());
-		break;
+		traces__add(a->traces, span__new(&s, &r, NULL, 0), a->now);
+		return s.end_ns;
 	case READ_REJECTED:
 		reject(a, where, err);
 		break;
 	case READ_SKIPPED:
 		break;
 	}
+	return 0;
 }
 
 static void post_batch(struct app *a)
@@ -438,17 +443,19 @@ static int run(struct app *a, struct source *src)
 	bool regular = src && source__regular_file(src);
 	int r = 0;
 
+	a->now = a->fleet ? fleet__clock(a->fleet) : source__clock(src);
 	while (!exiting) {
 		r = a->fleet ? fleet__poll(a->fleet, 100) :
 			       source__poll(src, 100, on_record, a);
 		if (r)
 			break;
-		now = mono_ns();
+		a->now = a->fleet ? fleet__clock(a->fleet) : source__clock(src);
 		/* a file's traces are written at its end */
 		if (!regular && (!a->fleet || fleet__may_write(a->fleet)))
-			traces__expire(a->traces, now, quiet);
+			traces__expire(a->traces, a->now, quiet);
 		if (a->fleet)
-			fleet__expire(a->fleet, now);
+			fleet__expire(a->fleet, a->now);
+		now = mono_ns();
 		if (ship(a))
 			return -1;
 		if (duration && now - start >= duration)

@@ -19,7 +19,9 @@
 #include <librdkafka/rdkafka.h>
 
 #include "consumers/common/kafka_group.h"
+#include "consumers/common/reader_clock.h"
 #include "source.h"
+#include "lib/clock.h"
 #include "lib/strbuf.h"
 #include "lib/xalloc.h"
 
@@ -36,13 +38,16 @@ struct source {
 	bool regular; /* a regular file, read as fast as the disk goes */
 	/* Kafka */
 	rd_kafka_t *rk;
+	struct reader_clock *clock;
+	char topic[512];
 	char name[600];
 };
 
 struct source *source__open(const struct source_opts *o)
 {
 	struct source *s = xcalloc(1, sizeof(*s));
-	char topic[512];
+	const char *topic = s->topic;
+	static const bool stamped = true;
 	struct stat st;
 
 	s->fd = -1;
@@ -65,9 +70,11 @@ struct source *source__open(const struct source_opts *o)
 		&(struct kafka_group_opts){ .who = "kmon-trace",
 					    .brokers = o->brokers,
 					    .group = o->group,
+					    .ends = true,
 					    .props = o->props,
 					    .nprops = o->nprops });
-	snprintf(topic, sizeof(topic), "%stcp", o->prefix);
+	snprintf(s->topic, sizeof(s->topic), "%stcp", o->prefix);
+	s->clock = reader_clock__new(&topic, &stamped, 1);
 	if (!s->rk || kafka_group__subscribe(s->rk, "kmon-trace", topic)) {
 		source__close(s);
 		return NULL;
@@ -87,6 +94,7 @@ void source__close(struct source *s)
 		rd_kafka_consumer_close(s->rk); /* commits what was read */
 		rd_kafka_destroy(s->rk);
 	}
+	reader_clock__free(s->clock);
 	strbuf__free(&s->pending);
 	free(s);
 }
@@ -181,23 +189,32 @@ static int poll_kafka(struct source *s, int timeout_ms, source_record_fn fn,
 {
 	rd_kafka_message_t *m = rd_kafka_consumer_poll(s->rk, timeout_ms);
 	char where[600];
+	uint64_t ts;
 
 	if (!m)
 		return 0;
-	if (m->err) {
+	if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+		reader_clock__at_end(s->clock, 0, m->partition);
+	} else if (m->err) {
 		/* The topic not existing yet is normal before kmond runs. */
-		if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF &&
-		    m->err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+		if (m->err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
 			fprintf(stderr, "kmon-trace: kafka: %s\n",
 				rd_kafka_message_errstr(m));
 	} else {
 		snprintf(where, sizeof(where), "%s [%d] offset %lld",
 			 rd_kafka_topic_name(m->rkt), (int)m->partition,
 			 (long long)m->offset);
-		fn(m->payload ? m->payload : "", m->len, where, ctx);
+		ts = fn(m->payload ? m->payload : "", m->len, where, ctx);
+		reader_clock__read(s->clock, 0, m->partition, ts);
 	}
 	rd_kafka_message_destroy(m);
 	return 0;
+}
+
+uint64_t source__clock(struct source *s)
+{
+	return s->rk ? reader_clock__tick_consumer(s->clock, s->rk, false) :
+		       mono_ns();
 }
 
 int source__poll(struct source *s, int timeout_ms, source_record_fn fn,

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define SOURCE_MAX_PROPS 64
 
@@ -18,9 +19,10 @@ struct source_opts {
 
 /* One record: the text (not NUL-terminated; NULL for a line longer than
  * the reader keeps) and where it came from ("FILE:LINE", "TOPIC [P]
- * offset N"). */
-typedef void (*source_record_fn)(const char *text, size_t len,
-				 const char *where, void *ctx);
+ * offset N"). Returns the record's own time (unix epoch ns), 0 for none:
+ * the clock of a Kafka reader (source__clock). */
+typedef uint64_t (*source_record_fn)(const char *text, size_t len,
+				     const char *where, void *ctx);
 
 struct source;
 
@@ -31,6 +33,10 @@ void source__close(struct source *s); /* NULL-safe */
  * of a file (never for Kafka), -1 on a read error (printed). */
 int source__poll(struct source *s, int timeout_ms, source_record_fn fn,
 		 void *ctx);
+/* The clock a window on what was read runs on, in nanoseconds: the
+ * monotonic clock for a file or a pipe; for Kafka, the records' own time
+ * while the reader is behind (consumers/common/reader_clock.h). */
+uint64_t source__clock(struct source *s);
 /* What the source is, for the start-up line. */
 const char *source__name(const struct source *s);
 /* A regular file (-i FILE, or stdin redirected from one): it is read

@@ -3,7 +3,10 @@
 fleet, with ids as kmond gives them, and the traces kmon-trace must make
 of them (the ground truth).
 
-  trace_gen.py OUTDIR [--requests N] [--seed S]
+  trace_gen.py OUTDIR [--requests N] [--seed S] [--gap-us G]
+
+Front requests begin G to 3G microseconds apart (default 1000: some
+overlap; 1: a dense stream, thousands of requests within milliseconds).
 
 node-1 runs frontend (its callers are outside: every front request starts
 a trace); node-2 runs api and redis; node-3 runs back. Front request i:
@@ -244,13 +247,14 @@ def main():
     ap.add_argument("--requests", type=int, default=40)
     ap.add_argument("--health", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--gap-us", type=int, default=1000)
     a = ap.parse_args()
     rng = random.Random(a.seed)
     f = Fleet(rng)
     t = 1795000000 * 10**9
     for i in range(a.requests):
         f.front_request(i, t)
-        t += rng.randrange(1000, 3000) * US  # some requests overlap
+        t += rng.randrange(a.gap_us, 3 * a.gap_us) * US
     for _ in range(a.health):
         f.health_check(t)
         t += 1000 * US
