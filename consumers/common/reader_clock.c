@@ -9,6 +9,9 @@
 #include "lib/xalloc.h"
 
 #define MAX_TOPICS 4
+/* A consumer's clock is ticked at most this often: asking librdkafka for
+ * the assignment waits on its main thread. */
+#define TICK_NS 10000000ULL
 
 struct partition_state {
 	uint64_t newest; /* unix ns; 0: no record with a time yet */
@@ -32,6 +35,7 @@ struct reader_clock {
 	 * behind. 0: none yet. */
 	uint64_t stream;
 	bool behind;
+	bool rebalancing; /* between a revocation and the next assignment */
 };
 
 struct reader_clock *reader_clock__new(const char *const *topics,
@@ -113,7 +117,8 @@ void reader_clock__at_end(struct reader_clock *c, int topic, int32_t partition)
 		p->at_end = true;
 }
 
-void reader_clock__forget(struct reader_clock *c)
+/* Every partition behind, none read yet. */
+static void forget(struct reader_clock *c)
 {
 	int i;
 
@@ -122,27 +127,42 @@ void reader_clock__forget(struct reader_clock *c)
 			memset(c->t[i].p, 0, c->t[i].cap * sizeof(*c->t[i].p));
 }
 
+void reader_clock__revoked(struct reader_clock *c)
+{
+	forget(c);
+	c->rebalancing = true;
+}
+
+void reader_clock__assigned(struct reader_clock *c)
+{
+	forget(c);
+	c->rebalancing = false;
+}
+
 /* How far every assigned partition not at its end has been read, by
- * its records' times: UINT64_MAX where none has a time to give (all
- * at their end, or only unstamped topics behind), 0 where one has given
- * none yet. *behind: some assigned partition is not at its end, or none
- * is assigned (a rebalance under way: what comes after it is not known
- * to be read). */
+ * its records' times (with waits, those at their end too: what the
+ * reader waits on sends them more): UINT64_MAX where none has a time to
+ * give (all at their end, or only unstamped topics behind), 0 where one
+ * has given none yet. *behind: some assigned partition is not at its
+ * end, or a rebalance is under way. */
 static uint64_t watermark(struct reader_clock *c,
 			  const rd_kafka_topic_partition_list_t *assigned,
-			  bool *behind)
+			  bool waits, bool *behind)
 {
 	uint64_t w = UINT64_MAX;
 	struct partition_state *p;
 	int i, topic;
 
-	*behind = !assigned || !assigned->cnt;
+	*behind = c->rebalancing;
 	for (i = 0; assigned && i < assigned->cnt; i++) {
 		topic = reader_clock__topic(c, assigned->elems[i].topic);
 		p = slot(c, topic, assigned->elems[i].partition);
-		if (!p || p->at_end)
+		if (!p)
 			continue;
-		*behind = true;
+		if (!p->at_end)
+			*behind = true;
+		else if (!waits)
+			continue;
 		if (c->t[topic].stamped && p->newest < w)
 			w = p->newest;
 	}
@@ -153,7 +173,7 @@ uint64_t reader_clock__tick(struct reader_clock *c,
 			    const rd_kafka_topic_partition_list_t *assigned,
 			    uint64_t mono, uint64_t real, bool waits)
 {
-	uint64_t w = watermark(c, assigned, &c->behind), step;
+	uint64_t w = watermark(c, assigned, waits, &c->behind), step;
 
 	if (!c->mono)
 		c->now = c->mono = mono;
@@ -170,8 +190,13 @@ uint64_t reader_clock__tick(struct reader_clock *c,
 		return c->now; /* nothing read tells how far the stream is */
 	if (w > real)
 		w = real; /* a node whose clock runs ahead */
+	/* as far as the stream went, and no faster than the wall clock: a
+	 * partition read ahead of another makes the watermark leap when
+	 * the slower one catches up (or ends), and the spans of a trace
+	 * read from both must not be set further apart than the wall
+	 * clock would; the rest of a leap is not made up */
 	if (c->stream && w > c->stream)
-		c->now += w - c->stream;
+		c->now += w - c->stream < step ? w - c->stream : step;
 	if (w > c->stream)
 		c->stream = w;
 	return c->now;
@@ -181,12 +206,14 @@ uint64_t reader_clock__tick_consumer(struct reader_clock *c, rd_kafka_t *rk,
 				     bool waits)
 {
 	rd_kafka_topic_partition_list_t *assigned = NULL;
-	uint64_t now;
+	uint64_t mono = mono_ns(), now;
 
+	if (c->mono && mono - c->mono < TICK_NS)
+		return c->now;
 	if (rd_kafka_assignment(rk, &assigned))
 		assigned = NULL;
-	now = reader_clock__tick(c, assigned, mono_ns(),
-				 clock_ns(CLOCK_REALTIME), waits);
+	now = reader_clock__tick(c, assigned, mono, clock_ns(CLOCK_REALTIME),
+				 waits);
 	if (assigned)
 		rd_kafka_topic_partition_list_destroy(assigned);
 	return now;

@@ -414,8 +414,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	struct fleet *f = st->f;
 
 	st->c.rebalances++;
-	reader_clock__forget(st->clock);
 	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+		reader_clock__assigned(st->clock);
 		rd_kafka_assign(rk, parts);
 		if (st == &f->join)
 			await_marks(f, parts);
@@ -423,6 +423,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 			set_gathering(f, parts, true);
 		return;
 	}
+	reader_clock__revoked(st->clock);
 	mark_revoked(st, parts);
 	st->hand_over(st);
 	st->nrevoked = 0;

@@ -434,6 +434,12 @@ static void print_counts(const struct app *a)
 	strbuf__free(&sb);
 }
 
+/* The windows' clock now (struct app's now). */
+static uint64_t windows_clock(struct app *a, struct source *src)
+{
+	return a->fleet ? fleet__clock(a->fleet) : source__clock(src);
+}
+
 static int run(struct app *a, struct source *src)
 {
 	uint64_t start = mono_ns(), now;
@@ -443,13 +449,13 @@ static int run(struct app *a, struct source *src)
 	bool regular = src && source__regular_file(src);
 	int r = 0;
 
-	a->now = a->fleet ? fleet__clock(a->fleet) : source__clock(src);
+	a->now = windows_clock(a, src);
 	while (!exiting) {
 		r = a->fleet ? fleet__poll(a->fleet, 100) :
 			       source__poll(src, 100, on_record, a);
 		if (r)
 			break;
-		a->now = a->fleet ? fleet__clock(a->fleet) : source__clock(src);
+		a->now = windows_clock(a, src);
 		/* a file's traces are written at its end */
 		if (!regular && (!a->fleet || fleet__may_write(a->fleet)))
 			traces__expire(a->traces, a->now, quiet);

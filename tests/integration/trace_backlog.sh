@@ -6,12 +6,13 @@
 # would write a trace before its late spans are read. Three nodes' tcp
 # records of 2000 front requests begun microseconds apart (milliseconds
 # of the records' time; tests/lib/trace_gen.py), node-3's last (its
-# kmond lagging), are read from the start by a reader capped at a few
+# kmond lagging), are read from the start by readers capped at a few
 # hundredths of a core (tests/lib/cpu_cap.sh), so that reading them
 # takes seconds, several times --quiet 1s: a plain member of a group and
 # a --fleet member of another, side by side. Every trace is the expected
-# one, whole (trace_check.py), and the reading took longer than twice
-# --quiet (else the test would tell nothing).
+# one, whole (trace_check.py), and the reading took at least 2 s (else
+# the test would tell nothing). The clock's moves (by the stream while
+# behind, by the wall clock after) are unit/reader_clock's.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/kafka.sh"
 source "$(dirname "$0")/../lib/otlp.sh"
@@ -24,7 +25,7 @@ echo "seed $SEED"
 trace_gen "$WORK/gen" --requests 2000 --gap-us 1 --seed "$SEED"
 FAST_GROUP="-X session.timeout.ms=6000 -X heartbeat.interval.ms=500"
 # the readers' shares of a core: reading takes 3 to 5 s here
-CAP_PLAIN=${CAP_PLAIN:-0.1}
+CAP_PLAIN=${CAP_PLAIN:-0.02}
 CAP_FLEET=${CAP_FLEET:-0.03}
 
 # nodes 1 and 2 by time, then node 3; key = req_seq, as kmond keys them

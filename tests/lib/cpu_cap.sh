@@ -13,26 +13,31 @@ cpu_cap_ready() {
 	[ -n "${CPU_CAP_ROOT:-}" ] && return 0
 	if [ -f $v1/cpu.cfs_quota_us ]; then
 		CPU_CAP_ROOT=$v1/kmond-cap-$$
+		mkdir "$CPU_CAP_ROOT"
 	elif grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
 		CPU_CAP_ROOT=/sys/fs/cgroup/kmond-cap-$$
+		# v2: its children get cpu.max only where it hands them cpu
+		mkdir "$CPU_CAP_ROOT" &&
+			echo +cpu >"$CPU_CAP_ROOT/cgroup.subtree_control"
 	else
 		return 1
 	fi
-	mkdir "$CPU_CAP_ROOT"
 }
 
 cpu_capped() {
 	local cg=$CPU_CAP_ROOT/$1 quota
 	quota=$(awk -v c="$2" 'BEGIN { printf "%d", c * 100000 }')
 	shift 2
-	mkdir -p "$cg"
-	if [ -f "$cg/cpu.cfs_quota_us" ]; then
-		echo 100000 >"$cg/cpu.cfs_period_us"
-		echo "$quota" >"$cg/cpu.cfs_quota_us"
-	else
-		echo "$quota 100000" >"$cg/cpu.max"
-	fi
-	echo "$BASHPID" >"$cg/cgroup.procs"
+	{
+		mkdir -p "$cg" &&
+			if [ -f "$cg/cpu.cfs_quota_us" ]; then
+				echo 100000 >"$cg/cpu.cfs_period_us" &&
+					echo "$quota" >"$cg/cpu.cfs_quota_us"
+			else
+				echo "$quota 100000" >"$cg/cpu.max"
+			fi &&
+			echo "$BASHPID" >"$cg/cgroup.procs"
+	} || { echo "cpu_capped: cannot cap $1 in $cg" >&2; exit 1; }
 	exec "$@"
 }
 

@@ -57,18 +57,19 @@ fail() {
 # started (STARTED_PIDS) is ended with it, and a failed part fails the
 # test after all ended. Its variables stay in its subshell.
 side_by_side() {
-	local i pids=() failed=()
-	for i in "$@"; do
+	local part failed=()
+	declare -A pid_of
+	for part in "$@"; do
 		(
 			STARTED_PIDS=() KMOND_PID=
 			trap end_started EXIT
-			"$i"
-		) >"$WORK/part-$i.log" 2>&1 &
-		pids+=($!)
+			"$part"
+		) >"$WORK/part-$part.log" 2>&1 &
+		pid_of[$part]=$!
 	done
-	for i in "${!pids[@]}"; do
-		wait "${pids[i]}" || failed+=("${*:i+1:1}")
-		cat "$WORK/part-${*:i+1:1}.log"
+	for part in "$@"; do
+		wait "${pid_of[$part]}" || failed+=("$part")
+		cat "$WORK/part-$part.log"
 	done
 	[ ${#failed[@]} -eq 0 ] || fail "parts failed: ${failed[*]}"
 }

@@ -52,10 +52,18 @@ static void test_backlog(void)
 	reader_clock__read(c, 0, 1, T0 + 2 * S);
 	mono += S;
 	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 2 * S);
-	/* the slower one at its end: the other alone says how far */
+	/* the slower one at its end: the other alone says how far, 12 s
+	 * on; the clock moves no faster than the wall's 1 s, and the
+	 * rest of such a leap (the partitions' skew, not the stream's
+	 * time going by) is not made up later */
 	reader_clock__at_end(c, 0, 1);
 	mono += S;
-	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 14 * S);
+	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 3 * S);
+	mono += 20 * S;
+	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 3 * S);
+	reader_clock__read(c, 0, 0, T0 + 20 * S);
+	mono += 20 * S;
+	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 8 * S);
 	CHECK(reader_clock__behind(c));
 	rd_kafka_topic_partition_list_destroy(l);
 	reader_clock__free(c);
@@ -78,6 +86,8 @@ static void test_caught_up(void)
 	mono += 3 * S;
 	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 3 * S);
 	CHECK(!reader_clock__behind(c));
+	/* waiting on a stage behind: the partitions at their end count
+	 * (more is coming), by what they gave */
 	mono += 5 * S;
 	CHECK(reader_clock__tick(c, l, mono, REAL, true) == start + 3 * S);
 	CHECK(reader_clock__behind(c));
@@ -87,16 +97,30 @@ static void test_caught_up(void)
 	mono += S;
 	now = reader_clock__tick(c, l, mono, REAL, false);
 	CHECK(now == start + 4 * S);
-	/* nothing assigned (a rebalance): held */
+	reader_clock__at_end(c, 0, 0);
+	reader_clock__read(c, 0, 0, T0 + 6 * S);
+	reader_clock__at_end(c, 0, 0);
+	mono += 2 * S;
+	CHECK(reader_clock__tick(c, l, mono, REAL, true) == now + 2 * S);
+	now += 2 * S;
+	/* a rebalance: held from the revocation to the assignment */
+	reader_clock__revoked(c);
 	mono += 2 * S;
 	CHECK(reader_clock__tick(c, NULL, mono, REAL, false) == now);
 	CHECK(reader_clock__behind(c));
+	/* nothing assigned after it (more members than partitions): the
+	 * wall clock */
+	reader_clock__assigned(c);
+	mono += 2 * S;
+	CHECK(reader_clock__tick(c, NULL, mono, REAL, false) == now + 2 * S);
+	CHECK(!reader_clock__behind(c));
 	rd_kafka_topic_partition_list_destroy(l);
 	reader_clock__free(c);
 }
 
 /* A record stamped after the local clock (a node's clock ahead) moves
- * the clock to the local clock at most; a new assignment starts over. */
+ * the clock to the local clock at most; a new assignment starts over:
+ * its partitions behind, none read. */
 static void test_ahead_and_forget(void)
 {
 	struct reader_clock *c = reader_clock__new(topics, stamped, 2);
@@ -106,9 +130,10 @@ static void test_ahead_and_forget(void)
 	reader_clock__read(c, 0, 0, REAL - 10 * S);
 	start = reader_clock__tick(c, l, mono, REAL, false);
 	reader_clock__read(c, 0, 0, REAL + 3600 * S);
-	mono += S;
+	mono += 20 * S;
 	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 10 * S);
-	reader_clock__forget(c);
+	reader_clock__revoked(c);
+	reader_clock__assigned(c);
 	reader_clock__at_end(c, 1, 0);
 	mono += S;
 	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 10 * S);
