@@ -190,15 +190,22 @@ uint64_t reader_clock__tick(struct reader_clock *c,
 		return c->now; /* nothing read tells how far the stream is */
 	if (w > real)
 		w = real; /* a node whose clock runs ahead */
+	if (!c->stream) {
+		c->stream = w; /* the first time read: where the stream is */
+		return c->now;
+	}
 	/* as far as the stream went, and no faster than the wall clock: a
 	 * partition read ahead of another makes the watermark leap when
 	 * the slower one catches up (or ends), and the spans of a trace
 	 * read from both must not be set further apart than the wall
-	 * clock would; the rest of a leap is not made up */
-	if (c->stream && w > c->stream)
-		c->now += w - c->stream < step ? w - c->stream : step;
-	if (w > c->stream)
-		c->stream = w;
+	 * clock would; the rest of a leap is made up at the wall clock's
+	 * pace, so that a reader that never reaches the end of its
+	 * partitions while it keeps up does not fall behind the stream */
+	if (w > c->stream) {
+		step = w - c->stream < step ? w - c->stream : step;
+		c->now += step;
+		c->stream += step;
+	}
 	return c->now;
 }
 

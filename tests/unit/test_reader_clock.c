@@ -53,17 +53,26 @@ static void test_backlog(void)
 	mono += S;
 	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 2 * S);
 	/* the slower one at its end: the other alone says how far, 12 s
-	 * on; the clock moves no faster than the wall's 1 s, and the
-	 * rest of such a leap (the partitions' skew, not the stream's
-	 * time going by) is not made up later */
+	 * on; the clock moves no faster than the wall's 1 s, and makes
+	 * up the rest of such a leap at the wall clock's pace */
 	reader_clock__at_end(c, 0, 1);
 	mono += S;
 	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 3 * S);
+	mono += 4 * S;
+	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 7 * S);
 	mono += 20 * S;
-	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 3 * S);
-	reader_clock__read(c, 0, 0, T0 + 20 * S);
-	mono += 20 * S;
-	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 8 * S);
+	CHECK(reader_clock__tick(c, l, mono, REAL, false) == start + 14 * S);
+	/* a reader that never reaches its partitions' end while the
+	 * stream goes by in leaps keeps up with it */
+	for (int i = 1; i <= 100; i++) {
+		if (i % 10 == 0)
+			reader_clock__read(c, 0, 0, T0 + (15 + i / 10) * S);
+		mono += S / 10;
+		reader_clock__tick(c, l, mono, REAL, false);
+	}
+	/* 10 s of the stream in 10 s: within one leap (1 s) of it */
+	CHECK(reader_clock__now(c) >= start + 23 * S);
+	CHECK(reader_clock__now(c) <= start + 24 * S);
 	CHECK(reader_clock__behind(c));
 	rd_kafka_topic_partition_list_destroy(l);
 	reader_clock__free(c);
