@@ -311,8 +311,13 @@ vm-deps:
 vmtest-arm64-build:
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all
 
-vmtest: $(if $(VM_X86_KERNELS),all $(HELPER_BINS)) \
+# vmtest-build: what the guests of KERNELS run, built and installed, so
+# that make vmtest can run beside other work (.ci/run) and build nothing.
+.PHONY: vmtest-build
+vmtest-build: $(if $(VM_X86_KERNELS),all $(HELPER_BINS)) \
 		$(if $(VM_ARM64_KERNELS),vmtest-arm64-build) | vm-deps
+
+vmtest: vmtest-build
 	$(Q)VMTEST_ARM64_FILTER='$(vmtest_arm64_filter)' \
 		VMTEST_ARM64_LEAVE_OUT='$(VMTEST_ARM64_LEAVE_OUT)' \
 		tests/vm/matrix.sh $(OUT) '$(value VMTEST_FILTER)' $(KERNELS)
