@@ -146,12 +146,15 @@ static __always_inline void head_from_send(const struct sock *sk,
 					   struct tcp_conn *c, const void *base,
 					   __u32 avail)
 {
-	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 	bool request = head_is_request(c, PROTO_DIR_OUT);
+	const struct tcp_sock *tp;
 	__u32 cap;
 
-	if (!tp || (request && !req_head_wanted(c)) || !outcome_wanted(c) ||
-	    !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
+	/* (reached with outcomes off on HTTP/2 connections: send_head) */
+	if ((request && !req_head_wanted(c)) || !outcome_wanted(c))
+		return;
+	tp = bpf_skc_to_tcp_sock((void *)sk);
+	if (!tp || !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
 		return;
 	if (request) {
 		cap = head_cap(avail, TCP_REQ_HEAD);

@@ -1067,9 +1067,12 @@ static __always_inline int handle_send_entry(struct sock *sk,
 
 	bool heads = capture_sends && KMON_READ_ONCE(outcomes_on);
 
-	/* no send to stamp, none to capture: no socket to look up */
+	/* no send to stamp, none to capture, no HTTP/2 control frames to
+	 * look for: no socket to look up */
 	if (!(stamp_sends && KMON_READ_ONCE(followed)) &&
-	    !(capture_sends && KMON_READ_ONCE(capturing)) && !heads)
+	    !(capture_sends &&
+	      (KMON_READ_ONCE(capturing) || KMON_READ_ONCE(h2_seen))) &&
+	    !heads)
 		return 0;
 	c = conn_find(sk, true);
 	if (!c)
@@ -1088,7 +1091,8 @@ static __always_inline int handle_send_entry(struct sock *sk,
 	/* its ciphertext: no head, no sample of it */
 	if (c->tls)
 		return 0;
-	if (heads)
+	/* with outcomes off, for HTTP/2's control frames alone */
+	if (heads || (capture_sends && h2_possible(c)))
 		send_head(sk, msg, c);
 	if (capture_sends && c->proto_state == PROTO_CAPTURING)
 		capture_send(sk, msg, c);
