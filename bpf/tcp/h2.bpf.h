@@ -28,7 +28,6 @@
 #include "proto.h"
 #include "tcp.h"
 #include "core_fixes.bpf.h"
-#include "maps.bpf.h"
 
 #define H2_FRAME_HEADER 9
 #define H2_PREFACE_LEN 24
@@ -44,22 +43,6 @@ static __always_inline bool h2_known(const struct tcp_conn *c)
 {
 	return c->h2 ||
 	       (c->proto_state == PROTO_DECIDED && c->proto == PROTO_HTTP2);
-}
-
-/* Set once a connection of the host was seen to be HTTP/2's. With
- * collectors.tcp.outcomes off, the ingress program and the send's entry
- * look at no connection's bytes once protocol identification is done;
- * from then on they do, for HTTP/2's control frames, which begin no
- * message whether outcomes are counted or not. A host that never speaks
- * HTTP/2 does not pay for it. */
-volatile __u32 h2_seen;
-
-/* c is HTTP/2's: its client's preface was seen. */
-static __always_inline void h2_mark(struct tcp_conn *c)
-{
-	c->h2 = 1;
-	if (!KMON_READ_ONCE(h2_seen))
-		h2_seen = 1;
 }
 
 /* Whether c's bytes may be HTTP/2's: known so, or not decided before
@@ -287,7 +270,7 @@ static __always_inline __u32 h2_send_begins(struct tcp_conn *c,
 		    bpf_probe_read_user(b, sizeof(b), base) ||
 		    !h2_is_preface(b))
 			return 0;
-		h2_mark(c);
+		c->h2 = 1;
 	}
 	skip = h2_control_user(base, len);
 	c->ctl_send = skip >= len;
@@ -323,7 +306,7 @@ static __always_inline bool h2_segment(struct __sk_buff *skb,
 		    len < H2_PREFACE_LEN ||
 		    bpf_skb_load_bytes(skb, off, b, 4) || !h2_is_preface(b))
 			return false;
-		h2_mark(c);
+		c->h2 = 1;
 	}
 	*skip = h2_control_of_skb(skb, off, len);
 	if (*skip < len)

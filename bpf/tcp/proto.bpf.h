@@ -97,8 +97,6 @@ static __always_inline void proto_resolve(struct tcp_conn *c)
 		return;
 	c->proto = v->proto < PROTO_NR ? v->proto : PROTO_UNKNOWN;
 	c->proto_state = PROTO_DECIDED;
-	if (c->proto == PROTO_HTTP2 && !KMON_READ_ONCE(h2_seen))
-		h2_seen = 1;
 	proto_uncount(c);
 	bpf_map_delete_elem(&proto_verdicts, &cookie);
 	if (c->role == TCP_ROLE_SERVER)
@@ -342,9 +340,9 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	__u32 skip;
 	__u8 seg;
 
-	/* the one test a segment pays while no connection captures,
-	 * outcomes are off and the host speaks no HTTP/2 */
-	if (!KMON_READ_ONCE(capturing) && !heads && !KMON_READ_ONCE(h2_seen))
+	/* the one test a segment pays while no connection captures and
+	 * outcomes are off */
+	if (!KMON_READ_ONCE(capturing) && !heads)
 		return;
 	off = payload_offset(skb, &seq, &ack);
 	if (!off)
@@ -361,7 +359,7 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 		return;
 	if (heads)
 		head_from_skb(skb, c, dir, off, seq, ack);
-	else if (h2_possible(c))
+	else if (h2_possible(c)) /* outcomes off: HTTP/2's control frames */
 		h2_segment(skb, c, dir, off, skb->len - off, seq, &skip);
 	/* the one test every segment with bytes of a decided connection
 	 * pays */

@@ -1067,12 +1067,9 @@ static __always_inline int handle_send_entry(struct sock *sk,
 
 	bool heads = capture_sends && KMON_READ_ONCE(outcomes_on);
 
-	/* no send to stamp, none to capture, no HTTP/2 control frames to
-	 * look for: no socket to look up */
+	/* no send to stamp, none to capture: no socket to look up */
 	if (!(stamp_sends && KMON_READ_ONCE(followed)) &&
-	    !(capture_sends &&
-	      (KMON_READ_ONCE(capturing) || KMON_READ_ONCE(h2_seen))) &&
-	    !heads)
+	    !(capture_sends && KMON_READ_ONCE(capturing)) && !heads)
 		return 0;
 	c = conn_find(sk, true);
 	if (!c)
