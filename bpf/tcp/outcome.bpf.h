@@ -100,6 +100,28 @@ static __always_inline bool head_is_request(const struct tcp_conn *c, __u8 dir)
 	return (c->role == TCP_ROLE_CLIENT) == (dir == PROTO_DIR_OUT);
 }
 
+/* The heads the cgroup programs write (next_req, next_resp) are copied by
+ * the owner's programs on another CPU, maybe while a later segment's head
+ * is written over them (a pipelining client's next request, the next
+ * response to an asynchronous one): such a copy would mix two messages'
+ * bytes under one sequence number. So a writer clears len first and sets
+ * it last, and a copy is kept only if the head still has the len and the
+ * sequence number it was copied with (head_copy). head_fence orders the
+ * steps on each side: x86 keeps stores in order and loads in order, so
+ * the compiler's order is enough; arm64 keeps neither, and a fetching
+ * atomic (LDADDAL, its result used: sk_order in tcp.bpf.c) is a full
+ * barrier. Adding 0 to users changes nothing. */
+static __always_inline void head_fence(struct tcp_conn *c)
+{
+#if defined(__TARGET_ARCH_arm64)
+	__u64 old = __sync_fetch_and_add(&c->users, 0);
+
+	barrier_var(old);
+#else
+	asm volatile("" ::: "memory");
+#endif
+}
+
 /* A received (dir in) or sent (dir out, egress) segment with payload at
  * off, sequence number seq, acknowledgement ack. */
 static __always_inline void head_from_skb(struct __sk_buff *skb,
@@ -122,22 +144,28 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 	off += skip;
 	len -= skip;
 	if (request) {
+		c->next_req.len = 0; /* being written (head_fence) */
+		head_fence(c);
 		cap = head_cap(len, TCP_REQ_HEAD);
 		if (bpf_skb_load_bytes(skb, off, c->next_req.data, cap))
 			cap = 0;
 		c->next_req.seq = seq;
-		c->next_req.len = cap;
 		c->next_req.body_after = body_after(
 			skb, c, dir, true, c->next_req.data, cap, off, len);
+		head_fence(c);
+		c->next_req.len = cap;
 		return;
 	}
+	c->next_resp.len = 0;
+	head_fence(c);
 	cap = head_cap(len, TCP_RESP_HEAD);
 	if (bpf_skb_load_bytes(skb, off, c->next_resp.data, cap))
 		cap = 0;
 	c->next_resp.seq = seq;
-	c->next_resp.len = cap;
 	c->next_resp.body_after = body_after(skb, c, dir, false,
 					     c->next_resp.data, cap, off, len);
+	head_fence(c);
+	c->next_resp.len = cap;
 }
 
 /* A send begins (its first chunk, tcp_sendmsg_locked): base holds the
@@ -226,13 +254,26 @@ send_head(const struct sock *sk, const struct msghdr *msg, struct tcp_conn *c)
 	head_from_send(sk, c, base + skip, avail - skip);
 }
 
+/* *to = *from when from is the head of the message that begins at seq
+ * and is not written over meanwhile (head_fence); else to holds none.
+ * A macro: the request's and the response's heads differ in size. */
+#define head_copy(c, to, from, seq)                                           \
+	do {                                                                  \
+		__u16 copied = 0;                                             \
+		if ((from)->len && (from)->seq == (seq)) {                    \
+			head_fence(c);                                        \
+			*(to) = *(from);                                      \
+			copied = (to)->len;                                   \
+			head_fence(c);                                        \
+		}                                                             \
+		if (!copied || (from)->len != copied || (from)->seq != (seq)) \
+			(to)->len = (to)->body_after = 0;                     \
+	} while (0)
+
 /* The request's head: the last request begun, when that began at seq. */
 static __always_inline void request_head_at(struct tcp_conn *c, __u32 seq)
 {
-	if (c->next_req.len && c->next_req.seq == seq)
-		c->req_head = c->next_req;
-	else
-		c->req_head.len = c->req_head.body_after = 0;
+	head_copy(c, &c->req_head, &c->next_req, seq);
 }
 
 /* A request (call) begins at seq; its response is not in yet. */
@@ -245,10 +286,7 @@ static __always_inline void head_request(struct tcp_conn *c, __u32 seq)
 /* Its response begins at seq. */
 static __always_inline void head_response(struct tcp_conn *c, __u32 seq)
 {
-	if (c->next_resp.len && c->next_resp.seq == seq)
-		c->resp_head = c->next_resp;
-	else
-		c->resp_head.len = c->resp_head.body_after = 0;
+	head_copy(c, &c->resp_head, &c->next_resp, seq);
 }
 
 /* The request ends (in its response: req_seq and resp_seq are its
