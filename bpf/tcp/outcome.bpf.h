@@ -108,15 +108,13 @@ static __always_inline bool head_is_request(const struct tcp_conn *c, __u8 dir)
  * it last, and a copy is kept only if the head still has the len and the
  * sequence number it was copied with (head_copy). head_fence orders the
  * steps on each side: x86 keeps stores in order and loads in order, so
- * the compiler's order is enough; arm64 keeps neither, and a fetching
- * atomic (LDADDAL, its result used: sk_order in tcp.bpf.c) is a full
- * barrier. Adding 0 to users changes nothing. */
+ * the compiler's order is enough; arm64 keeps neither, and sk_order's
+ * fetching atomic (tcp_state.bpf.h) is a full barrier. Adding 0 to users
+ * changes nothing. */
 static __always_inline void head_fence(struct tcp_conn *c)
 {
 #if defined(__TARGET_ARCH_arm64)
-	__u64 old = __sync_fetch_and_add(&c->users, 0);
-
-	barrier_var(old);
+	sk_order(&c->users, 0);
 #else
 	asm volatile("" ::: "memory");
 #endif

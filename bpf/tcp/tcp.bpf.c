@@ -237,22 +237,6 @@ static __always_inline struct tcp_conn *conn_building(__u64 *depth, __u8 role,
 	return c;
 }
 
-/* A full barrier, each side of a store buffering on a socket (each side
- * writes, then reads what the other wrote): the state made while a reset
- * closes the socket on another CPU (conn_of's second look at sk_ending,
- * on_close). x86's locked instructions give it anyway; arm64's map update
- * ends in a release and the kernel's reset path has only a DMB ISHST
- * between sk_err and the close, neither of which keeps a later load
- * after an earlier store. A fetching atomic (LDADDAL) does: its result
- * used, else clang emits the non-fetching form, a STADD that orders
- * nothing. w is a word of this CPU's. */
-static __always_inline void sk_order(__u64 *w, __s64 delta)
-{
-	__u64 old = __sync_fetch_and_add(w, delta);
-
-	barrier_var(old);
-}
-
 /* A socket's state, made unless it has one (which then wins). */
 static __always_inline struct tcp_conn *
 new_conn(const struct sock *sk, bool trusted, __u8 role, __u32 tgid, __u32 svc)

@@ -148,4 +148,21 @@ static __always_inline void read_tuple(const struct sock *sk,
 static __always_inline void fill_event(struct tcp_event *ev,
 				       const struct tcp_conn *c, __u64 latency);
 
+/* A full barrier, each side of a store buffering on a socket (each side
+ * writes, then reads what the other wrote): the state made while a reset
+ * closes the socket on another CPU (conn_of's second look at sk_ending,
+ * on_close). x86's locked instructions give it anyway; arm64's map update
+ * ends in a release and the kernel's reset path has only a DMB ISHST
+ * between sk_err and the close, neither of which keeps a later load
+ * after an earlier store. A fetching atomic (LDADDAL) does: its result
+ * used, else clang emits the non-fetching form, a STADD that orders
+ * nothing. w is a word of this CPU's (or
+ * one that adding 0 to leaves as it is: head_fence). */
+static __always_inline void sk_order(__u64 *w, __s64 delta)
+{
+	__u64 old = __sync_fetch_and_add(w, delta);
+
+	barrier_var(old);
+}
+
 #endif
