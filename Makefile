@@ -311,8 +311,8 @@ vm-deps:
 vmtest-arm64-build:
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 all
 
-# vmtest-build: what the guests of KERNELS run, built and installed, so
-# that make vmtest can run beside other work (.ci/run) and build nothing.
+# vmtest-build: what the guests of KERNELS run, built and installed (a
+# make vmtest started after it builds nothing while its guests run).
 .PHONY: vmtest-build
 vmtest-build: $(if $(VM_X86_KERNELS),all $(HELPER_BINS)) \
 		$(if $(VM_ARM64_KERNELS),vmtest-arm64-build) | vm-deps

@@ -44,8 +44,9 @@ ENV
 # no_timer_check (x86): the kernel checks at boot that the IO-APIC
 # passes the timer's interrupts within a few ticks, and panics if not
 # ("IO-APIC + timer doesn't work"). A guest whose host thread waits
-# behind other work (CI runs the guests at nice 10 beside the suites)
-# failed it once in 3 boots: under TCG the ticks are the host's time.
+# behind other work (guests run at nice 10 beside CI's suites, tried on
+# 2026-11-30) failed it once in 3 boots: under TCG the ticks are the
+# host's time.
 qemu=(qemu-system-x86_64)
 console=ttyS0
 arch_args=no_timer_check
