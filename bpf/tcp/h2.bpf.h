@@ -28,6 +28,7 @@
 #include "proto.h"
 #include "tcp.h"
 #include "core_fixes.bpf.h"
+#include "maps.bpf.h"
 
 #define H2_FRAME_HEADER 9
 #define H2_PREFACE_LEN 24
@@ -43,6 +44,23 @@ static __always_inline bool h2_known(const struct tcp_conn *c)
 {
 	return c->h2 ||
 	       (c->proto_state == PROTO_DECIDED && c->proto == PROTO_HTTP2);
+}
+
+/* Plain HTTP/2 connections, each counted once (h2_counted): with
+ * outcomes off, while there are some, the ingress program and the send's
+ * entry walk their control frames after the protocol is identified too
+ * (a response's WINDOW_UPDATEs come all along); while there are none,
+ * they look at no connection for it. Never below the true number, as
+ * capturing (proto.bpf.h). */
+__u64 h2_plain;
+
+/* c's bytes are HTTP/2's: its client's preface went by, or its
+ * identification said so. */
+static __always_inline void h2_mark(struct tcp_conn *c)
+{
+	c->h2 = 1;
+	if (!c->tls)
+		count_once(&c->h2_counted, &h2_plain);
 }
 
 /* Whether c's bytes may be HTTP/2's: known so, or not decided before
@@ -264,14 +282,15 @@ static __always_inline __u32 h2_send_begins(struct tcp_conn *c,
 	c->ctl_send = 0;
 	if (!base || !len)
 		return 0;
-	if (!h2_known(c)) {
-		if (c->requests || c->phase != TCP_IDLE ||
-		    c->proto_state == PROTO_DECIDED || len < H2_PREFACE_LEN ||
-		    bpf_probe_read_user(b, sizeof(b), base) ||
-		    !h2_is_preface(b))
-			return 0;
-		c->h2 = 1;
-	}
+	if (!h2_known(c) &&
+	    (c->requests || c->phase != TCP_IDLE ||
+	     c->proto_state == PROTO_DECIDED || len < H2_PREFACE_LEN ||
+	     bpf_probe_read_user(b, sizeof(b), base) || !h2_is_preface(b)))
+		return 0;
+	/* known by its identification alone: marked too, as the reads of
+	 * the control marks (h2_control_only) go by c->h2 */
+	if (!c->h2)
+		h2_mark(c);
 	skip = h2_control_user(base, len);
 	c->ctl_send = skip >= len;
 	return skip;
@@ -301,45 +320,59 @@ static __always_inline bool h2_segment(struct __sk_buff *skb,
 	__u8 b[4];
 
 	*skip = 0;
-	if (!h2_known(c)) {
-		if (c->requests || c->proto_state == PROTO_DECIDED ||
-		    len < H2_PREFACE_LEN ||
-		    bpf_skb_load_bytes(skb, off, b, 4) || !h2_is_preface(b))
-			return false;
-		c->h2 = 1;
-	}
+	if (!h2_known(c) &&
+	    (c->requests || c->proto_state == PROTO_DECIDED ||
+	     len < H2_PREFACE_LEN || bpf_skb_load_bytes(skb, off, b, 4) ||
+	     !h2_is_preface(b)))
+		return false;
+	if (!c->h2)
+		h2_mark(c);
 	*skip = h2_control_of_skb(skb, off, len);
 	if (*skip < len)
 		return false;
-	c->ctl_seq[dir & 1] = seq;
+	/* Right after the last control-only segment: one run of them. A
+	 * client sends a stream's WINDOW_UPDATE and the connection's in
+	 * segments of their own while a response comes, and one read may
+	 * take both. */
+	if (c->ctl_end[dir & 1] != seq ||
+	    c->ctl_end[dir & 1] == c->ctl_seq[dir & 1])
+		c->ctl_seq[dir & 1] = seq;
 	c->ctl_end[dir & 1] = seq + len;
 	return true;
 }
 
+/* Whether seq lies in the run of control-only segments [at, end). */
+static __always_inline bool h2_in_control(__u32 seq, __u32 at, __u32 end)
+{
+	return (__s32)(seq - at) >= 0 && (__s32)(end - seq) > 0;
+}
+
 /* A read from *seq on begins a message: its first byte is past the
- * control-only segment the read starts with, if so (plain TCP; both
+ * control-only segments the read starts in, if so (plain TCP; both
  * ends' records name the message by it, and its head was taken there).
  * Moves *seq there; returns the message's bytes so far: minus the
  * control frames' (as unsigned: the read's length is added next). */
 static __always_inline __u64 h2_message_begins(const struct tcp_conn *c,
 					       __u32 *seq)
 {
-	__u32 ctl = c->ctl_end[PROTO_DIR_IN] - c->ctl_seq[PROTO_DIR_IN];
+	__u32 end = c->ctl_end[PROTO_DIR_IN], ctl = end - *seq;
 
-	if (!c->h2 || c->tls || !ctl || *seq != c->ctl_seq[PROTO_DIR_IN])
+	if (!c->h2 || c->tls ||
+	    !h2_in_control(*seq, c->ctl_seq[PROTO_DIR_IN], end))
 		return 0;
-	*seq = c->ctl_end[PROTO_DIR_IN];
+	*seq = end;
 	return -(__u64)ctl;
 }
 
 /* Whether a read (dir in) or a send (dir out) of len bytes from seq on
- * is exactly a control-only segment (plain TCP). */
+ * lies in a run of control-only segments (plain TCP). */
 static __always_inline bool h2_control_only(const struct tcp_conn *c, __u8 dir,
 					    __u32 seq, int len)
 {
 	__u32 at = c->ctl_seq[dir & 1], end = c->ctl_end[dir & 1];
 
-	return c->h2 && end != at && seq == at && seq + len == end;
+	return c->h2 && len > 0 && h2_in_control(seq, at, end) &&
+	       (__s32)(end - (seq + len)) >= 0;
 }
 
 #endif

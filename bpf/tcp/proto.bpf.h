@@ -341,8 +341,8 @@ static __always_inline void capture(struct __sk_buff *skb, __u8 dir)
 	__u8 seg;
 
 	/* the one test a segment pays while no connection captures and
-	 * outcomes are off */
-	if (!KMON_READ_ONCE(capturing) && !heads)
+	 * outcomes are off (and no plain HTTP/2 connection is open) */
+	if (!KMON_READ_ONCE(capturing) && !heads && !KMON_READ_ONCE(h2_plain))
 		return;
 	off = payload_offset(skb, &seq, &ack);
 	if (!off)

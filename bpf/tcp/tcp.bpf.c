@@ -167,6 +167,7 @@ static __always_inline void conn_forget(const struct sock *sk,
 
 	proto_uncount(c);
 	uncount_once(&c->followed_counted, &followed);
+	uncount_once(&c->h2_counted, &h2_plain);
 	if (in_socket(trusted))
 		bpf_sk_storage_delete(&sock_conns, (struct sock *)sk);
 	/* closed while held: the last holder deletes it (conn_hold) */
@@ -1051,9 +1052,11 @@ static __always_inline int handle_send_entry(struct sock *sk,
 
 	bool heads = capture_sends && KMON_READ_ONCE(outcomes_on);
 
-	/* no send to stamp, none to capture: no socket to look up */
+	/* no send to stamp, none to capture, no HTTP/2 control frames to
+	 * walk: no socket to look up */
 	if (!(stamp_sends && KMON_READ_ONCE(followed)) &&
-	    !(capture_sends && KMON_READ_ONCE(capturing)) && !heads)
+	    !(capture_sends && KMON_READ_ONCE(capturing)) && !heads &&
+	    !(capture_sends && KMON_READ_ONCE(h2_plain)))
 		return 0;
 	c = conn_find(sk, true);
 	if (!c)

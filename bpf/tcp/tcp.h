@@ -220,6 +220,7 @@ struct tcp_conn {
 	__u64 proto_cookie; /* the socket's cookie (0: none yet) */
 	__u64 proto_counted; /* 1: in the count of capturing connections */
 	__u64 followed_counted; /* 1: in the count of connections followed */
+	__u64 h2_counted; /* 1: in the count of plain HTTP/2 connections */
 	__u8 load_state; /* enum tcp_load_state (tcp_load.h) */
 	__u8 target_slot; /* an occupancy target's slot + 1, 0: none */
 	__u8 load_pad[2];
@@ -269,8 +270,9 @@ struct tcp_conn {
 	/* HTTP/2 (bpf/tcp/h2.bpf.h): h2 once its bytes are known to be
 	 * HTTP/2's; ctl_send: the send in progress holds only connection
 	 * control frames (seen at its entry); ctl_seq .. ctl_end: the last
-	 * segment received (PROTO_DIR_IN) or sent (PROTO_DIR_OUT, seen by
-	 * the egress program) that did (plain TCP). */
+	 * run of segments received (PROTO_DIR_IN) or sent (PROTO_DIR_OUT,
+	 * seen by the egress program) that did, one after the other (plain
+	 * TCP). */
 	__u8 h2;
 	__u8 ctl_send;
 	__u32 ctl_seq[2];
