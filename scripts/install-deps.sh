@@ -35,6 +35,7 @@ test_packages=(
 	nghttp2-client # h2load: HTTP/2 streams on one connection (http2_requests)
 	libssl-dev # kmt_tls_static links libssl.a
 	python3-redis python3-psycopg2 python3-asyncpg
+	python3-grpcio # a real gRPC server and client (grpc_outcomes)
 	rabbitmq-server amqp-tools zookeeper python3-kazoo
 )
 # kmon-trace's tests install OpenTelemetry's OTLP definitions with npm.
@@ -114,6 +115,7 @@ have_test() {
 	ls /usr/lib/*/libssl.a >/dev/null 2>&1 || return 1 # kmt_tls_static
 	# the trace accuracy harness's application (Debian's python3)
 	/usr/bin/python3 -c 'import redis, psycopg2, asyncpg' 2>/dev/null || return 1
+	/usr/bin/python3 -c 'import grpc' 2>/dev/null || return 1 # grpc_outcomes
 	# the slow ones (proto_servers_slow): RabbitMQ, ZooKeeper, their clients
 	have_tools epmd java amqp-publish amqp-consume || return 1
 	[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] &&

@@ -13,11 +13,12 @@
  * - a send made only of control frames is no request's and no
  *   response's (ctl_send, read from the sender's buffer at the send's
  *   entry);
- * - a segment received made only of them is noted (ctl_seq and ctl_end,
- *   at the cgroup ingress program), and a read of exactly that segment
- *   is no request's or response's either; likewise a segment sent, at
- *   the egress program, where no send's entry is hooked (before 6.13,
- *   no tcp_sendmsg_locked) and a send of exactly that segment;
+ * - a segment received made only of them is noted (ctl_run, at the
+ *   cgroup ingress program), and so is a run of such segments one after
+ *   the other; a read that lies within the run is no request's or
+ *   response's either; likewise a segment sent, at the egress program,
+ *   where no send's entry is hooked (before 6.13, no
+ *   tcp_sendmsg_locked), and a send within such a run;
  * - a head starts at the first frame that is not control.
  *
  * A connection is HTTP/2's once identified so, or once its client's
@@ -282,18 +283,56 @@ static __always_inline __u32 h2_send_begins(struct tcp_conn *c,
 	c->ctl_send = 0;
 	if (!base || !len)
 		return 0;
-	if (!h2_known(c) &&
-	    (c->requests || c->phase != TCP_IDLE ||
-	     c->proto_state == PROTO_DECIDED || len < H2_PREFACE_LEN ||
-	     bpf_probe_read_user(b, sizeof(b), base) || !h2_is_preface(b)))
-		return 0;
-	/* known by its identification alone: marked too, as the reads of
-	 * the control marks (h2_control_only) go by c->h2 */
-	if (!c->h2)
+	if (!h2_known(c)) {
+		if (c->requests || c->phase != TCP_IDLE ||
+		    c->proto_state == PROTO_DECIDED || len < H2_PREFACE_LEN ||
+		    bpf_probe_read_user(b, sizeof(b), base) ||
+		    !h2_is_preface(b))
+			return 0;
 		h2_mark(c);
+	} else if (!c->h2 && !c->tls) {
+		/* known by its identification alone: marked too, as the
+		 * reads of the control runs (h2_control_only) go by c->h2
+		 * (inside TLS, c->h2 says more: tls_h2_adopt) */
+		h2_mark(c);
+	}
 	skip = h2_control_user(base, len);
 	c->ctl_send = skip >= len;
 	return skip;
+}
+
+/* A run of control-only segments [at, end) (tcp_conn.ctl_run): one word,
+ * written with one store and read with one load, as the ingress program
+ * writes it on one CPU while the owner's read hook reads it on another:
+ * a start and an end of two runs would cover the message between. */
+static __always_inline __u32 h2_run_at(__u64 run)
+{
+	return (__u32)run;
+}
+
+static __always_inline __u32 h2_run_end(__u64 run)
+{
+	return run >> 32;
+}
+
+/* The segment [seq, seq + len) is control only: the run goes on when it
+ * starts at its end (a client sends a stream's WINDOW_UPDATE and the
+ * connection's in segments of their own while a response comes, and one
+ * read may take both), else a run begins. */
+static __always_inline void h2_run_add(__u64 *run, __u32 seq, __u32 len)
+{
+	__u64 r = KMON_READ_ONCE(*run);
+	__u32 at = h2_run_at(r), end = h2_run_end(r);
+
+	if (end != seq || end == at)
+		at = seq;
+	KMON_READ_ONCE(*run) = (__u64)(seq + len) << 32 | at;
+}
+
+/* Whether seq lies in the run [at, end). */
+static __always_inline bool h2_in_control(__u32 seq, __u32 at, __u32 end)
+{
+	return (__s32)(seq - at) >= 0 && (__s32)(end - seq) > 0;
 }
 
 /* h2_control over len bytes at off in skb's payload: a global function,
@@ -330,21 +369,8 @@ static __always_inline bool h2_segment(struct __sk_buff *skb,
 	*skip = h2_control_of_skb(skb, off, len);
 	if (*skip < len)
 		return false;
-	/* Right after the last control-only segment: one run of them. A
-	 * client sends a stream's WINDOW_UPDATE and the connection's in
-	 * segments of their own while a response comes, and one read may
-	 * take both. */
-	if (c->ctl_end[dir & 1] != seq ||
-	    c->ctl_end[dir & 1] == c->ctl_seq[dir & 1])
-		c->ctl_seq[dir & 1] = seq;
-	c->ctl_end[dir & 1] = seq + len;
+	h2_run_add(&c->ctl_run[dir & 1], seq, len);
 	return true;
-}
-
-/* Whether seq lies in the run of control-only segments [at, end). */
-static __always_inline bool h2_in_control(__u32 seq, __u32 at, __u32 end)
-{
-	return (__s32)(seq - at) >= 0 && (__s32)(end - seq) > 0;
 }
 
 /* A read from *seq on begins a message: its first byte is past the
@@ -355,10 +381,10 @@ static __always_inline bool h2_in_control(__u32 seq, __u32 at, __u32 end)
 static __always_inline __u64 h2_message_begins(const struct tcp_conn *c,
 					       __u32 *seq)
 {
-	__u32 end = c->ctl_end[PROTO_DIR_IN], ctl = end - *seq;
+	__u64 run = KMON_READ_ONCE(c->ctl_run[PROTO_DIR_IN]);
+	__u32 end = h2_run_end(run), ctl = end - *seq;
 
-	if (!c->h2 || c->tls ||
-	    !h2_in_control(*seq, c->ctl_seq[PROTO_DIR_IN], end))
+	if (!c->h2 || c->tls || !h2_in_control(*seq, h2_run_at(run), end))
 		return 0;
 	*seq = end;
 	return -(__u64)ctl;
@@ -369,9 +395,10 @@ static __always_inline __u64 h2_message_begins(const struct tcp_conn *c,
 static __always_inline bool h2_control_only(const struct tcp_conn *c, __u8 dir,
 					    __u32 seq, int len)
 {
-	__u32 at = c->ctl_seq[dir & 1], end = c->ctl_end[dir & 1];
+	__u64 run = KMON_READ_ONCE(c->ctl_run[dir & 1]);
+	__u32 end = h2_run_end(run);
 
-	return c->h2 && len > 0 && h2_in_control(seq, at, end) &&
+	return c->h2 && len > 0 && h2_in_control(seq, h2_run_at(run), end) &&
 	       (__s32)(end - (seq + len)) >= 0;
 }
 

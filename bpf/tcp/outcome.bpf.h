@@ -358,9 +358,92 @@ static __always_inline void outcome_load(const struct tcp_conn *c,
 		count_outcome(&v->outcomes, &v->errors, o);
 }
 
-/* An undecided request's response head goes to user space. */
+/* gRPC: an HTTP/2 connection whose outcome is its grpc-status, not its
+ * :status (a failed call is answered 200). Every gRPC request and
+ * response names the content type "application/grpc" (or its +proto,
+ * +json forms), plain or Huffman-coded (its 88 bits: 11 bytes, whole);
+ * HPACK sends it as a literal in a connection's first message each way
+ * and from its dynamic table after: so a connection's first requests'
+ * heads are looked at (a connection older than kmond is not marked). */
+#define GRPC_MARK_REQUESTS 4
+#define GRPC_PLAIN_LEN 16
+#define GRPC_HUFF_LEN 11
+
+/* "application/grpc" and its Huffman code, byte i of each (i < 16; the
+ * code has 11): words, not arrays, which would go to .rodata. */
+#define GRPC_PLAIN_LO 0x746163696c707061ULL
+#define GRPC_PLAIN_HI 0x637072672f6e6f69ULL
+#define GRPC_HUFF_LO 0x4c3d260d62d0751dULL
+#define GRPC_HUFF_HI 0x64654dULL
+#define GRPC_BYTE(lo, hi, i) \
+	((__u8)((i) < 8 ? (lo) >> (8 * (i)) : (hi) >> (8 * ((i)-8))))
+
+/* Whether the bytes at b are "application/grpc", plain (room: the bytes
+ * left from b, at least GRPC_HUFF_LEN) or Huffman-coded. */
+static __always_inline bool grpc_content_type(const __u8 *b, __u32 room)
+{
+	bool p = room >= GRPC_PLAIN_LEN, h = true;
+
+#pragma unroll
+	for (int i = 0; i < GRPC_HUFF_LEN; i++) {
+		p = p && b[i] == GRPC_BYTE(GRPC_PLAIN_LO, GRPC_PLAIN_HI, i);
+		h = h && b[i] == GRPC_BYTE(GRPC_HUFF_LO, GRPC_HUFF_HI, i);
+		if (!p && !h)
+			return false;
+	}
+	if (h)
+		return true;
+#pragma unroll
+	for (int i = GRPC_HUFF_LEN; i < GRPC_PLAIN_LEN; i++)
+		if (b[i] != GRPC_BYTE(GRPC_PLAIN_LO, GRPC_PLAIN_HI, i))
+			return false;
+	return true;
+}
+
+/* Whether the first len of the size bytes at data name gRPC's content
+ * type. */
+static __always_inline bool grpc_in(const __u8 *data, __u32 len, __u32 size)
+{
+	if (len > size)
+		len = size;
+	for (__u32 i = 0; i + GRPC_HUFF_LEN <= size; i++) {
+		if (i + GRPC_HUFF_LEN > len)
+			break;
+		if (i + GRPC_PLAIN_LEN <= size &&
+		    grpc_content_type(data + i, len - i))
+			return true;
+		if (i + GRPC_PLAIN_LEN > size &&
+		    grpc_content_type(data + i, GRPC_HUFF_LEN))
+			return true;
+	}
+	return false;
+}
+
+/* Whether c's request or response head names gRPC's content type. A
+ * global function, verified once. */
+__noinline int grpc_in_heads(const struct tcp_conn *c)
+{
+	if (!c)
+		return 0;
+	return grpc_in(c->req_head.data, c->req_head.len, TCP_REQ_HEAD) ||
+	       grpc_in(c->resp_head.data, c->resp_head.len, TCP_RESP_HEAD);
+}
+
+/* At a request's end: marks c gRPC's when its heads say so (one of its
+ * first requests, on HTTP/2). */
+static __always_inline void grpc_mark(struct tcp_conn *c)
+{
+	if (c->grpc || c->requests >= GRPC_MARK_REQUESTS || !h2_known(c) ||
+	    !outcome_wanted(c))
+		return;
+	c->grpc = grpc_in_heads(c);
+}
+
+/* A request whose outcome user space decides (undecided, or gRPC's):
+ * its response head goes to it. proto: its slot (proto_slot). */
 static __always_inline void outcome_late(const struct tcp_conn *c,
-					 const struct tcp_edge *e, bool on_edge)
+					 const struct tcp_edge *e, bool on_edge,
+					 __u32 proto)
 {
 	struct tcp_outcome_late *l;
 
@@ -378,6 +461,8 @@ static __always_inline void outcome_late(const struct tcp_conn *c,
 					       TCP_SIDE_SERVER;
 	l->resp_head = c->resp_head;
 	l->stream = request_stream_of(&c->req_head);
+	l->grpc = c->grpc;
+	l->proto = proto;
 	bpf_ringbuf_submit(l, BPF_RB_NO_WAKEUP);
 }
 

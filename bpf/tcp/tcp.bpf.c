@@ -670,7 +670,7 @@ static __always_inline void fill_event(struct tcp_event *ev,
 	ev->id = c->id;
 	ev->parent = c->parent;
 	ev->link = c->link;
-	ev->link_pad = 0;
+	ev->grpc = c->grpc;
 	ev->req_head = c->req_head;
 	ev->resp_head = c->resp_head;
 	ev->size_pad = 0;
@@ -708,8 +708,9 @@ static __always_inline void find_dst(struct tcp_conn *c)
 }
 
 /* What a finished request counts on its edge and its load: its outcome
- * when its protocol is decided; else, when it has a response head, user
- * space decides it once it has the verdict. */
+ * when its protocol is decided (and it is not gRPC's); else, when it has
+ * a response head, user space decides it once it has the verdict (and
+ * reads the grpc-status). */
 static __always_inline void finish_outcome(const struct tcp_conn *c,
 					   struct outcome *o)
 {
@@ -719,14 +720,14 @@ static __always_inline void finish_outcome(const struct tcp_conn *c,
 	__builtin_memset(o, 0, sizeof(*o));
 	if (!c->resp_head.len || !KMON_READ_ONCE(outcomes_on))
 		return;
-	if (proto < PROTO_NR) {
+	if (proto < PROTO_NR && !c->grpc) {
 		outcome_of(c, proto, o);
 		if (o->known)
 			outcome_load(c, o);
 		return;
 	}
 	edge_of(c, &e);
-	outcome_late(c, &e, !c->dst_known);
+	outcome_late(c, &e, !c->dst_known, proto);
 }
 
 /* The request on c is over: counted, sent, the connection idle. A global
@@ -746,6 +747,7 @@ __noinline int finish(struct tcp_conn *c)
 	tls_take_heads(c); /* a TLS read's plaintext heads */
 	heads_late(c);
 	proto_resolve(c); /* before this request counts */
+	grpc_mark(c);
 	c->phase = TCP_IDLE;
 	c->requests++;
 	stat_inc(&tcp_stats, TCP_REQUESTS_SEEN);

@@ -269,14 +269,17 @@ struct tcp_conn {
 	__u8 head_acked[2]; /* head_ack holds one */
 	/* HTTP/2 (bpf/tcp/h2.bpf.h): h2 once its bytes are known to be
 	 * HTTP/2's; ctl_send: the send in progress holds only connection
-	 * control frames (seen at its entry); ctl_seq .. ctl_end: the last
-	 * run of segments received (PROTO_DIR_IN) or sent (PROTO_DIR_OUT,
-	 * seen by the egress program) that did, one after the other (plain
-	 * TCP). */
+	 * control frames (seen at its entry); ctl_run: the last run of
+	 * segments received (PROTO_DIR_IN) or sent (PROTO_DIR_OUT, seen by
+	 * the egress program) that did, one after the other (plain TCP): its
+	 * first sequence number (low 32 bits) and its end (high 32), in one
+	 * word (h2_segment). */
 	__u8 h2;
 	__u8 ctl_send;
-	__u32 ctl_seq[2];
-	__u32 ctl_end[2];
+	/* HTTP/2 carrying gRPC (grpc_mark in outcome.bpf.h): its outcomes
+	 * are user space's (the grpc-status) */
+	__u8 grpc;
+	__u64 ctl_run[2];
 	struct tcp_req_head next_req;
 	struct tcp_resp_head next_resp;
 	struct tcp_req_head req_head;
@@ -310,7 +313,7 @@ struct tcp_event {
 	__u64 id;
 	__u64 parent; /* 0: none */
 	__u32 link; /* enum tcp_link */
-	__u32 link_pad;
+	__u32 grpc; /* 1: the connection carries gRPC (tcp_conn.grpc) */
 	struct tcp_req_head req_head; /* len 0: not captured */
 	struct tcp_resp_head resp_head;
 	/* One ring carries these and protocol samples, told apart by size
@@ -419,19 +422,21 @@ struct tcp_edge_val {
 };
 
 /* A request whose outcome the kernel could not count where it ended:
- * its connection's protocol was not decided yet. User space decides it
- * (by the verdict it makes, outcome.h) and counts it on the edge and the
- * load it names. */
+ * its connection's protocol was not decided yet, or it carries gRPC
+ * (whose grpc-status user space reads). User space decides it (by the
+ * verdict it makes, outcome.h) and counts it on the edge and the load
+ * it names. */
 struct tcp_outcome_late {
 	struct tcp_edge e;
 	__u64 cookie; /* the connection's, for its verdict */
 	__u32 load_slot; /* its load's slot + 1 (tcp_load.h), 0: none */
 	__u8 on_edge; /* 0: counted by its server's end (on this host) */
 	__u8 side; /* enum tcp_side */
-	__u8 pad[2];
+	__u8 grpc; /* the connection carries gRPC (tcp_conn.grpc) */
+	__u8 pad;
 	struct tcp_resp_head resp_head;
 	__u32 stream; /* HTTP/2: the stream its request opened, 0: unknown */
-	__u32 stream_pad;
+	__u32 proto; /* PROTO_* when decided, else TCP_PROTO_UNDECIDED */
 	__u64 size_pad[2]; /* a size no other ring record has */
 };
 

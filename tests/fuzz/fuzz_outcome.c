@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* libFuzzer target: any bytes as a request's heads. The input is
- * [proto][side][req_len][req_more][resp_more], then req_len bytes of
+ * [proto][side | grpc << 1][req_len][req_more][resp_more], then req_len
+ * bytes of
  * request head (at most OUTCOME_REQ_HEAD), then the response head (the
  * rest, at most OUTCOME_RESP_HEAD); *_more say how many bytes the
  * messages had past their heads. Each head is a copy of its own, so ASan
@@ -50,7 +51,9 @@ static void classify(struct outcome *o, int proto, int side,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct request_outcome out;
-	struct outcome zeros, ones;
+	struct outcome zeros, ones, counted;
+	uint8_t padded[OUTCOME_RESP_HEAD] = { 0 };
+	bool grpc;
 	size_t req_len, resp_len;
 	uint8_t *req, *resp;
 	char route[128];
@@ -63,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		routes = routes__new(FUZZ_ROUTES);
 	proto = data[0] % (PROTO_NR + 1);
 	side = data[1] & 1;
+	grpc = data[1] & 2;
 	req_len = data[2] % (OUTCOME_REQ_HEAD + 1);
 	if (req_len > size - 5)
 		req_len = size - 5;
@@ -76,15 +80,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	request_outcome__decode(&out, proto, side, req, req_len,
 				req_len + data[3] * 7, resp, resp_len,
-				resp_len + data[4] * 13);
+				resp_len + data[4] * 13, grpc);
 	stream = outcome_h2_request_stream(req, req_len);
 	classify(&zeros, proto, side, resp, resp_len, 0, stream);
 	classify(&ones, proto, side, resp, resp_len, 0xff, stream);
 	if (memcmp(&zeros, &ones, sizeof(zeros)) != 0)
 		abort(); /* it read past the captured length */
-	if ((out.error || out.has_status) && !out.known)
+	/* gRPC's :status stands without its outcome */
+	if ((out.error ||
+	     (out.has_status && !(grpc && proto == PROTO_HTTP2))) &&
+	    !out.known)
 		abort();
-	if (out.known && (!zeros.known || out.error != zeros.error))
+	/* the record's outcome is the counts' */
+	memcpy(padded, resp, resp_len);
+	request_outcome__classify(&counted, proto, side, padded, resp_len,
+				  stream, grpc);
+	if (!grpc && memcmp(&counted, &zeros, sizeof(zeros)) != 0)
+		abort();
+	if (out.known && (!counted.known || out.error != counted.error))
 		abort(); /* user space decided the error again */
 	check_printable(out.status_str, sizeof(out.status_str));
 	check_printable(out.method, sizeof(out.method));

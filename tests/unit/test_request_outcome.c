@@ -26,7 +26,7 @@ static void decode(int proto, int side, const uint8_t *req, size_t req_len,
 		   const uint8_t *resp, size_t resp_len)
 {
 	request_outcome__decode(&out, proto, side, req, req_len, req_len, resp,
-				resp_len, resp_len);
+				resp_len, resp_len, false);
 }
 
 static void check_http(void)
@@ -47,7 +47,7 @@ static void check_http(void)
 	/* the request line runs past the head: no path, never a cut one */
 	request_outcome__decode(&out, PROTO_HTTP, S,
 				B("GET /a/very/long/path/that/the/head/cuts"),
-				400, B(resp), 100);
+				400, B(resp), 100, false);
 	CHECK(out.has_method && !out.has_path);
 	CHECK(out.known); /* the head does not show a second request */
 
@@ -69,7 +69,7 @@ static void check_http(void)
 	decode(PROTO_HTTP, S, B(edges), B(resp));
 	CHECK(out.known && out.status_num == 404);
 	request_outcome__decode(&out, PROTO_HTTP, S, B(edges),
-				sizeof(edges) + 10, B(resp), 40);
+				sizeof(edges) + 10, B(resp), 40, false);
 	CHECK(!out.known);
 	decode(PROTO_HTTP, S, B("GET / HTTP/1.0\r\nA: 1234567\r\n\r\nGET"),
 	       B(resp));
@@ -79,19 +79,19 @@ static void check_http(void)
 	static const char post[] = "POST /o HTTP/1.1\r\nContent-Length: 5\r\n"
 				   "\r\nhello";
 	request_outcome__decode(&out, PROTO_HTTP, S, B(post), sizeof(post) - 1,
-				B("HTTP/1.1 500 Internal Server Error\r\n"),
-				36);
+				B("HTTP/1.1 500 Internal Server Error\r\n"), 36,
+				false);
 	CHECK(out.known && out.error && out.status_num == 500);
 	CHECK_STR(out.method, "POST");
 	request_outcome__decode(&out, PROTO_HTTP, S, B(post), sizeof(post) + 40,
-				B("HTTP/1.1 500 Internal Server Error\r\n"),
-				36);
+				B("HTTP/1.1 500 Internal Server Error\r\n"), 36,
+				false);
 	CHECK(!out.known);
 	/* chunked: the head cannot show the body's end */
 	request_outcome__decode(
 		&out, PROTO_HTTP, S,
 		B("POST /o HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n"),
-		300, B("HTTP/1.1 200 OK\r\n"), 17);
+		300, B("HTTP/1.1 200 OK\r\n"), 17, false);
 	CHECK(out.known && !out.error && out.status_num == 200);
 }
 
@@ -110,16 +110,16 @@ static void check_http2_streams(const uint8_t *curl)
 		"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 		"\x00\x00\x01\x01\x04\x00\x00\x00\x01\x8e";
 
-	request_outcome__decode(&out, PROTO_HTTP2, C, curl, 96, 104, B(on3),
-				19);
+	request_outcome__decode(&out, PROTO_HTTP2, C, curl, 96, 104, B(on3), 19,
+				false);
 	CHECK(!out.known && !out.has_status && !out.has_grpc);
 	CHECK(out.has_method); /* the request's own */
 	request_outcome__decode(&out, PROTO_HTTP2, S, curl, 96, 104, B(late),
-				19);
+				19, false);
 	CHECK(out.known && out.error && out.status_num == 500);
 	/* no HEADERS in the request head: its stream is not known */
 	request_outcome__decode(&out, PROTO_HTTP2, S, curl, 60, 104, B(late),
-				19);
+				19, false);
 	CHECK(!out.known && !out.has_status);
 	decode(PROTO_HTTP2, S, B(two),
 	       B("\x00\x00\x01\x01\x04\x00\x00\x00\x03\x88"));
@@ -151,7 +151,7 @@ static void check_http2(void)
 
 	request_outcome__decode(&out, PROTO_HTTP2, C, curl, 96, 104,
 				B("\x00\x00\x01\x01\x04\x00\x00\x00\x01\x8d"),
-				10);
+				10, false);
 	CHECK(out.known && out.error && out.status_num == 404);
 	CHECK(out.has_method && out.has_path);
 	CHECK_STR(out.method, "GET");
@@ -166,6 +166,64 @@ static void check_http2(void)
 	decode(PROTO_HTTP2, S, B(post), grpc, sizeof(grpc) - 2);
 	CHECK(!out.has_grpc);
 	check_http2_streams(curl);
+}
+
+/* On a gRPC connection the outcome is the grpc-status (OpenTelemetry: a
+ * server's NOT_FOUND is its caller's failure, INTERNAL its own; a
+ * client's call failed on any but OK), unknown without one unless the
+ * :status says the call failed; the counts' classification says the
+ * same as the record. */
+static void check_grpc(void)
+{
+	/* HEADERS on stream 3, POST and :path /k.T/M (plain) */
+	static const uint8_t req[] = "\x00\x00\x0b\x01\x04\x00\x00\x00\x03"
+				     "\x83\x04\x06/k.T/M\x86";
+	/* trailers-only answers: :status 200 and grpc-status 5, and 13 */
+	static const uint8_t nf[] = "\x00\x00\x10\x01\x05\x00\x00\x00\x03"
+				    "\x88\x40\x0bgrpc-status\x01"
+				    "5";
+	static const uint8_t internal[] = "\x00\x00\x11\x01\x05\x00\x00\x00\x03"
+					  "\x88\x40\x0bgrpc-status\x02"
+					  "13";
+	/* :status 200 and nothing more read; a proxy's 503 */
+	static const uint8_t ok[] = "\x00\x00\x01\x01\x04\x00\x00\x00\x03\x88";
+	static const uint8_t unavailable[] =
+		"\x00\x00\x04\x01\x04\x00\x00\x00\x03\x08\x03"
+		"503";
+	struct outcome o;
+
+	request_outcome__decode(&out, PROTO_HTTP2, S, B(req), sizeof(req) - 1,
+				B(nf), sizeof(nf) - 1, true);
+	CHECK(out.known && !out.error && out.has_grpc && out.grpc_status == 5);
+	CHECK(out.status_num == 200);
+	request_outcome__decode(&out, PROTO_HTTP2, C, B(req), sizeof(req) - 1,
+				B(nf), sizeof(nf) - 1, true);
+	CHECK(out.known && out.error);
+	request_outcome__decode(&out, PROTO_HTTP2, S, B(req), sizeof(req) - 1,
+				B(internal), sizeof(internal) - 1, true);
+	CHECK(out.known && out.error && out.grpc_status == 13);
+	/* not known to be gRPC: HTTP's rule */
+	request_outcome__decode(&out, PROTO_HTTP2, S, B(req), sizeof(req) - 1,
+				B(internal), sizeof(internal) - 1, false);
+	CHECK(out.known && !out.error);
+	/* a 200 without its grpc-status: the status, no outcome */
+	request_outcome__decode(&out, PROTO_HTTP2, S, B(req), sizeof(req) - 1,
+				B(ok), sizeof(ok) - 1, true);
+	CHECK(!out.known && !out.error && out.has_status &&
+	      out.status_num == 200);
+	request_outcome__decode(&out, PROTO_HTTP2, S, B(req), sizeof(req) - 1,
+				B(unavailable), sizeof(unavailable) - 1, true);
+	CHECK(out.known && out.error && out.status_num == 503);
+	/* the counts' classification of the same heads */
+	request_outcome__classify(&o, PROTO_HTTP2, S, nf, sizeof(nf) - 1, 3,
+				  true);
+	CHECK(o.known && !o.error);
+	request_outcome__classify(&o, PROTO_HTTP2, S, internal,
+				  sizeof(internal) - 1, 3, true);
+	CHECK(o.known && o.error);
+	request_outcome__classify(&o, PROTO_HTTP2, S, ok, sizeof(ok) - 1, 3,
+				  true);
+	CHECK(!o.known);
 }
 
 static void check_redis(void)
@@ -189,21 +247,21 @@ static void check_redis(void)
 
 	/* pipelined: two GETs counted as one request */
 	request_outcome__decode(&out, PROTO_REDIS, C, B(get), 2 * 22,
-				B("$3\r\nbar\r\n"), 9);
+				B("$3\r\nbar\r\n"), 9, false);
 	CHECK(!out.known);
 	/* a large SET: 1031 bytes by its bulk headers, alone or not */
 	request_outcome__decode(&out, PROTO_REDIS, C, B(set), 1031,
-				B("+OK\r\n"), 5);
+				B("+OK\r\n"), 5, false);
 	CHECK(out.known && !out.error);
 	request_outcome__decode(&out, PROTO_REDIS, C, B(set), 1031 + 22,
-				B("+OK\r\n"), 5);
+				B("+OK\r\n"), 5, false);
 	CHECK(!out.known);
 	/* inline commands */
 	request_outcome__decode(&out, PROTO_REDIS, C, B("PING\r\nPING\r\n"), 12,
-				B("+PONG\r\n"), 7);
+				B("+PONG\r\n"), 7, false);
 	CHECK(!out.known);
 	request_outcome__decode(&out, PROTO_REDIS, C, B("PING\r\n"), 6,
-				B("+PONG\r\n"), 7);
+				B("+PONG\r\n"), 7, false);
 	CHECK(out.known);
 }
 
@@ -341,7 +399,7 @@ static void check_captured(const struct captured *c)
 		req->len, resp->b,
 		resp->caplen < OUTCOME_RESP_HEAD ? resp->caplen :
 						   OUTCOME_RESP_HEAD,
-		resp->len);
+		resp->len, false);
 	got = status_text(num, sizeof(num));
 	CHECK(out.known);
 	if (c->status)
@@ -358,6 +416,7 @@ int main(void)
 {
 	check_http();
 	check_http2();
+	check_grpc();
 	check_redis();
 	check_databases();
 	check_memcached_dns();

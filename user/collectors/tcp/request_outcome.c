@@ -252,10 +252,58 @@ static void reset(struct request_outcome *out)
 	out->status_str[0] = out->method[0] = out->path[0] = '\0';
 }
 
+/* OpenTelemetry's gRPC conventions: the codes a server's call failed
+ * on (its caller's mistakes, NOT_FOUND or INVALID_ARGUMENT, are not the
+ * server's errors); a client's call failed on any but OK. */
+static bool grpc_error(int side, int code)
+{
+	if (side == TCP_SIDE_CLIENT)
+		return code != 0;
+	switch (code) {
+	case 2: /* UNKNOWN */
+	case 4: /* DEADLINE_EXCEEDED */
+	case 12: /* UNIMPLEMENTED */
+	case 13: /* INTERNAL */
+	case 14: /* UNAVAILABLE */
+	case 15: /* DATA_LOSS */
+		return true;
+	}
+	return false;
+}
+
+/* o, HTTP/2's outcome by its :status, made gRPC's: the grpc-status's
+ * when the head held one, else known only where the :status says the
+ * call failed (a 200 answers failed calls too). */
+static void grpc_outcome(struct outcome *o, int side, bool has_grpc,
+			 int grpc_status)
+{
+	if (has_grpc) {
+		o->known = 1;
+		o->error = grpc_error(side, grpc_status);
+	} else if (!o->error) {
+		/* a 200 answers failed calls too */
+		o->known = 0;
+	}
+}
+
+void request_outcome__classify(struct outcome *o, int proto, int side,
+			       const uint8_t *resp, size_t resp_len,
+			       uint32_t stream, bool grpc)
+{
+	struct request_outcome g;
+
+	outcome_classify(o, proto, side, resp, resp_len, stream);
+	if (!grpc || proto != PROTO_HTTP2)
+		return;
+	g.has_grpc = false;
+	request_http2__grpc(&g, resp, resp_len, stream);
+	grpc_outcome(o, side, g.has_grpc, g.grpc_status);
+}
+
 void request_outcome__decode(struct request_outcome *out, int proto, int side,
 			     const uint8_t *req, size_t req_len,
 			     uint64_t req_bytes, const uint8_t *resp,
-			     size_t resp_len, uint64_t resp_bytes)
+			     size_t resp_len, uint64_t resp_bytes, bool grpc)
 {
 	uint8_t head[OUTCOME_RESP_HEAD] = { 0 };
 	uint32_t stream;
@@ -270,7 +318,9 @@ void request_outcome__decode(struct request_outcome *out, int proto, int side,
 		resp_len = sizeof(head);
 	memcpy(head, resp, resp_len);
 	stream = outcome_h2_request_stream(req, req_len);
-	outcome_classify(&o, proto, side, head, resp_len, stream);
+	grpc = grpc && proto == PROTO_HTTP2;
+	request_outcome__classify(&o, proto, side, head, resp_len, stream,
+				  grpc);
 
 	if (proto == PROTO_HTTP)
 		request_http__line(out, req, req_len);
@@ -280,9 +330,10 @@ void request_outcome__decode(struct request_outcome *out, int proto, int side,
 		return;
 	if (proto == PROTO_HTTP2)
 		request_http2__grpc(out, resp, resp_len, stream);
-	if (!o.known)
+	/* gRPC's :status stands without its outcome */
+	if (!o.known && !(grpc && o.has_status))
 		return;
-	out->known = true;
-	out->error = o.error;
+	out->known = o.known;
+	out->error = o.known && o.error;
 	status_of(out, proto, &o, head, resp_len);
 }

@@ -5,7 +5,8 @@
  * only user space writes: Redis's error word, PostgreSQL's SQLSTATE,
  * memcached's reply word, DNS's RCODE name, HTTP's method and path,
  * HTTP/2's :method, :path and grpc-status where the heads hold them
- * plainly. A head that shows two requests where kmond counted one leaves
+ * plainly; gRPC's outcome, its grpc-status, is user space's alone
+ * (request_outcome__classify). A head that shows two requests where kmond counted one leaves
  * the outcome unknown. */
 #ifndef KMON_REQUEST_OUTCOME_H
 #define KMON_REQUEST_OUTCOME_H
@@ -37,11 +38,20 @@ struct request_outcome {
 
 /* Decodes one request: proto (PROTO_*) and side (enum tcp_side), the
  * request's head (req_len bytes captured of req_bytes sent) and the
- * response's (resp_len of resp_bytes). */
+ * response's (resp_len of resp_bytes); grpc: the connection carries gRPC
+ * (tcp_conn.grpc), whose outcome is its grpc-status. */
 void request_outcome__decode(struct request_outcome *out, int proto, int side,
 			     const uint8_t *req, size_t req_len,
 			     uint64_t req_bytes, const uint8_t *resp,
-			     size_t resp_len, uint64_t resp_bytes);
+			     size_t resp_len, uint64_t resp_bytes, bool grpc);
+
+/* The counts' outcome of a response head (resp_len bytes, zeroed to
+ * OUTCOME_RESP_HEAD), as its record has it: the classifier's (outcome.h)
+ * and, on a gRPC connection, the grpc-status's. The kernel leaves gRPC's
+ * requests to user space (struct tcp_outcome_late). */
+void request_outcome__classify(struct outcome *o, int proto, int side,
+			       const uint8_t *resp, size_t resp_len,
+			       uint32_t stream, bool grpc);
 
 /* "NOERROR", "NXDOMAIN", ... for a DNS RCODE, else NULL. */
 const char *request_outcome__rcode_name(unsigned int rcode);

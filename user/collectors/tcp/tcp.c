@@ -380,7 +380,7 @@ static void add_outcome(struct tcp_collector *c, const struct tcp_event *e,
 				head_len(e->req_head.len, TCP_REQ_HEAD),
 				e->req_bytes, e->resp_head.data,
 				head_len(e->resp_head.len, TCP_RESP_HEAD),
-				e->resp_bytes);
+				e->resp_bytes, e->grpc);
 	if (o.has_status && o.status_is_str)
 		record__str(&c->rec, "status", o.status_str);
 	else if (o.has_status)
@@ -429,20 +429,23 @@ static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 	exporter__send(c->k->exporter, &c->rec);
 }
 
-/* A request the kernel finished undecided, with its response's first
- * bytes: its outcome by the verdict, as its record has it (both are
- * looked up at the same place in the ring). */
+/* A request the kernel finished undecided (or gRPC's), with its
+ * response's first bytes: its outcome by the verdict, as its record has
+ * it (both are looked up at the same place in the ring). */
 static void on_outcome_late(struct tcp_collector *c,
 			    const struct tcp_outcome_late *l)
 {
-	int proto = c->proto ? proto_track__conn(c->proto, l->cookie) :
-			       PROTO_UNKNOWN;
-	__u32 len = l->resp_head.len;
+	int proto = l->proto;
 	struct outcome o;
 
-	outcome_classify(&o, proto, l->side, l->resp_head.data,
-			 len < OUTCOME_RESP_HEAD ? len : OUTCOME_RESP_HEAD,
-			 l->stream);
+	/* undecided when it ended: the verdict made since */
+	if (l->proto >= PROTO_NR)
+		proto = c->proto ? proto_track__conn(c->proto, l->cookie) :
+				   PROTO_UNKNOWN;
+
+	request_outcome__classify(&o, proto, l->side, l->resp_head.data,
+				  head_len(l->resp_head.len, OUTCOME_RESP_HEAD),
+				  l->stream, l->grpc);
 	if (!o.known)
 		return;
 	if (l->on_edge)
