@@ -24,8 +24,9 @@
  * end since, an answer in a request-response protocol.
  *
  * At its end a request of a decided protocol counts on its edge and its
- * load by outcome; one still undecided goes to user space, which counts
- * it once it has the verdict (struct tcp_outcome_late). */
+ * load by outcome; one still undecided, or gRPC's (grpc_mark), goes to
+ * user space, which counts it once it has the verdict, or reads its
+ * grpc-status (struct tcp_outcome_late). */
 #ifndef KMON_OUTCOME_BPF_H
 #define KMON_OUTCOME_BPF_H
 

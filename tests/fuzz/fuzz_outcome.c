@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct request_outcome out;
 	struct outcome zeros, ones, counted;
-	uint8_t padded[OUTCOME_RESP_HEAD] = { 0 };
+	uint8_t padded[OUTCOME_RESP_HEAD];
 	bool grpc;
 	size_t req_len, resp_len;
 	uint8_t *req, *resp;
@@ -91,7 +91,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	     (out.has_status && !(grpc && proto == PROTO_HTTP2))) &&
 	    !out.known)
 		abort();
-	/* the record's outcome is the counts' */
+	/* the record's outcome is the counts', whose head (the kernel's)
+	 * holds other bytes past its length */
+	memset(padded, 0xff, sizeof(padded));
 	memcpy(padded, resp, resp_len);
 	request_outcome__classify(&counted, proto, side, padded, resp_len,
 				  stream, grpc);

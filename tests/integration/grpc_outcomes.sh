@@ -9,7 +9,8 @@
 # every record has its :status 200 and method POST, the first call of a
 # connection its route, and no `error` (the build before said false,
 # for the failed calls too); the counts by outcome on the load and the
-# topology are those of the records: none. The client's records: grpc-core
+# topology are those of the records: none, and the edge's status_2xx 7.
+# The client's records: grpc-core
 # sends from several buffers, whose request head kmond does not gather:
 # no outcome either.
 source "$(dirname "$0")/../lib/kmond.sh"
@@ -73,6 +74,8 @@ for kind, key, count in (("load", "service", "completions"),
     got = [sum(r.get(f, 0) for r in rs) for f in (count, "outcomes", "errors")]
     if got != [7, 0, 0]:
         errors.append(f"{kind}: {count}, outcomes, errors {got}, want 7 0 0")
+    if kind == "topology" and sum(r.get("status_2xx", 0) for r in rs) != 7:
+        errors.append(f"topology: status_2xx {[r.get('status_2xx') for r in rs]}, want 7")
 if errors:
     sys.exit("\n".join(errors))
 PY

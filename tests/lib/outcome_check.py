@@ -114,12 +114,13 @@ def tally(recs):
     """outcomes, errors and HTTP status classes of tcp records"""
     t = collections.Counter()
     for r in recs:
+        # a status without an outcome too: gRPC's 200, its grpc-status unread
+        if r.get("protocol") in ("http", "http2") and isinstance(r.get("status"), int):
+            t[f"status_{r['status'] // 100}xx"] += 1
         if "error" not in r:
             continue
         t["outcomes"] += 1
         t["errors"] += r["error"]
-        if r.get("protocol") in ("http", "http2") and isinstance(r.get("status"), int):
-            t[f"status_{r['status'] // 100}xx"] += 1
     return t
 
 

@@ -176,7 +176,7 @@ static void check_http2(void)
 static void check_grpc(void)
 {
 	/* HEADERS on stream 3, POST and :path /k.T/M (plain) */
-	static const uint8_t req[] = "\x00\x00\x0b\x01\x04\x00\x00\x00\x03"
+	static const uint8_t req[] = "\x00\x00\x0a\x01\x04\x00\x00\x00\x03"
 				     "\x83\x04\x06/k.T/M\x86";
 	/* trailers-only answers: :status 200 and grpc-status 5, and 13 */
 	static const uint8_t nf[] = "\x00\x00\x10\x01\x05\x00\x00\x00\x03"
@@ -188,7 +188,7 @@ static void check_grpc(void)
 	/* :status 200 and nothing more read; a proxy's 503 */
 	static const uint8_t ok[] = "\x00\x00\x01\x01\x04\x00\x00\x00\x03\x88";
 	static const uint8_t unavailable[] =
-		"\x00\x00\x04\x01\x04\x00\x00\x00\x03\x08\x03"
+		"\x00\x00\x05\x01\x04\x00\x00\x00\x03\x08\x03"
 		"503";
 	struct outcome o;
 

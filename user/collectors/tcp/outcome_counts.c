@@ -5,12 +5,13 @@
 
 void outcome_counts__add(struct outcome_counts *to, const struct outcome *o)
 {
+	/* a status without an outcome: gRPC's 200, its grpc-status unread */
+	if (o->status_class >= 1 && o->status_class <= 5)
+		to->status_class[o->status_class - 1]++;
 	if (!o->known)
 		return;
 	to->outcomes++;
 	to->errors += o->error != 0;
-	if (o->status_class >= 1 && o->status_class <= 5)
-		to->status_class[o->status_class - 1]++;
 }
 
 void outcome_counts__sum(struct outcome_counts *to,
