@@ -446,11 +446,10 @@ static void on_outcome_late(struct tcp_collector *c,
 	request_outcome__classify(&o, proto, l->side, l->resp_head.data,
 				  head_len(l->resp_head.len, OUTCOME_RESP_HEAD),
 				  l->stream, l->grpc);
-	if (!o.known)
-		return;
-	if (l->on_edge)
+	/* a status without an outcome counts in its class (gRPC's 200) */
+	if (l->on_edge && (o.known || o.status_class))
 		tcp_topology__outcome(c->topo, &l->e, &o);
-	if (l->load_slot)
+	if (l->load_slot && o.known)
 		tcp_loads__outcome(c->loads, l->load_slot - 1, o.error);
 }
 
