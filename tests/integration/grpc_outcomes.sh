@@ -10,7 +10,8 @@
 # connection its route, and no `error` (the build before said false,
 # for the failed calls too); the counts by outcome on the load and the
 # topology are those of the records: none, and the edge's status_2xx 7.
-# The client's records: grpc-core
+# The client's records (7, and at times one more as a channel ends, its
+# control frames taken for a call): grpc-core
 # sends from several buffers, whose request head kmond does not gather:
 # no outcome either.
 source "$(dirname "$0")/../lib/kmond.sh"
@@ -53,8 +54,13 @@ tcp = [r for r in recs if r["kind"] == "tcp" and port in (r["lport"], r["rport"]
 errors = []
 server = [r for r in tcp if r["side"] == "server"]
 client = [r for r in tcp if r["side"] == "client"]
-if (len(server), len(client)) != (7, 7):
-    errors.append(f"{len(server)} server and {len(client)} client records, want 7 and 7")
+# the client's: one a call, and at times one more as a channel ends:
+# grpc-core's control frames then (82 bytes sent, 46 read, seen under
+# ASan), sent from several buffers, are not all walked and make a turn
+# (docs/design/outcomes.md, "Not exact"): at most one a channel
+if len(server) != 7 or not 7 <= len(client) <= 10:
+    errors.append(f"{len(server)} server and {len(client)} client records, "
+                  "want 7 and 7 to 10")
 for r in tcp:
     if r["protocol"] != "http2":
         errors.append(f"{r['side']}: protocol {r['protocol']}")
