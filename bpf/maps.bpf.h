@@ -10,6 +10,7 @@
 /* One load of x, now: another CPU (or a program that comes in between on
  * this one) may change it meanwhile. */
 #define KMON_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define KMON_WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
 /* No load or store moves across it (the compiler's order only). */
 #define KMON_COMPILER_BARRIER() asm volatile("" ::: "memory")

@@ -326,7 +326,7 @@ static __always_inline void h2_run_add(__u64 *run, __u32 seq, __u32 len)
 
 	if (end != seq || end == at)
 		at = seq;
-	KMON_READ_ONCE(*run) = (__u64)(seq + len) << 32 | at;
+	KMON_WRITE_ONCE(*run, (__u64)(seq + len) << 32 | at);
 }
 
 /* Whether seq lies in the run [at, end). */

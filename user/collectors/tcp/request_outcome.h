@@ -6,8 +6,8 @@
  * memcached's reply word, DNS's RCODE name, HTTP's method and path,
  * HTTP/2's :method, :path and grpc-status where the heads hold them
  * plainly; gRPC's outcome, its grpc-status, is user space's alone
- * (request_outcome__classify). A head that shows two requests where kmond counted one leaves
- * the outcome unknown. */
+ * (request_outcome__classify). A head that shows two requests where
+ * kmond counted one leaves the outcome unknown. */
 #ifndef KMON_REQUEST_OUTCOME_H
 #define KMON_REQUEST_OUTCOME_H
 
@@ -46,8 +46,8 @@ void request_outcome__decode(struct request_outcome *out, int proto, int side,
 			     size_t resp_len, uint64_t resp_bytes, bool grpc);
 
 /* The counts' outcome of a response head (resp_len bytes at resp, in a
- * buffer of OUTCOME_RESP_HEAD), as its record has it: the classifier's (outcome.h)
- * and, on a gRPC connection, the grpc-status's. The kernel leaves gRPC's
+ * buffer of OUTCOME_RESP_HEAD), as its record has it: the classifier's
+ * (outcome.h) and, on a gRPC connection, the grpc-status's. The kernel leaves gRPC's
  * requests to user space (struct tcp_outcome_late). */
 void request_outcome__classify(struct outcome *o, int proto, int side,
 			       const uint8_t *resp, size_t resp_len,

@@ -353,12 +353,11 @@ static void on_close(struct tcp_collector *c, const struct proto_close *s)
 
 /* The kernel's verdict, else ours (it finished before the kernel got
  * the verdict). */
-static int conn_proto(struct tcp_collector *c, const struct tcp_event *e)
+static int conn_proto(struct tcp_collector *c, __u32 proto, __u64 cookie)
 {
-	if (e->proto < PROTO_NR)
-		return e->proto;
-	return c->proto ? proto_track__conn(c->proto, e->cookie) :
-			  PROTO_UNKNOWN;
+	if (proto < PROTO_NR)
+		return proto;
+	return c->proto ? proto_track__conn(c->proto, cookie) : PROTO_UNKNOWN;
 }
 
 static size_t head_len(__u16 len, size_t size)
@@ -416,7 +415,7 @@ static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 	record__u64(&c->rec, "resp_bytes", e->resp_bytes);
 	add_side(c, e);
 	tcp_links__fields(&c->rec, e->id, e->parent, e->link);
-	proto = conn_proto(c, e);
+	proto = conn_proto(c, e->proto, e->cookie);
 	record__str(&c->rec, "protocol", protocol__name(proto));
 	/* read in plaintext: the name is its ciphertext's */
 	if (plain)
@@ -435,13 +434,8 @@ static void on_request(struct tcp_collector *c, const struct tcp_event *e)
 static void on_outcome_late(struct tcp_collector *c,
 			    const struct tcp_outcome_late *l)
 {
-	int proto = l->proto;
+	int proto = conn_proto(c, l->proto, l->cookie);
 	struct outcome o;
-
-	/* undecided when it ended: the verdict made since */
-	if (l->proto >= PROTO_NR)
-		proto = c->proto ? proto_track__conn(c->proto, l->cookie) :
-				   PROTO_UNKNOWN;
 
 	request_outcome__classify(&o, proto, l->side, l->resp_head.data,
 				  head_len(l->resp_head.len, OUTCOME_RESP_HEAD),
