@@ -399,53 +399,61 @@ static void test_sequence(void)
 	CHECK(occ__refine_sequence(st, OCC_MIN_SAMPLES, &f) == -1);
 }
 
-/* Requests leaving in order pair exactly, across intervals (those in
- * progress at an interval's end carried to the next); requests that
- * overtake pair to a smaller sum of squares; steps left out make the
- * pairing unknown until an interval is whole again. */
+/* Requests leaving in order pair exactly, from any set of their ends
+ * (an interval that begins with some in progress, steps lost); requests
+ * that overtake pair to a smaller sum of squares. */
 static void test_order(void)
 {
-	/* arrivals at 0, 10, 20 ms; FIFO ends at 30, 35, 50 ms; the cut
-	 * between two intervals at 32 ms */
+	/* arrivals at 0, 10, 20 ms; FIFO ends at 30, 35, 50 ms (own 30,
+	 * 25 and 30 ms); the cut between two intervals at 32 ms */
 	struct occ_step fifo[] = {
-		{ 0, 1, 1 },	     { 10000000, 2, 1 },  { 20000000, 3, 1 },
-		{ 30000000, 2, -1 }, { 35000000, 1, -1 }, { 50000000, 0, -1 },
+		{ 0, 1, 1, 0 },
+		{ 10000000, 2, 1, 0 },
+		{ 20000000, 3, 1, 0 },
+		{ 30000000, 2, -1, 30000000 },
+		{ 35000000, 1, -1, 25000000 },
+		{ 50000000, 0, -1, 30000000 },
 	};
 	/* the second request (10 ms) leaves first, at 15 ms */
 	struct occ_step over[] = {
-		{ 0, 1, 1 },
-		{ 10000000, 2, 1 },
-		{ 15000000, 1, -1 },
-		{ 30000000, 0, -1 },
+		{ 0, 1, 1, 0 },
+		{ 10000000, 2, 1, 0 },
+		{ 15000000, 1, -1, 5000000 },
+		{ 30000000, 0, -1, 30000000 },
 	};
-	struct occ_order o = { .known = true };
-	double sq, want;
+	/* FIFO, at times the kernel's rounding (ns >> 10) does not divide */
+	struct occ_step odd[] = {
+		{ 1000123, 1, 1, 0 },
+		{ 1000999, 2, 1, 0 },
+		{ 9000777, 1, -1, (9000777 - 1000123) >> 10 },
+		{ 9001555, 0, -1, (9001555 - 1000999) >> 10 },
+	};
+	double own, sq, want = 0.015 * 0.015 + 0.02 * 0.02;
 
-	CHECK(occ_order__pair(&o, fifo, 4, true, 0, &sq) == 1);
-	CHECK(near(sq, 0.03 * 0.03, 1e-12));
-	CHECK(o.n == 2 && o.known);
-	CHECK(occ_order__pair(&o, fifo + 4, 2, true, 0, &sq) == 2);
-	CHECK(near(sq, 0.025 * 0.025 + 0.03 * 0.03, 1e-12));
-	CHECK(o.n == 0);
+	CHECK(occ__order_sums(fifo, 6, 0, &own, &sq) == 3);
+	CHECK(near(own, 0.03 * 0.03 * 2 + 0.025 * 0.025, 1e-12));
+	CHECK(near(sq, own, 1e-15));
+	/* each interval alone, the second begun with two in progress */
+	CHECK(occ__order_sums(fifo, 4, 0, &own, &sq) == 1);
+	CHECK(near(own, 0.03 * 0.03, 1e-12) && near(sq, own, 1e-15));
+	CHECK(occ__order_sums(fifo + 4, 2, 0, &own, &sq) == 2);
+	CHECK(near(own, 0.025 * 0.025 + 0.03 * 0.03, 1e-12));
+	CHECK(near(sq, own, 1e-15));
 	/* the kernel's sum: 0.005^2 + 0.03^2; paired in order: 0.015^2 +
-	 * 0.02^2, less by the overtaking */
-	CHECK(occ_order__pair(&o, over, 4, true, 0, &sq) == 2);
-	want = 0.015 * 0.015 + 0.02 * 0.02;
-	CHECK(near(sq, want, 1e-12) && sq < 0.005 * 0.005 + 0.03 * 0.03);
-	/* lost steps: unknown; a whole interval that begins with one in
-	 * progress stays unknown, one that begins empty pairs at once */
-	CHECK(occ_order__pair(&o, fifo, 4, false, 0, &sq) == -1);
-	CHECK(occ_order__pair(&o, fifo + 1, 3, true, 0, &sq) == -1);
-	CHECK(!o.known && o.n == 0);
-	CHECK(occ_order__pair(&o, fifo, 4, true, 0, &sq) == 1);
-	CHECK(o.known && o.n == 2);
-	CHECK(occ_order__pair(&o, fifo + 4, 2, true, 0, &sq) == 2);
-	/* the kernel's rounding: ns >> 10 */
-	occ_order__free(&o);
-	o = (struct occ_order){ .known = true };
-	CHECK(occ_order__pair(&o, over, 4, true, 10, &sq) == 2);
-	CHECK(near(sq, want, 1e-7)); /* 1 us a request */
-	occ_order__free(&o);
+	 * 0.02^2, less by the overtaking; the same from the ends alone */
+	CHECK(occ__order_sums(over, 4, 0, &own, &sq) == 2);
+	CHECK(near(own, 0.005 * 0.005 + 0.03 * 0.03, 1e-12));
+	CHECK(near(sq, want, 1e-12) && sq < own);
+	CHECK(occ__order_sums(over + 2, 2, 0, &own, &sq) == 2);
+	CHECK(near(sq, want, 1e-12));
+	/* rounded alike: in order, the sums are equal */
+	CHECK(occ__order_sums(odd, 4, 10, &own, &sq) == 2);
+	CHECK(own > 0 && sq == own);
+	/* an own time that saturated is left out; no end: nothing */
+	over[3].own = UINT32_MAX;
+	CHECK(occ__order_sums(over, 4, 0, &own, &sq) == 1);
+	CHECK(occ__order_sums(over, 2, 0, &own, &sq) == 0);
+	CHECK(own == 0 && sq == 0);
 }
 
 /* --- the protocol on a simulated tandem --- */

@@ -53,13 +53,11 @@ struct steps {
 	size_t n, cap;
 	bool whole; /* no step of the span was left out */
 	uint64_t seq_min, seq_max; /* the numbers received (n > 0) */
-	/* its departures paired with the arrivals in order
-	 * (occupancy_order.h): how many, -1 unknown, and their squares */
-	long paired;
-	double paired_sq;
-	/* the same departures' own response times squared, as each step
-	 * came with it (s^2) */
-	double own_sq;
+	/* its ends' own response times squared, and the same ends
+	 * paired in order (occupancy_order.h): how many, and the sums
+	 * (s^2) */
+	size_t paired;
+	double own_sq, paired_sq;
 };
 
 /* One interval of a sliding window (occupancy.slide). */
@@ -93,7 +91,6 @@ struct target {
 	uint64_t interval[HIST_BUCKETS], window[HIST_BUCKETS];
 	struct occ_given_n interval_n, window_n;
 	struct steps isteps, wsteps;
-	struct occ_order order;
 	uint64_t seq_last; /* the last step's number received, unwrapped */
 	bool seq_any; /* since the entry was made */
 	uint64_t seq_next; /* past the highest of the intervals before */
@@ -124,7 +121,6 @@ static void target_free(struct target *t)
 {
 	free(t->isteps.v);
 	free(t->wsteps.v);
-	occ_order__free(&t->order);
 	for (int i = 0; i < t->slide.n; i++) {
 		free(t->slide.parts[i]->steps.v);
 		free(t->slide.parts[i]);
@@ -206,8 +202,6 @@ static void target_enter(struct occupancy *o, struct target *t, int idx,
 	t->since = mono_ns();
 	memset(&t->was, 0, sizeof(t->was));
 	steps_reset(&t->isteps);
-	t->order.known = false; /* its steps begin again */
-	t->order.n = 0;
 	t->seq_any = false; /* numbered from 0 again */
 }
 
@@ -325,15 +319,10 @@ int occupancy__step(void *ctx, void *data, size_t size)
 		t->isteps.seq_min = seq;
 	if (!t->isteps.n || seq > t->isteps.seq_max)
 		t->isteps.seq_max = seq;
-	step = (struct occ_step){ .t_ns = s->t_ns,
-				  .n = s->n,
-				  .delta = s->delta };
+	step = (struct occ_step){
+		.t_ns = s->t_ns, .n = s->n, .delta = s->delta, .own = s->own
+	};
 	steps_add(&t->isteps, &step, 1);
-	if (s->delta < 0) {
-		double own = ldexp((double)s->own * 1e-9, TCP_LOAD_SQ_SHIFT);
-
-		t->isteps.own_sq += own * own;
-	}
 	return 0;
 }
 
@@ -410,11 +399,8 @@ static uint64_t count_of(const uint64_t *b)
 /* How much requests overtook each other (occupancy_order.h): the share
  * of the sum of the requests' own squared response times (each end's
  * step carries its own) that pairing the departures with the arrivals
- * in order does not find; NAN where the pairing is not known. Both sums
- * are of the same steps: the kernel's sums, read a moment apart from the
- * steps drained, were off by a request at an interval's edge in 1 of 4
- * intervals, and the check then said nothing. Past the limit the fit
- * does not hold. On simulated tandems whose front serves side by
+ * in order does not find; NAN where no request ended. Past the limit
+ * the fit does not hold. On simulated tandems whose front serves side by
  * side and hands on after a random delay (exponential, 5 ms; rho 0.31
  * and 0.70) the lower tier read 0.47 to 0.59 with shares of 0.007 to
  * 0.016; FIFO tiers give 0. */
@@ -422,7 +408,7 @@ static uint64_t count_of(const uint64_t *b)
 
 static double overtaken_share(const struct steps *s)
 {
-	if (s->paired <= 0 || !(s->own_sq > 0))
+	if (!s->paired || !(s->own_sq > 0))
 		return NAN;
 	return (s->own_sq - s->paired_sq) / s->own_sq;
 }
@@ -534,10 +520,7 @@ static void close_window(struct target *t, struct kmond *k, struct record *rec,
 		t->wsteps.whole = false;
 	if (t->wsteps.whole)
 		steps_add(&t->wsteps, t->isteps.v, t->isteps.n);
-	if (t->isteps.paired < 0 || t->wsteps.paired < 0)
-		t->wsteps.paired = -1;
-	else
-		t->wsteps.paired += t->isteps.paired;
+	t->wsteps.paired += t->isteps.paired;
 	t->wsteps.paired_sq += t->isteps.paired_sq;
 	t->wsteps.own_sq += t->isteps.own_sq;
 	/* the window closes at the report nearest its end */
@@ -610,9 +593,7 @@ static void emit_slide(struct target *t, struct kmond *k, struct record *rec,
 			  s.n + p->steps.n <= STEPS_PER_WINDOW;
 		if (s.whole)
 			steps_add(&s, p->steps.v, p->steps.n);
-		s.paired = s.paired < 0 || p->steps.paired < 0 ?
-				   -1 :
-				   s.paired + p->steps.paired;
+		s.paired += p->steps.paired;
 		s.paired_sq += p->steps.paired_sq;
 		s.own_sq += p->steps.own_sq;
 	}
@@ -629,8 +610,7 @@ void occupancy__report(struct occupancy *o, const struct occupancy_maps *m,
 
 	/* Every target's sums first, then the fits (tens of ms each): the
 	 * sums are then those of the steps just drained, but for the
-	 * requests ending in between (the order's check takes its sums from
-	 * the steps alone). */
+	 * requests ending in between. */
 	for (i = 0; i < o->n; i++) {
 		if (o->targets[i].slot >= 0)
 			read_target(&o->targets[i], m);
@@ -642,9 +622,9 @@ void occupancy__report(struct occupancy *o, const struct occupancy_maps *m,
 			continue;
 		check_lost(t);
 		sort_steps(&t->isteps);
-		t->isteps.paired = occ_order__pair(&t->order, t->isteps.v,
-						   t->isteps.n, t->isteps.whole,
+		t->isteps.paired = occ__order_sums(t->isteps.v, t->isteps.n,
 						   TCP_LOAD_SQ_SHIFT,
+						   &t->isteps.own_sq,
 						   &t->isteps.paired_sq);
 		/* a target made during the interval counts from then */
 		span = now - (t->since > o->last ? t->since : o->last);

@@ -1,70 +1,55 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Departures paired with arrivals in order (see occupancy_order.h). */
-#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "collectors/tcp/occupancy_order.h"
 #include "lib/xalloc.h"
 
-void occ_order__free(struct occ_order *o)
+static int by_time(const void *a, const void *b)
 {
-	if (!o)
-		return;
-	free(o->inside);
-	memset(o, 0, sizeof(*o));
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
-static void push(struct occ_order *o, uint64_t t)
+static double seconds_sq(uint64_t ns)
 {
-	if (o->n == o->cap) {
-		o->cap = o->cap ? 2 * o->cap : 256;
-		o->inside = xrealloc(o->inside, o->cap * sizeof(*o->inside));
-	}
-	o->inside[o->n++] = t;
+	double s = (double)ns * 1e-9;
+
+	return s * s;
 }
 
-long occ_order__pair(struct occ_order *o, const struct occ_step *s,
-		     size_t count, bool whole, int shift, double *sq)
+size_t occ__order_sums(const struct occ_step *s, size_t count, int shift,
+		       double *own_sq, double *paired_sq)
 {
-	const double unit = ldexp(1e-9, shift);
-	/* known from the steps before, or from an empty start: with none in
-	 * progress before the first step, nothing before it matters */
-	bool paired = whole && count &&
-		      (long)s[0].n - s[0].delta == (long)o->n &&
-		      (o->known || o->n == 0);
-	size_t head = 0, end_n;
-	long departures = 0;
-	double t;
+	uint64_t *arrival = xmalloc((count ? count : 1) * sizeof(*arrival));
+	uint64_t *departure = xmalloc((count ? count : 1) * sizeof(*departure));
+	size_t n = 0;
 
-	*sq = 0;
-	if (!whole || !count) {
-		o->n = 0;
-		o->known = whole;
-		return -1;
-	}
+	*own_sq = 0;
+	*paired_sq = 0;
 	for (size_t i = 0; i < count; i++) {
-		if (s[i].delta == 1) {
-			push(o, s[i].t_ns);
+		uint64_t own = (uint64_t)s[i].own << shift;
+
+		if (s[i].delta >= 0 || s[i].own == UINT32_MAX ||
+		    own > s[i].t_ns)
 			continue;
-		}
-		if (head == o->n) { /* one that came before what is known */
-			paired = false;
-			continue;
-		}
-		t = (double)((s[i].t_ns - o->inside[head++]) >> shift) * unit;
-		*sq += t * t;
-		departures++;
+		/* its start rounded up by less than 1 << shift ns: the
+		 * same rounding the own time had, so that in order the
+		 * two sums are equal to the last bit */
+		departure[n] = s[i].t_ns;
+		arrival[n] = s[i].t_ns - own;
+		*own_sq += seconds_sq(own);
+		n++;
 	}
-	/* those in progress at the end: the last to come */
-	end_n = s[count - 1].n;
-	o->known = end_n <= o->n - head;
-	if (o->known) {
-		memmove(o->inside, o->inside + o->n - end_n,
-			end_n * sizeof(*o->inside));
-		o->n = end_n;
-	} else {
-		o->n = 0;
-	}
-	return paired ? departures : -1;
+	qsort(departure, n, sizeof(*departure), by_time);
+	qsort(arrival, n, sizeof(*arrival), by_time);
+	/* the k-th arrival is at most the k-th departure: each of the k
+	 * first to leave came before it left */
+	for (size_t k = 0; k < n; k++)
+		*paired_sq += seconds_sq(departure[k] - arrival[k]);
+	free(arrival);
+	free(departure);
+	return n;
 }

@@ -3,39 +3,31 @@
  * from a tandem of FIFO single servers, the model of occupancy_fit.h.
  *
  * Each end's step carries its request's own response time (its start
- * and end on its connection, bpf/tcp/tcp_load.h); the sequence of steps
- * gives the same departures paired with the arrivals in order (the k-th
- * to leave with the k-th to come). The sums of both are the same, and by
- * the rearrangement inequality the paired squares sum to less unless the
- * requests left in order: their gap, over the own sum, is the share by
+ * and end on its connection, bpf/tcp/tcp_load.h), so each request that
+ * ended gives its arrival and its departure. Paired in order instead
+ * (the k-th to come with the k-th to leave, both sorted), the same
+ * times square to less unless the requests left in order (the
+ * rearrangement inequality): the gap, over the own sum, is the share by
  * which requests overtook each other (0 for FIFO tiers). A front that
  * serves requests side by side (a thread per connection, an event loop)
- * or a hand-off delay that varies lets them overtake. */
+ * or a hand-off delay that varies lets them overtake.
+ *
+ * The check needs no other step: not the arrivals', nor those of the
+ * interval before, nor every step (any set of ends pairs alike), so it
+ * holds for a first interval, and for one whose steps were lost. */
 #ifndef KMON_OCCUPANCY_ORDER_H
 #define KMON_OCCUPANCY_ORDER_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include "collectors/tcp/occupancy_sequence.h"
 
-/* The arrival times of the requests in progress, first come first. */
-struct occ_order {
-	uint64_t *inside;
-	size_t n, cap;
-	bool known; /* the steps before were whole */
-};
-
-void occ_order__free(struct occ_order *o); /* the arrays; NULL-safe */
-/* Pairs the departures of an interval's steps (count, in order of time;
- * whole: none left out) with the arrivals in order, those in progress
- * at its start first, and keeps those in progress at its end. *sq: the
- * sum of the paired response times squared, each as the kernel squares
- * it (ns >> shift, in seconds^2). Returns the departures paired, or -1
- * when the pairing is not known (steps left out, now or before, unless
- * none was in progress before the first step). */
-long occ_order__pair(struct occ_order *o, const struct occ_step *s,
-		     size_t count, bool whole, int shift, double *sq);
+/* The ends among count steps (in order of time), each with own set (the
+ * kernel's ns >> shift): the sums of their own response times squared
+ * (*own_sq) and of the same departures paired in order with the same
+ * arrivals (*paired_sq), in seconds^2. Returns how many ends were
+ * paired (an end whose own time saturated is left out). */
+size_t occ__order_sums(const struct occ_step *s, size_t count, int shift,
+		       double *own_sq, double *paired_sq);
 
 #endif

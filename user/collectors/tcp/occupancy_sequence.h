@@ -42,6 +42,9 @@ struct occ_step {
 	uint64_t t_ns; /* monotonic */
 	uint32_t n; /* in progress after it */
 	int32_t delta; /* +1: an arrival, -1: a departure */
+	/* a departure's own response time, ns >> TCP_LOAD_SQ_SHIFT
+	 * (occupancy_order.h); 0 for an arrival */
+	uint32_t own;
 };
 
 /* Refines f, a holding two-tier fit of the same requests at throughput
