@@ -935,6 +935,42 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 	c->tx_off += len;
 }
 
+/* A read held by tls_hold_read (bpf/tcp/tls.bpf.h), at the connection's
+ * next hook: its SSL_read has returned. When its plaintext held only
+ * HTTP/2 control frames (the return left the message it would have
+ * begun open, at its first byte), nothing began: the response goes on.
+ * Else a request began at that read, as at any turn, with that read's
+ * start, offset and sequence number; the plaintext read since is its. A
+ * global function, verified once. */
+__noinline int tls_settle(struct tcp_conn *c)
+{
+	struct tls_heads *h;
+	__u64 cookie, in = 0;
+
+	if (!c || !c->tls_held)
+		return 0;
+	c->tls_held = 0;
+	cookie = c->proto_cookie;
+	h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	if (h && h->open && h->open_is_req && h->open_seq == c->held_seq)
+		return 0;
+	if (h)
+		in = __sync_lock_test_and_set(&h->bytes[PROTO_DIR_IN], 0);
+	if (c->phase == TCP_RESPONSE)
+		finish(c);
+	if (c->phase != TCP_IDLE || !still_monitored(c))
+		return 0;
+	begin_request(c, c->held_ns);
+	account_start(c, false);
+	c->req_off = c->held_off;
+	c->req_seq = c->held_seq;
+	c->req_bytes = in;
+	head_request(c, c->req_seq);
+	if (!c->src_checked)
+		find_src(c);
+	return 0;
+}
+
 /* --- the client side --- */
 
 /* Whether the owner's calls are followed: collectors.tcp.client and the
@@ -1123,6 +1159,8 @@ recv_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 		c->rx_off += ret;
 		return;
 	}
+	if (trusted && c->tls && tls_hold_read(c, sk, ret))
+		return;
 	if (c->role == TCP_ROLE_SERVER)
 		on_request_bytes(c, sk, ret, trusted);
 	else
@@ -1223,6 +1261,8 @@ send_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 {
 	if (sends_stashed)
 		take_stashed_send(c, sk);
+	if (trusted && c->tls_held)
+		tls_settle(c);
 	/* HTTP/2's control frames are no request's or response's (seen at
 	 * the send's entry, or where none is hooked by the egress program) */
 	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted) ||
@@ -1278,6 +1318,8 @@ static __always_inline void on_close(const struct sock *sk, bool trusted)
 	c = conn_find(sk, trusted);
 	if (!c)
 		return;
+	if (trusted && c->tls_held)
+		tls_settle(c);
 	/* before closing gets a copy: the copy is in no count */
 	proto_uncount(c);
 	load_closed(c);

@@ -203,7 +203,14 @@ struct tcp_conn {
 	/* the request in progress began before the TLS did: its name is
 	 * its ciphertext's (bpf/tcp/tls.bpf.h) */
 	__u8 tls_pre;
-	__u8 pad2;
+	/* TLS, HTTP/2, server side: a read inside SSL_read while the
+	 * response was being sent is held until its plaintext says whether
+	 * it began a request (tls_hold_read, bpf/tcp/tls.bpf.h): its time,
+	 * its first byte's offset and sequence number */
+	__u8 tls_held;
+	__u32 held_seq;
+	__u64 held_ns;
+	__u64 held_off;
 	/* When the send in progress was entered (tcp_sendmsg_locked, or
 	 * the send syscall with the hash), 0 when not seen: a client's call
 	 * starts when its caller begins to send, before the server can have

@@ -293,8 +293,12 @@ static __always_inline void tls_read_seen(struct tcp_conn *c,
 	if (call->cookie != c->proto_cookie || call->h2 != h2_known(c))
 		tls_ssl_seen(c, call);
 	call->cookie = c->proto_cookie;
-	if (server && c->phase == TCP_REQUEST &&
-	    c->req_off + len == c->rx_off) {
+	if (call->held) {
+		call->head = 1;
+		call->head_is_req = 1;
+		call->head_seq = c->held_seq;
+	} else if (server && c->phase == TCP_REQUEST &&
+		   c->req_off + len == c->rx_off) {
 		call->begins = 1;
 		call->head = 1;
 		call->head_is_req = 1;
@@ -314,8 +318,12 @@ static __always_inline void tls_read_seen(struct tcp_conn *c,
 		call->h2 = 2;
 	if (call->h2 == 1 && !call->head)
 		tls_h2_resume(c, call, len, sk);
-	if (!outcome_wanted(c))
-		call->head = 0;
+	if (!outcome_wanted(c)) {
+		/* a held read's return still says what it held, and a
+		 * first read's whether the client's preface began it */
+		call->head = call->held || (call->head && call->h2 == 2);
+		call->no_head = 1;
+	}
 	if (c->proto_state != PROTO_CAPTURING)
 		return;
 	seg = c->proto_segs[PROTO_DIR_IN];
@@ -374,6 +382,9 @@ static __always_inline bool tls_read_head(struct tls_heads *h,
 	h->open = skip >= n;
 	h->open_is_req = call->head_is_req;
 	h->open_seq = call->head_seq;
+	h->no_head = call->no_head;
+	if (call->no_head)
+		return h->open;
 	left = skip < n ? n - skip : 0;
 	if (call->head_is_req)
 		head_from_user(h->req.data, &h->req.len, &h->req.seq,
@@ -397,6 +408,7 @@ static __always_inline bool tls_buffered_head(struct tls_heads *h,
 	call->head_is_req = h->open_is_req;
 	call->head_seq = h->open_seq;
 	call->h2 = 1;
+	call->no_head = h->no_head;
 	return tls_read_head(h, call, base, n);
 }
 
@@ -561,6 +573,48 @@ static __always_inline void tls_take_heads(struct tcp_conn *c)
 		c->req_head = h->req;
 	if (!c->resp_head.len && h->resp.len && h->resp.seq == c->resp_seq)
 		c->resp_head = h->resp;
+}
+
+__noinline int tls_settle(struct tcp_conn *c);
+
+/* A server's read inside SSL_read while its HTTP/2 response is being
+ * sent: a client's WINDOW_UPDATEs (a response larger than the client's
+ * window), a PING, or a new request. Only the plaintext tells, when
+ * SSL_read returns: the read is held (c->tls_held), the response goes
+ * on, and the connection's next hook settles it (tls_settle, tcp.bpf.c)
+ * by what the return left; its head is read at the return as a
+ * request's. The same call's next socket read (OpenSSL reads a record's
+ * header, then its body) joins it; another read first settles the one
+ * held. Returns whether the read is held. */
+static __always_inline bool tls_hold_read(struct tcp_conn *c,
+					  const struct sock *sk, int len)
+{
+	struct tls_call *call = tls_call_now(sk, true);
+
+	if (c->tls_held && call && call->held) {
+		c->rx_off += len;
+		return true;
+	}
+	if (c->tls_held)
+		tls_settle(c);
+	/* the first request's response: its reads' returns may have found
+	 * the client's preface since */
+	tls_h2_adopt(c);
+	if (!call || call->kind != TLS_CALL_READ || call->seen ||
+	    c->role != TCP_ROLE_SERVER || c->phase != TCP_RESPONSE ||
+	    !h2_known(c))
+		return false;
+	/* what the request in progress read so far is its own: the
+	 * return's plaintext, and its head, will be the held read's */
+	tls_take_heads(c);
+	c->tls_held = 1;
+	call->held = 1;
+	c->held_ns = bpf_ktime_get_ns();
+	c->held_off = c->rx_off;
+	c->held_seq = received_seq(sk, len, true);
+	c->rx_off += len;
+	tls_read_seen(c, call, len, sk);
+	return true;
 }
 
 /* c closes: its heads go. */

@@ -34,7 +34,11 @@ struct tls_call {
 	__u8 begins; /* a read whose socket bytes began a message */
 	__u8 cont; /* a read served from OpenSSL's buffer that goes on with
 		    * the message its SSL object's last read began (tls_ssl) */
-	__u8 pad2[6];
+	__u8 held; /* a read held until its plaintext is known
+		    * (tls_hold_read) */
+	__u8 no_head; /* its head is not wanted, only whether it held
+		       * nothing but HTTP/2 control frames */
+	__u8 pad2[4];
 	struct proto_sample s; /* header only; the data comes at return */
 };
 
@@ -79,7 +83,7 @@ struct tls_heads {
 	__u8 open;
 	__u8 open_is_req;
 	__u8 h2;
-	__u8 pad;
+	__u8 no_head; /* the last read's head was not wanted (tls_call) */
 };
 
 #endif
