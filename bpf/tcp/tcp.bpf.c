@@ -941,7 +941,9 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
  * begun open, at its first byte), nothing began: the response goes on.
  * Else a request began at that read, as at any turn, with that read's
  * start, offset and sequence number; the plaintext read since is its. A
- * global function, verified once. */
+ * global function, verified once. Returns 1 when a reload dropped the
+ * connection's process (the hook goes no further, as conn_of's would
+ * not have), else 0. */
 __noinline int tls_settle(struct tcp_conn *c)
 {
 	struct tls_heads *h;
@@ -958,8 +960,10 @@ __noinline int tls_settle(struct tcp_conn *c)
 		in = __sync_lock_test_and_set(&h->bytes[PROTO_DIR_IN], 0);
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
-	if (c->phase != TCP_IDLE || !still_monitored(c))
+	if (c->phase != TCP_IDLE)
 		return 0;
+	if (!still_monitored(c))
+		return 1;
 	begin_request(c, c->held_ns);
 	account_start(c, false);
 	c->req_off = c->held_off;
@@ -1261,8 +1265,10 @@ send_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 {
 	if (sends_stashed)
 		take_stashed_send(c, sk);
-	if (trusted && c->tls_held)
-		tls_settle(c);
+	if (trusted && c->tls_held && tls_settle(c)) {
+		c->tx_off += ret;
+		return;
+	}
 	/* HTTP/2's control frames are no request's or response's (seen at
 	 * the send's entry, or where none is hooked by the egress program) */
 	if (!tls_feeds(c, sk, tls_call_now(sk, trusted), trusted) ||

@@ -560,7 +560,10 @@ static __always_inline void tls_take_heads(struct tcp_conn *c)
 	h = bpf_map_lookup_elem(&tls_heads, &cookie);
 	if (!h)
 		return;
-	in = __sync_lock_test_and_set(&h->bytes[PROTO_DIR_IN], 0);
+	/* a held read's plaintext is the request it may begin
+	 * (tls_settle), not the one a flush finishes meanwhile */
+	in = c->tls_held ? 0 :
+			   __sync_lock_test_and_set(&h->bytes[PROTO_DIR_IN], 0);
 	out = __sync_lock_test_and_set(&h->bytes[PROTO_DIR_OUT], 0);
 	if (c->role == TCP_ROLE_CLIENT) {
 		c->req_bytes += out;
@@ -576,6 +579,16 @@ static __always_inline void tls_take_heads(struct tcp_conn *c)
 }
 
 __noinline int tls_settle(struct tcp_conn *c);
+
+/* A response's bytes sent (ciphertext) before a read in its middle is
+ * held. A client sends WINDOW_UPDATEs once it has taken half its window
+ * or so (16 KiB the smallest seen: h2load -w 14), so a read after a
+ * smaller response turns at once, as before holds were made: a request
+ * begun at its read is linked to its thread's calls at once (a held one
+ * only when it is settled, at its connection's next hook: the calls its
+ * handler made first, to an upstream, find no parent), and counted in
+ * the load in the order of its steps. */
+#define TLS_HOLD_AFTER 4096
 
 /* A server's read inside SSL_read while its HTTP/2 response is being
  * sent: a client's WINDOW_UPDATEs (a response larger than the client's
@@ -595,14 +608,16 @@ static __always_inline bool tls_hold_read(struct tcp_conn *c,
 		c->rx_off += len;
 		return true;
 	}
-	if (c->tls_held)
-		tls_settle(c);
+	if (c->tls_held && tls_settle(c)) {
+		c->rx_off += len;
+		return true; /* dropped: no more of it */
+	}
 	/* the first request's response: its reads' returns may have found
 	 * the client's preface since */
 	tls_h2_adopt(c);
 	if (!call || call->kind != TLS_CALL_READ || call->seen ||
 	    c->role != TCP_ROLE_SERVER || c->phase != TCP_RESPONSE ||
-	    !h2_known(c))
+	    c->tx_off - c->resp_off < TLS_HOLD_AFTER || !h2_known(c))
 		return false;
 	/* what the request in progress read so far is its own: the
 	 * return's plaintext, and its head, will be the held read's */
