@@ -251,6 +251,7 @@ static __always_inline void tls_send_entry(const struct sock *sk,
 	call->cookie = c->proto_cookie;
 	tls_ssl_seen(c, call);
 	tls_h2_adopt(c);
+	call->frames = c->role == TCP_ROLE_SERVER && h2_possible(c);
 	/* HTTP/2's control frames: no message, and not in the head */
 	skip = h2_send_begins(c, base, len);
 	call->ctl = c->ctl_send;
@@ -433,6 +434,66 @@ static __always_inline void head_append(__u8 *data, __u16 *len, __u32 size,
 		*len = off + take;
 }
 
+/* Frames walked in one write at most: a response's HEADERS and DATA,
+ * and control frames with them; past them the walk loses its place. */
+#define TLS_FRAMES_WALKED 6
+
+/* A server's SSL_write wrote n bytes at base of an HTTP/2 connection
+ * (h: its heads): the frames they hold, from where the last write left
+ * off, to learn whether a response was written whole (its last DATA or
+ * HEADERS frame ended its stream, tls_hold_read). The walk starts at the
+ * server's first SETTINGS, at the start of a write; it stops knowing
+ * where frames begin (until a write starts with a SETTINGS again) at a
+ * header split across two writes, a header no frame has, or more frames
+ * in one write than it walks. */
+static __always_inline void tls_frames_written(struct tls_heads *h,
+					       const void *base, __u32 n)
+{
+	__u8 f[H2_FRAME_HEADER];
+	__u32 at, len;
+
+	if (!h->out_known) {
+		if (n < H2_FRAME_HEADER ||
+		    bpf_probe_read_user(f, sizeof(f), base) || f[3] != 4 ||
+		    f[4] || !h2_control_frame(f))
+			return;
+		h->out_known = 1;
+		h->out_left = 0;
+		h->out_ended = 0;
+	}
+	if (h->out_left >= n) {
+		h->out_left -= n;
+		return;
+	}
+	at = h->out_left;
+	for (int i = 0; i < TLS_FRAMES_WALKED; i++) {
+		if (at + H2_FRAME_HEADER > n ||
+		    bpf_probe_read_user(f, sizeof(f), base + at) || f[3] > 9)
+			break;
+		len = h2_frame_len(f);
+		if (f[3] <= 1) /* DATA, HEADERS */
+			h->out_ended = f[4] & 1;
+		at += H2_FRAME_HEADER + len;
+		if (at >= n) {
+			h->out_left = at - n;
+			return;
+		}
+	}
+	h->out_known = 0;
+}
+
+/* Whether c's last response was written whole, by its frames (1), or
+ * not (0); -1 where they are not known. */
+static __always_inline int tls_response_written(const struct tcp_conn *c)
+{
+	__u64 cookie = c->proto_cookie;
+	struct tls_heads *h = bpf_map_lookup_elem(&tls_heads, &cookie);
+
+	if (!h || !h->out_known)
+		return -1;
+	return h->out_ended && !h->out_left;
+}
+
 /* A read returned n bytes of plaintext into the call's buffer, or a
  * write wrote n: their count, and a read's head and sample. */
 static __always_inline void tls_done(struct tls_call *call, __u32 n)
@@ -464,6 +525,8 @@ static __always_inline void tls_done(struct tls_call *call, __u32 n)
 	if (!ctl && !call->ctl)
 		__sync_fetch_and_add(
 			&h->bytes[read ? PROTO_DIR_IN : PROTO_DIR_OUT], n);
+	if (!read && call->frames)
+		tls_frames_written(h, base, n);
 	if (!read || !call->sample)
 		return;
 	s = reserve_sample(false);
@@ -580,14 +643,14 @@ static __always_inline void tls_take_heads(struct tcp_conn *c)
 
 __noinline int tls_settle(struct tcp_conn *c);
 
-/* A response's bytes sent (ciphertext) before a read in its middle is
- * held. A client sends WINDOW_UPDATEs once it has taken half its window
- * or so (16 KiB the smallest seen: h2load -w 14), so a read after a
- * smaller response turns at once, as before holds were made: a request
- * begun at its read is linked to its thread's calls at once (a held one
- * only when it is settled, at its connection's next hook: the calls its
- * handler made first, to an upstream, find no parent), and counted in
- * the load in the order of its steps. */
+/* Where the frames a server wrote are not known (tls_frames_written:
+ * a connection older than kmond, a walk that lost its place), a read is
+ * held once its response has sent this many bytes (ciphertext), as a
+ * client sends WINDOW_UPDATEs once it has taken a part of its window (4
+ * KiB of data: Go's): a request after a smaller response begins at its
+ * read. A held request is linked to its thread's calls only when it is
+ * settled, at its connection's next hook (the calls its handler made
+ * first, to an upstream, find no parent), and counted in the load then. */
 #define TLS_HOLD_AFTER 4096
 
 /* A server's read inside SSL_read while its HTTP/2 response is being
@@ -603,6 +666,7 @@ static __always_inline bool tls_hold_read(struct tcp_conn *c,
 					  const struct sock *sk, int len)
 {
 	struct tls_call *call = tls_call_now(sk, true);
+	int written;
 
 	if (c->tls_held && call && call->held) {
 		c->rx_off += len;
@@ -617,7 +681,14 @@ static __always_inline bool tls_hold_read(struct tcp_conn *c,
 	tls_h2_adopt(c);
 	if (!call || call->kind != TLS_CALL_READ || call->seen ||
 	    c->role != TCP_ROLE_SERVER || c->phase != TCP_RESPONSE ||
-	    c->tx_off - c->resp_off < TLS_HOLD_AFTER || !h2_known(c))
+	    !h2_known(c))
+		return false;
+	/* a response written whole: the read begins what comes next, at
+	 * once (where the frames are not known, one past TLS_HOLD_AFTER is
+	 * held) */
+	written = tls_response_written(c);
+	if (written == 1 ||
+	    (written < 0 && c->tx_off - c->resp_off < TLS_HOLD_AFTER))
 		return false;
 	/* what the request in progress read so far is its own: the
 	 * return's plaintext, and its head, will be the held read's */

@@ -38,7 +38,9 @@ struct tls_call {
 		    * (tls_hold_read) */
 	__u8 no_head; /* its head is not wanted, only whether it held
 		       * nothing but HTTP/2 control frames */
-	__u8 pad2[4];
+	__u8 frames; /* a write whose HTTP/2 frames are walked at its
+		      * return (tls_frames_written) */
+	__u8 pad2[3];
 	struct proto_sample s; /* header only; the data comes at return */
 };
 
@@ -84,6 +86,15 @@ struct tls_heads {
 	__u8 open_is_req;
 	__u8 h2;
 	__u8 no_head; /* the last read's head was not wanted (tls_call) */
+	/* HTTP/2: the frames the connection's SSL_writes wrote, walked from
+	 * a server's first SETTINGS on (tls_frames_written): the bytes of
+	 * the last frame still to come, whether the walk knows where frames
+	 * begin, and whether the last DATA or HEADERS frame written ended
+	 * its stream (END_STREAM): a response written whole */
+	__u32 out_left;
+	__u8 out_known;
+	__u8 out_ended;
+	__u8 pad[2];
 };
 
 #endif
