@@ -230,6 +230,18 @@ static __always_inline void tls_h2_resume(struct tcp_conn *c,
 	call->head_is_req = server;
 }
 
+/* A server's write that is not control frames only begins: a response
+ * goes on until its return says otherwise (one that fails, its bytes
+ * on the socket, leaves it going on). */
+static __always_inline void tls_frames_more(const struct tcp_conn *c)
+{
+	__u64 cookie = c->proto_cookie;
+	struct tls_heads *h = bpf_map_lookup_elem(&tls_heads, &cookie);
+
+	if (h)
+		h->out_ended = 0;
+}
+
 /* A send inside SSL_write begins (its first chunk): the head and the
  * sample from the plaintext. */
 static __always_inline void tls_send_entry(const struct sock *sk,
@@ -255,6 +267,8 @@ static __always_inline void tls_send_entry(const struct sock *sk,
 	/* HTTP/2's control frames: no message, and not in the head */
 	skip = h2_send_begins(c, base, len);
 	call->ctl = c->ctl_send;
+	if (call->frames && !c->ctl_send)
+		tls_frames_more(c);
 	if (!c->ctl_send && skip < len)
 		head_from_send(sk, c, base + skip, len - skip);
 	if (c->proto_state != PROTO_CAPTURING || !len)
@@ -438,14 +452,25 @@ static __always_inline void head_append(__u8 *data, __u16 *len, __u32 size,
  * and control frames with them; past them the walk loses its place. */
 #define TLS_FRAMES_WALKED 6
 
+/* Whether a server's write that starts with the frame header f starts
+ * where frames begin: its first SETTINGS, or a response's HEADERS (all
+ * of them: END_HEADERS) on a client's stream (odd). A DATA payload's
+ * bytes pass it about once in a million writes. */
+static __always_inline bool tls_frames_start(const __u8 *f)
+{
+	if (f[3] == 4) /* SETTINGS, not its ACK */
+		return !f[4] && h2_control_frame(f);
+	return f[3] == 1 && (f[4] & 4) && !(f[5] & 0x80) && (f[8] & 1) &&
+	       h2_frame_len(f) <= H2_MAX_FRAME;
+}
+
 /* A server's SSL_write wrote n bytes at base of an HTTP/2 connection
  * (h: its heads): the frames they hold, from where the last write left
  * off, to learn whether a response was written whole (its last DATA or
- * HEADERS frame ended its stream, tls_hold_read). The walk starts at the
- * server's first SETTINGS, at the start of a write; it stops knowing
- * where frames begin (until a write starts with a SETTINGS again) at a
- * header split across two writes, a header no frame has, or more frames
- * in one write than it walks. */
+ * HEADERS frame ended its stream, tls_hold_read). The walk starts at a
+ * write that starts where frames begin (tls_frames_start); it loses its
+ * place, until such a write, at a header split across two writes, a
+ * header no frame has, or more frames in one write than it walks. */
 static __always_inline void tls_frames_written(struct tls_heads *h,
 					       const void *base, __u32 n)
 {
@@ -454,8 +479,8 @@ static __always_inline void tls_frames_written(struct tls_heads *h,
 
 	if (!h->out_known) {
 		if (n < H2_FRAME_HEADER ||
-		    bpf_probe_read_user(f, sizeof(f), base) || f[3] != 4 ||
-		    f[4] || !h2_control_frame(f))
+		    bpf_probe_read_user(f, sizeof(f), base) ||
+		    !tls_frames_start(f))
 			return;
 		h->out_known = 1;
 		h->out_left = 0;
