@@ -1163,8 +1163,16 @@ recv_bytes(struct tcp_conn *c, const struct sock *sk, int ret, bool trusted)
 		c->rx_off += ret;
 		return;
 	}
-	if (trusted && c->tls && tls_hold_read(c, sk, ret))
-		return;
+	if (trusted && c->tls) {
+		/* another read settles the one held first (unless a
+		 * reload dropped the connection meanwhile) */
+		if (c->tls_held && !tls_in_held_call(c, sk) && tls_settle(c)) {
+			c->rx_off += ret;
+			return;
+		}
+		if (tls_hold_read(c, sk, ret))
+			return;
+	}
 	if (c->role == TCP_ROLE_SERVER)
 		on_request_bytes(c, sk, ret, trusted);
 	else

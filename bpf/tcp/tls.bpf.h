@@ -666,8 +666,6 @@ static __always_inline void tls_take_heads(struct tcp_conn *c)
 		c->resp_head = h->resp;
 }
 
-__noinline int tls_settle(struct tcp_conn *c);
-
 /* Where the frames a server wrote are not known (tls_frames_written:
  * a connection older than kmond, a walk that lost its place), a read is
  * held once its response has sent this many bytes (ciphertext), as a
@@ -678,6 +676,15 @@ __noinline int tls_settle(struct tcp_conn *c);
  * first, to an upstream, find no parent), and counted in the load then. */
 #define TLS_HOLD_AFTER 4096
 
+/* Whether this read of sk is inside the SSL_read whose read c holds. */
+static __always_inline bool tls_in_held_call(const struct tcp_conn *c,
+					     const struct sock *sk)
+{
+	struct tls_call *call = tls_call_now(sk, true);
+
+	return c->tls_held && call && call->held;
+}
+
 /* A server's read inside SSL_read while its HTTP/2 response is being
  * sent: a client's WINDOW_UPDATEs (a response larger than the client's
  * window), a PING, or a new request. Only the plaintext tells, when
@@ -685,8 +692,8 @@ __noinline int tls_settle(struct tcp_conn *c);
  * on, and the connection's next hook settles it (tls_settle, tcp.bpf.c)
  * by what the return left; its head is read at the return as a
  * request's. The same call's next socket read (OpenSSL reads a record's
- * header, then its body) joins it; another read first settles the one
- * held. Returns whether the read is held. */
+ * header, then its body) joins it; another read comes here once the one
+ * held is settled (recv_bytes). Returns whether the read is held. */
 static __always_inline bool tls_hold_read(struct tcp_conn *c,
 					  const struct sock *sk, int len)
 {
@@ -697,14 +704,10 @@ static __always_inline bool tls_hold_read(struct tcp_conn *c,
 		c->rx_off += len;
 		return true;
 	}
-	if (c->tls_held && tls_settle(c)) {
-		c->rx_off += len;
-		return true; /* dropped: no more of it */
-	}
 	/* the first request's response: its reads' returns may have found
 	 * the client's preface since */
 	tls_h2_adopt(c);
-	if (!call || call->kind != TLS_CALL_READ || call->seen ||
+	if (!call || call->kind != TLS_CALL_READ || call->seen || c->tls_held ||
 	    c->role != TCP_ROLE_SERVER || c->phase != TCP_RESPONSE ||
 	    !h2_known(c))
 		return false;
