@@ -875,24 +875,37 @@ static __always_inline void begin_request(struct tcp_conn *c, __u64 now)
 	c->resp_bytes = 0;
 }
 
+/* A server's request begins at now, its first byte at offset off of the
+ * bytes read and at sequence number seq. */
+static __always_inline void server_request_begins(struct tcp_conn *c, __u64 now,
+						  __u64 off, __u32 seq)
+{
+	begin_request(c, now);
+	account_start(c, false);
+	c->req_off = off;
+	c->req_seq = seq;
+	head_request(c, seq);
+	if (!c->src_checked)
+		find_src(c);
+}
+
 static __always_inline void on_request_bytes(struct tcp_conn *c,
 					     const struct sock *sk, int len,
 					     bool trusted)
 {
+	__u32 seq;
+	__u64 ctl;
+
 	if (c->phase == TCP_RESPONSE)
 		finish(c);
 	if (c->phase == TCP_IDLE && !still_monitored(c))
 		return;
 	if (c->phase == TCP_IDLE) {
-		begin_request(c, bpf_ktime_get_ns());
-		account_start(c, false);
-		c->req_off = c->rx_off;
-		c->req_seq = received_seq(sk, len, trusted);
+		seq = received_seq(sk, len, trusted);
 		/* HTTP/2: past the control frames it starts with */
-		c->req_bytes = h2_message_begins(c, &c->req_seq);
-		head_request(c, c->req_seq);
-		if (!c->src_checked)
-			find_src(c);
+		ctl = h2_message_begins(c, &seq);
+		server_request_begins(c, bpf_ktime_get_ns(), c->rx_off, seq);
+		c->req_bytes = ctl;
 	}
 	c->req_bytes += len;
 	c->rx_off += len;
@@ -947,13 +960,12 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 __noinline int tls_settle(struct tcp_conn *c)
 {
 	struct tls_heads *h;
-	__u64 cookie, in = 0;
+	__u64 in = 0;
 
 	if (!c || !c->tls_held)
 		return 0;
 	c->tls_held = 0;
-	cookie = c->proto_cookie;
-	h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	h = tls_heads_of(c);
 	if (h && h->open && h->open_is_req && h->open_seq == c->held_seq)
 		return 0;
 	if (h)
@@ -964,14 +976,8 @@ __noinline int tls_settle(struct tcp_conn *c)
 		return 0;
 	if (!still_monitored(c))
 		return 1;
-	begin_request(c, c->held_ns);
-	account_start(c, false);
-	c->req_off = c->held_off;
-	c->req_seq = c->held_seq;
+	server_request_begins(c, c->held_ns, c->held_off, c->held_seq);
 	c->req_bytes = in;
-	head_request(c, c->req_seq);
-	if (!c->src_checked)
-		find_src(c);
 	return 0;
 }
 

@@ -49,6 +49,14 @@ struct {
 	__type(value, struct tls_heads);
 } tls_heads SEC(".maps");
 
+/* What the SSL calls' returns left for c (NULL: nothing yet). */
+static __always_inline struct tls_heads *tls_heads_of(const struct tcp_conn *c)
+{
+	__u64 cookie = c->proto_cookie;
+
+	return bpf_map_lookup_elem(&tls_heads, &cookie);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -181,8 +189,7 @@ static __always_inline bool tls_feeds(struct tcp_conn *c, const struct sock *sk,
  * HTTP/2 connection, before it is identified). */
 static __always_inline __u8 tls_h2_seen(const struct tcp_conn *c)
 {
-	__u64 cookie = c->proto_cookie;
-	struct tls_heads *h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	struct tls_heads *h = tls_heads_of(c);
 
 	return h && h->h2;
 }
@@ -205,8 +212,7 @@ static __always_inline void tls_h2_resume(struct tcp_conn *c,
 					  struct tls_call *call, int len,
 					  const struct sock *sk)
 {
-	__u64 cookie = c->proto_cookie;
-	struct tls_heads *h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	struct tls_heads *h = tls_heads_of(c);
 	bool server = c->role != TCP_ROLE_CLIENT;
 
 	if (!h || !h->open || h->open_is_req != server)
@@ -235,8 +241,7 @@ static __always_inline void tls_h2_resume(struct tcp_conn *c,
  * on the socket, leaves it going on). */
 static __always_inline void tls_frames_more(const struct tcp_conn *c)
 {
-	__u64 cookie = c->proto_cookie;
-	struct tls_heads *h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	struct tls_heads *h = tls_heads_of(c);
 
 	if (h)
 		h->out_ended = 0;
@@ -511,8 +516,7 @@ static __always_inline void tls_frames_written(struct tls_heads *h,
  * not (0); -1 where they are not known. */
 static __always_inline int tls_response_written(const struct tcp_conn *c)
 {
-	__u64 cookie = c->proto_cookie;
-	struct tls_heads *h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	struct tls_heads *h = tls_heads_of(c);
 
 	if (!h || !h->out_known)
 		return -1;
@@ -640,12 +644,12 @@ static __always_inline void tls_exit(int ret)
  * first byte). */
 static __always_inline void tls_take_heads(struct tcp_conn *c)
 {
-	__u64 cookie = c->proto_cookie, in, out;
 	struct tls_heads *h;
+	__u64 in, out;
 
 	if (!c->tls)
 		return;
-	h = bpf_map_lookup_elem(&tls_heads, &cookie);
+	h = tls_heads_of(c);
 	if (!h)
 		return;
 	/* a held read's plaintext is the request it may begin
@@ -700,14 +704,15 @@ static __always_inline bool tls_hold_read(struct tcp_conn *c,
 	struct tls_call *call = tls_call_now(sk, true);
 	int written;
 
-	if (c->tls_held && call && call->held) {
+	/* still held here: this read is the held call's (recv_bytes) */
+	if (c->tls_held) {
 		c->rx_off += len;
 		return true;
 	}
 	/* the first request's response: its reads' returns may have found
 	 * the client's preface since */
 	tls_h2_adopt(c);
-	if (!call || call->kind != TLS_CALL_READ || call->seen || c->tls_held ||
+	if (!call || call->kind != TLS_CALL_READ || call->seen ||
 	    c->role != TCP_ROLE_SERVER || c->phase != TCP_RESPONSE ||
 	    !h2_known(c))
 		return false;
