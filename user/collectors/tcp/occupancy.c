@@ -53,10 +53,8 @@ struct steps {
 	size_t n, cap;
 	bool whole; /* no step of the span was left out */
 	uint64_t seq_min, seq_max; /* the numbers received (n > 0) */
-	/* its ends' own response times squared, and the same ends
-	 * paired in order (occupancy_order.h): how many, and the sums
-	 * (s^2) */
-	size_t paired;
+	/* the sums of its ends' own response times squared, and of the
+	 * same ends paired in order (occupancy_order.h), in s^2 */
 	double own_sq, paired_sq;
 };
 
@@ -152,7 +150,6 @@ static void steps_reset(struct steps *s)
 {
 	s->n = 0;
 	s->whole = true;
-	s->paired = 0;
 	s->paired_sq = 0;
 	s->own_sq = 0;
 }
@@ -408,7 +405,7 @@ static uint64_t count_of(const uint64_t *b)
 
 static double overtaken_share(const struct steps *s)
 {
-	if (!s->paired || !(s->own_sq > 0))
+	if (!(s->own_sq > 0))
 		return NAN;
 	return (s->own_sq - s->paired_sq) / s->own_sq;
 }
@@ -520,7 +517,6 @@ static void close_window(struct target *t, struct kmond *k, struct record *rec,
 		t->wsteps.whole = false;
 	if (t->wsteps.whole)
 		steps_add(&t->wsteps, t->isteps.v, t->isteps.n);
-	t->wsteps.paired += t->isteps.paired;
 	t->wsteps.paired_sq += t->isteps.paired_sq;
 	t->wsteps.own_sq += t->isteps.own_sq;
 	/* the window closes at the report nearest its end */
@@ -554,7 +550,6 @@ static void slide_push(struct target *t, uint64_t span)
 	steps_reset(&p->steps);
 	steps_add(&p->steps, t->isteps.v, t->isteps.n);
 	p->steps.whole = t->isteps.whole;
-	p->steps.paired = t->isteps.paired;
 	p->steps.paired_sq = t->isteps.paired_sq;
 	p->steps.own_sq = t->isteps.own_sq;
 	p->span_ns = span;
@@ -593,7 +588,6 @@ static void emit_slide(struct target *t, struct kmond *k, struct record *rec,
 			  s.n + p->steps.n <= STEPS_PER_WINDOW;
 		if (s.whole)
 			steps_add(&s, p->steps.v, p->steps.n);
-		s.paired += p->steps.paired;
 		s.paired_sq += p->steps.paired_sq;
 		s.own_sq += p->steps.own_sq;
 	}
@@ -622,10 +616,8 @@ void occupancy__report(struct occupancy *o, const struct occupancy_maps *m,
 			continue;
 		check_lost(t);
 		sort_steps(&t->isteps);
-		t->isteps.paired = occ__order_sums(t->isteps.v, t->isteps.n,
-						   TCP_LOAD_SQ_SHIFT,
-						   &t->isteps.own_sq,
-						   &t->isteps.paired_sq);
+		occ__order_sums(t->isteps.v, t->isteps.n, TCP_LOAD_SQ_SHIFT,
+				&t->isteps.own_sq, &t->isteps.paired_sq);
 		/* a target made during the interval counts from then */
 		span = now - (t->since > o->last ? t->since : o->last);
 		if (count_of(t->interval))

@@ -47,8 +47,8 @@ void request_outcome__decode(struct request_outcome *out, int proto, int side,
 
 /* The counts' outcome of a response head (resp_len bytes at resp, in a
  * buffer of OUTCOME_RESP_HEAD), as its record has it: the classifier's
- * (outcome.h) and, on a gRPC connection, the grpc-status's. The kernel leaves gRPC's
- * requests to user space (struct tcp_outcome_late). */
+ * (outcome.h) and, on a gRPC connection, the grpc-status's. The kernel
+ * leaves gRPC's requests to user space (struct tcp_outcome_late). */
 void request_outcome__classify(struct outcome *o, int proto, int side,
 			       const uint8_t *resp, size_t resp_len,
 			       uint32_t stream, bool grpc);
