@@ -615,6 +615,26 @@ static __always_inline void tls_ssl_cont(struct tls_call *call)
 	__builtin_memcpy(&call->s, v->sample_hdr, sizeof(v->sample_hdr));
 }
 
+/* A held read whose SSL_read returned no plaintext: the client's
+ * close_notify, or a record not whole yet. No request began with it
+ * (tls_settle reads it as control frames): a record's rest comes with a
+ * later read, which is held or turns as any, and its return takes the
+ * record's head. */
+static __always_inline void tls_held_empty(const struct tls_call *call)
+{
+	struct tls_heads *h, zero = {};
+	__u64 cookie = call->cookie;
+
+	if (!call->held || !cookie)
+		return;
+	h = lookup_or_try_init(&tls_heads, &cookie, &zero);
+	if (!h)
+		return;
+	h->open = 1;
+	h->open_is_req = 1;
+	h->open_seq = call->head_seq;
+}
+
 /* An SSL call returns: SSL_read's and SSL_write's ret is the count, the
  * _ex forms' 1 says it is behind their pointer. */
 static __always_inline void tls_exit(int ret)
@@ -635,6 +655,8 @@ static __always_inline void tls_exit(int ret)
 		tls_ssl_cont(call);
 	if (n)
 		tls_done(call, n);
+	else
+		tls_held_empty(call);
 	bpf_map_delete_elem(&tls_calls, &tid);
 }
 

@@ -16,7 +16,10 @@
 # server's end, with its status and method where outcomes are on (none
 # where they are off). h2load's end is not checked there: it may
 # connect before its uprobes are attached (tls_curl), and then reads
-# `tls`.
+# `tls`. A client's TLS record split across two segments mid-response
+# made a request of its own at the read held for its first part; and a
+# client that sends its request with its preface lost the response's
+# status where nginx wrote its SETTINGS after the request came in.
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/nginx.sh"
 source "$(dirname "$0")/../lib/tls.sh"
@@ -106,9 +109,107 @@ windows true
 windows false
 windows true tcp_sendmsg_locked
 windows false tcp_sendmsg_locked
+# A client whose WINDOW_UPDATEs come in a TLS record split across two
+# segments, 300 ms apart, in the middle of a response: nginx's SSL_read
+# of the first part returns no plaintext (the record is not whole), the
+# next returns the frames. The read held for the first began nothing:
+# one record, the request's, with the whole response and its status (the
+# client's request comes with its preface, as curl's does: nginx's
+# SETTINGS may go out after it came in, at its acknowledgement).
+split_window_update() {
+	cat >"$WORK/kmond.yaml" <<YAML
+interval: 500ms
+services:
+  - { name: web, match: { comm: nginx } }
+collectors:
+  tcp: { enabled: true }
+YAML
+	start_kmond "$WORK/kmond.yaml" -v
+	tls_wait_attached $(pgrep -P "$NGINX_PID")
+	cat >"$WORK/split_record.py" <<'PY'
+import socket, ssl, struct, sys, time
+ctx = ssl.create_default_context()
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+ctx.set_alpn_protocols(["h2"])
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+tls = ctx.wrap_bio(inc, out, server_hostname="api.test")
+def pump():
+    data = sock.recv(65536)
+    if not data:
+        sys.exit("the server closed")
+    inc.write(data)
+while True:
+    try:
+        tls.do_handshake()
+        break
+    except ssl.SSLWantReadError:
+        sock.sendall(out.read())
+        pump()
+sock.sendall(out.read())
+assert tls.selected_alpn_protocol() == "h2", tls.selected_alpn_protocol()
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + \
+        struct.pack(">I", stream) + payload
+def literal(index, value):  # HPACK: a literal of a static-table name
+    return bytes([index, len(value)]) + value
+# GET https /big, api.test: :method GET, :scheme https indexed
+head = b"\x82\x87" + literal(4, b"/big") + literal(1, b"api.test")
+tls.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0) +
+          frame(1, 0x5, 1, head))
+sock.sendall(out.read())
+plain, data, ended, updated = b"", 0, False, False
+while not ended:
+    try:
+        plain += tls.read(65536)
+    except ssl.SSLWantReadError:
+        if data >= 60000 and not updated:
+            # most of the 64 KiB window taken: the rest waits for this
+            time.sleep(0.3)
+            tls.write(frame(8, 0, 0, struct.pack(">I", 1 << 20)) +
+                      frame(8, 0, 1, struct.pack(">I", 1 << 20)))
+            record = out.read()
+            sock.sendall(record[:10])
+            time.sleep(0.3)
+            sock.sendall(record[10:])
+            updated = True
+        pump()
+        continue
+    while len(plain) >= 9:
+        n = int.from_bytes(plain[:3], "big")
+        if len(plain) < 9 + n:
+            break
+        kind, flags, stream = plain[3], plain[4], int.from_bytes(plain[5:9], "big")
+        if kind == 0 and stream == 1:
+            data += n
+            ended = bool(flags & 1)
+        plain = plain[9 + n:]
+print(sock.getsockname()[1], data)
+sock.close()
+PY
+	set -- $(python3 "$WORK/split_record.py" "$H2S") ||
+		fail "the client whose record is split"
+	expect_eq "bytes of the response" "$2" 262144
+	sleep 1.2 # two intervals: the closed connection's record
+	stop_kmond
+	python3 - "$WORK/out.json" "$H2S" "$1" <<'PY' || fail "a TLS record split mid-response"
+import json, sys
+port, cport = int(sys.argv[2]), int(sys.argv[3])
+rs = [r for r in map(json.loads, open(sys.argv[1]))
+      if r["kind"] == "tcp" and r["side"] == "server" and r["lport"] == port
+      and r["rport"] == cport]
+got = [(r.get("method"), r.get("status"), r["resp_bytes"]) for r in rs]
+if len(rs) != 1 or got[0][:2] != ("GET", 200) or got[0][2] < 262144:
+    sys.exit(f"records {got}, want one: GET 200, the whole response")
+PY
+	echo "ok: WINDOW_UPDATEs in a TLS record split mid-response: one record"
+}
+
 if tls_in_plaintext; then
 	windows true "" tls
 	windows false "" tls
+	split_window_update
 else
 	echo "TLS is not read in plaintext here: its runs left out"
 fi
