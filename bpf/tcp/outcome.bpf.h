@@ -183,8 +183,10 @@ static __always_inline void head_from_send(const struct sock *sk,
 	/* a server's send before it read a request is no response's (an
 	 * HTTP/2 server's SETTINGS as the connection starts, maybe after
 	 * the request came in): its head would take the request's ack, and
-	 * the response's own, sent at the same ack, would not begin */
-	if (!request && c->phase == TCP_IDLE)
+	 * the response's own, sent at the same ack, would not begin. A
+	 * held TLS read stands for a request read (a flush may have ended
+	 * the response before it). */
+	if (!request && c->phase == TCP_IDLE && !c->tls_held)
 		return;
 	tp = bpf_skc_to_tcp_sock((void *)sk);
 	if (!tp || !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
@@ -224,7 +226,7 @@ static __always_inline void h2_writev_head(const struct sock *sk,
 	skip = h2_control_iovs(&v, &b);
 	c->ctl_send = skip >= v.total && v.total == it->count;
 	if (!tp || c->ctl_send || head_is_request(c, PROTO_DIR_OUT) ||
-	    c->phase == TCP_IDLE || !outcome_wanted(c) ||
+	    (c->phase == TCP_IDLE && !c->tls_held) || !outcome_wanted(c) ||
 	    !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
 		return;
 	got = h2_iovs_read(&v, skip, &b, TCP_RESP_HEAD);

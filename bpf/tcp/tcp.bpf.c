@@ -950,8 +950,9 @@ static __always_inline void on_response_bytes(struct tcp_conn *c,
 
 /* A read held by tls_hold_read (bpf/tcp/tls.bpf.h), at the connection's
  * next hook: its SSL_read has returned. When its plaintext held only
- * HTTP/2 control frames (the return left the message it would have
- * begun open, at its first byte), nothing began: the response goes on.
+ * HTTP/2 control frames, or there was none (tls_held_empty), the return
+ * left the message it would have begun open, at its first byte: nothing
+ * began, the response goes on.
  * Else a request began at that read, as at any turn, with that read's
  * start, offset and sequence number; the plaintext read since is its. A
  * global function, verified once. Returns 1 when a reload dropped the

@@ -619,7 +619,7 @@ static __always_inline void tls_ssl_cont(struct tls_call *call)
  * close_notify, or a record not whole yet. No request began with it
  * (tls_settle reads it as control frames): a record's rest comes with a
  * later read, which is held or turns as any, and its return takes the
- * record's head. */
+ * record's head; a request the record held starts at that read. */
 static __always_inline void tls_held_empty(const struct tls_call *call)
 {
 	struct tls_heads *h, zero = {};
