@@ -167,6 +167,17 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 	c->next_resp.len = cap;
 }
 
+/* Whether a server's send on c may be a response: a request was read,
+ * or a TLS read that may be one is held (a flush may have ended the
+ * response before it). A send before is no response's (an HTTP/2
+ * server's SETTINGS as the connection starts, maybe after the request
+ * came in): its head would take the request's ack, and the response's
+ * own, sent at the same ack, would not begin (head_begins). */
+static __always_inline bool server_send_answers(const struct tcp_conn *c)
+{
+	return c->phase != TCP_IDLE || c->tls_held;
+}
+
 /* A send begins (its first chunk, tcp_sendmsg_locked): base holds the
  * first avail bytes of it. */
 static __always_inline void head_from_send(const struct sock *sk,
@@ -180,13 +191,7 @@ static __always_inline void head_from_send(const struct sock *sk,
 	/* (reached with outcomes off on HTTP/2 connections: send_head) */
 	if ((request && !req_head_wanted(c)) || !outcome_wanted(c))
 		return;
-	/* a server's send before it read a request is no response's (an
-	 * HTTP/2 server's SETTINGS as the connection starts, maybe after
-	 * the request came in): its head would take the request's ack, and
-	 * the response's own, sent at the same ack, would not begin. A
-	 * held TLS read stands for a request read (a flush may have ended
-	 * the response before it). */
-	if (!request && c->phase == TCP_IDLE && !c->tls_held)
+	if (!request && !server_send_answers(c))
 		return;
 	tp = bpf_skc_to_tcp_sock((void *)sk);
 	if (!tp || !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
@@ -226,7 +231,7 @@ static __always_inline void h2_writev_head(const struct sock *sk,
 	skip = h2_control_iovs(&v, &b);
 	c->ctl_send = skip >= v.total && v.total == it->count;
 	if (!tp || c->ctl_send || head_is_request(c, PROTO_DIR_OUT) ||
-	    (c->phase == TCP_IDLE && !c->tls_held) || !outcome_wanted(c) ||
+	    !server_send_answers(c) || !outcome_wanted(c) ||
 	    !head_begins(c, PROTO_DIR_OUT, tp->rcv_nxt))
 		return;
 	got = h2_iovs_read(&v, skip, &b, TCP_RESP_HEAD);
