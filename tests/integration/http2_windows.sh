@@ -117,15 +117,7 @@ windows false tcp_sendmsg_locked
 # client's request comes with its preface, as curl's does: nginx's
 # SETTINGS may go out after it came in, at its acknowledgement).
 split_window_update() {
-	cat >"$WORK/kmond.yaml" <<YAML
-interval: 500ms
-services:
-  - { name: web, match: { comm: nginx } }
-collectors:
-  tcp: { enabled: true }
-YAML
-	start_kmond "$WORK/kmond.yaml" -v
-	tls_wait_attached $(pgrep -P "$NGINX_PID")
+	tls_kmond_on_nginx
 	cat >"$WORK/split_record.py" <<'PY'
 import socket, ssl, struct, sys, time
 ctx = ssl.create_default_context()

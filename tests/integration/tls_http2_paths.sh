@@ -26,15 +26,7 @@ NGINX_LOCATIONS+="
 start_nginx "$HTTP" 1
 head -c 65536 /dev/urandom >"$WORK/nginx/html/big"
 
-cat >"$WORK/kmond.yaml" <<YAML
-interval: 500ms
-services:
-  - { name: web, match: { comm: nginx } }
-collectors:
-  tcp: { enabled: true }
-YAML
-start_kmond "$WORK/kmond.yaml" -v
-tls_wait_attached $(pgrep -P "$NGINX_PID")
+tls_kmond_on_nginx
 h2load -n $N -c 1 -m 1 "https://127.0.0.1:$H2/p/big" >"$WORK/h2load.out" ||
 	fail "h2load"
 grep -q "$N total, $N started, $N done, $N succeeded" "$WORK/h2load.out" ||

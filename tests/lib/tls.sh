@@ -6,6 +6,8 @@
 #                          PORT ("PORT http2" for HTTP/2 too), with the
 #                          certificate tls_cert made in $WORK
 #   tls_wait_attached PID...  waits until kmond attached each PID's uprobes
+#   tls_kmond_on_nginx     starts kmond with the tcp collector on nginx
+#                          (start_nginx's), its workers' TLS attached
 
 tls_cert() {
 	local dir=${2:-$WORK}
@@ -39,4 +41,19 @@ tls_wait_attached() {
 		sleep 0.1
 	done
 	fail "pids$missing not attached: $(grep -i tls "$WORK/kmond.err")"
+}
+
+# tls_kmond_on_nginx: kmond (interval 500 ms) with the tcp collector on
+# the service web, nginx's processes; returns once it reads nginx's
+# workers' TLS in plaintext.
+tls_kmond_on_nginx() {
+	cat >"$WORK/kmond.yaml" <<YAML
+interval: 500ms
+services:
+  - { name: web, match: { comm: nginx } }
+collectors:
+  tcp: { enabled: true }
+YAML
+	start_kmond "$WORK/kmond.yaml" -v
+	tls_wait_attached $(pgrep -P "$NGINX_PID")
 }
