@@ -76,12 +76,13 @@ for r in hists:
 # microseconds before its switch-out and at most its sleep as measured:
 # a sleep measured 2^26 ns or more (a wake-up 17 ms late, on a starved
 # machine) may put its block a row up, never down, and never above the
-# row of the longest sleep.
+# row of the longest sleep. (The rows hold the process's other blocks
+# too: its exec's page-ins, a few ms in a loaded guest.)
 row = lambda n: 1 << (n.bit_length() - 1)
 short = sum(1 for n in slept if n < 2**26)
 top = row(max(slept))
-if rows.get(2**25, 0) < short - 2 or not 38 <= sum(rows.values()) <= 42 \
-        or min(rows) < 2**25 or max(rows) > top:
+sleeps = sum(n for lo, n in rows.items() if 2**25 <= lo <= top)
+if rows.get(2**25, 0) < short - 2 or sleeps < 38:
     sys.exit(f"histogram rows {rows}: want ~40 blocks from [2^25, 2^26) ns "
              f"({short} sleeps measured there) to the row {top}")
 print(f"ok: histogram {rows}")
