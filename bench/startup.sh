@@ -6,7 +6,8 @@
 # collector alone and with every collector (configs/kmond.yaml's set),
 # the modes alternating within each round; medians with [min .. max].
 # The bench's own clock (exec to the line seen, polled every 10 ms) is
-# printed beside kmond's, as a check.
+# printed beside kmond's, as a check. KMOND_BEFORE=BINARY runs that build
+# too, beside this one in each round (its rows "MODE-before").
 #   bench/startup.sh [ROUNDS]  (as root; 5 rounds)
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -29,13 +30,13 @@ config() { # MODE
 	echo "exporters: [ { type: file, path: /dev/null } ]"
 }
 
-# one MODE: "wall cpu outer" in seconds, or fails
+# one MODE [BINARY]: "wall cpu outer" in seconds, or fails
 one() {
 	local t0 t1 line i
 	config "$1" >"$WORK/$1.yaml"
 	: >"$WORK/err"
 	t0=$(date +%s%N)
-	build/kmond -c "$WORK/$1.yaml" >/dev/null 2>"$WORK/err" &
+	"${2:-build/kmond}" -c "$WORK/$1.yaml" >/dev/null 2>"$WORK/err" &
 	KMOND_PID=$!
 	for ((i = 0; i < 3000; i++)); do
 		line=$(grep -m1 'running on' "$WORK/err") && break
@@ -52,11 +53,14 @@ one() {
 for ((r = 1; r <= ROUNDS; r++)); do
 	for mode in $MODES; do
 		one "$mode" >>"$WORK/$mode.runs"
+		if [ -n "${KMOND_BEFORE:-}" ]; then
+			one "$mode" "$KMOND_BEFORE" >>"$WORK/$mode-before.runs"
+		fi
 	done
 done
-printf '%-9s %-24s %-24s %s\n' mode "ready after exec, s" "CPU until ready, s" "bench's clock, s"
-for mode in $MODES; do
-	printf '%-9s %-24s %-24s %s\n' "$mode" \
+printf '%-16s %-24s %-24s %s\n' mode "ready after exec, s" "CPU until ready, s" "bench's clock, s"
+for mode in $MODES ${KMOND_BEFORE:+$(printf '%s-before ' $MODES)}; do
+	printf '%-16s %-24s %-24s %s\n' "$mode" \
 		"$(median_spread $(awk '{ print $1 }' "$WORK/$mode.runs"))" \
 		"$(median_spread $(awk '{ print $2 }' "$WORK/$mode.runs"))" \
 		"$(median_spread $(awk '{ print $3 }' "$WORK/$mode.runs"))"

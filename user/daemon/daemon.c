@@ -15,6 +15,7 @@
 #include "daemon/daemon.h"
 #include "exporters/exporter.h"
 #include "lib/clock.h"
+#include "lib/heap.h"
 #include "lib/log.h"
 #include "daemon/privilege.h"
 #include "provider/container.h"
@@ -298,6 +299,14 @@ static void reload(struct kmond *k)
 	log_info("reloaded %s", k->cfg.file);
 }
 
+/* A reload may start collectors: their BPF loads with the heap held. */
+static void reload_held(struct kmond *k)
+{
+	heap__hold();
+	reload(k);
+	heap__settle();
+}
+
 /* --- the loop --- */
 
 static void run_loop(struct kmond *k, uint64_t duration_ns)
@@ -329,7 +338,7 @@ static void run_loop(struct kmond *k, uint64_t duration_ns)
 		}
 		if (reload_requested) {
 			reload_requested = 0;
-			reload(k);
+			reload_held(k);
 		}
 		now = mono_ns();
 		if (deadline && now >= deadline)
@@ -409,6 +418,7 @@ int daemon__run(struct config *cfg, uint64_t duration_ns)
 		log_error("%s", err);
 		goto cleanup;
 	}
+	heap__settle(); /* held since main() */
 	self_usage(&u);
 	/* ready: tests and probes wait for this line (its figures are
 	 * bench/startup.sh's) */

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "lib/duration.h"
+#include "lib/heap.h"
 #include "lib/log.h"
 
 #define KMOND_VERSION "0.1.0"
@@ -67,6 +68,7 @@ int main(int argc, char **argv)
 	char err[1024];
 	int opt;
 
+	heap__hold(); /* through the start's BPF loads: daemon__run settles it */
 	while ((opt = getopt_long(argc, argv, "c:vh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
