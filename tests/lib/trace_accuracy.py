@@ -224,6 +224,11 @@ def cmd_score(a):
     if any(lost.values()):  # records kmond lost: the links they held are missing
         print("lost in kmond's stats (kernel = tcp + provider + ...): " +
               ", ".join(f"{k} {n}" for k, n in sorted(lost.items())))
+        # which of tcp's counts: missed runs (a program the kernel skipped
+        # on a CPU where it already ran), the ring, full maps
+        tcp = stats[-1].get("collectors", {}).get("tcp", {})
+        print("tcp's stats: " + ", ".join(f"{k} {v}" for k, v in sorted(tcp.items())
+                                          if isinstance(v, (int, float)) and v))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"rows": out, "stats_unlinked": unl}, f)
