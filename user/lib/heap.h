@@ -5,8 +5,8 @@
  * large a mapping of its own and unmaps it at free, so each parse faulted
  * its pages in anew: on a host that pays dearly for page faults (this
  * project's, a paravirtualized guest) that was over half of kmond's
- * start-up (every collector on: 3.1 to 4.2 s to ready, 1.4 to 1.8 with
- * the heap held). */
+ * start-up (bench/startup.sh, every collector on: 2.73 s to ready, 1.22
+ * with the heap held; docs/benchmarks.md). */
 #ifndef KMON_HEAP_H
 #define KMON_HEAP_H
 
