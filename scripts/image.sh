@@ -6,9 +6,14 @@
 # Containerfile takes it as its base (build argument DEBIAN, whose default
 # is the public debian:bookworm-slim).
 #   scripts/image.sh [IMAGE]     (as root; IMAGE: localhost/kmond:latest)
+#   scripts/image.sh --base      the Debian base alone (CI makes it
+#                                beside the suites, before the tests
+#                                that build the image)
 #   KMOND_BASE=NAME              a base image to use as it is
 set -euo pipefail
 cd "$(dirname "$0")/.."
+base_only=0
+[ "${1:-}" = --base ] && { base_only=1; shift; }
 IMAGE=${1:-localhost/kmond:latest}
 BASE=${KMOND_BASE:-localhost/kmond-base:bookworm}
 # runc sets the rlimits of a container's first process from outside; raising
@@ -25,6 +30,7 @@ if ! "${PODMAN[@]}" image exists "$BASE"; then
 	scripts/debian-rootfs.sh "$tmp/base.tar"
 	"${PODMAN[@]}" import -q "$tmp/base.tar" "$BASE" >/dev/null
 fi
+[ $base_only = 1 ] && exit 0
 echo "  IMAGE    $IMAGE"
 "${PODMAN[@]}" build -q "${LIMITS[@]}" --layers=false \
 	--build-arg DEBIAN="$BASE" -t "$IMAGE" -f Containerfile . >/dev/null
