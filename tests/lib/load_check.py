@@ -87,8 +87,10 @@ def main():
     # On the client side a call ends when its caller reads the reply: in
     # such a guest, milliseconds after the server's send (7 ms a request
     # seen in a 6.1 guest at scale 3): 5 ms per request and unit of scale
-    # past 1 above.
-    late = 5 * slow if a.endpoint else slow
+    # past 1 above. On a loaded host too, the caller wakes late: 1.7 ms a
+    # request seen (the suite under ASan beside two fuzzers and two
+    # guests, 2026-12-01): 1 ms per request more.
+    late = 5 * slow + a.requests * 1e6 if a.endpoint else slow
     check(truth * 0.95 - slow <= area <= truth * 1.03 + a.requests * 1e6 + late,
           f"in progress {area:.0f} ns vs server measured {truth} ns")
     check(busy <= area * 1.0001, "busy time above the time in progress")
