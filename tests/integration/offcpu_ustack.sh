@@ -50,9 +50,8 @@ _, other = blocks_in("kmt_offcpu_block_other", second, 10e6)
 # map full) is counted in stacks_lost: the only shortfall allowed past 2
 stats = [r for r in recs if r["kind"] == "stats"]
 offcpu = stats[-1]["collectors"]["offcpu"] if stats else {}
-counted = offcpu.get("stacks_lost", 0)
-if not (min(18, 20 - counted) <= one <= 20 and
-        min(18, 20 - counted) <= other <= 20):
+least = min(18, 20 - offcpu.get("stacks_lost", 0))
+if not (least <= one <= 20 and least <= other <= 20):
     for r in mine:
         if r["pid"] == second:
             print(r["count"], r["total_ns"] // r["count"], r["stack"][:8])
@@ -61,7 +60,7 @@ if not (min(18, 20 - counted) <= one <= 20 and
              f"{offcpu})")
 if one < 18 or other < 18:
     print(f"of the alternating blocks, {40 - one - other} without their user "
-          f"stack, {counted} counted so")
+          f"stack, {offcpu['stacks_lost']} counted so")
 print(f"ok: alternating places: {one} and {other} blocks")
 st = hits[0]["stack"]
 i = next(i for i, f in enumerate(st) if f.startswith("kmt_offcpu_block"))
