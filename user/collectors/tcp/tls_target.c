@@ -335,8 +335,11 @@ int tls_targets__linked(struct tls_targets *t, uint32_t pid, char *rel,
 		*p = (struct program){ exe.st_dev, root.st_dev, exe.st_ino,
 				       root.st_ino };
 		p->found = read_program(pid, p->rel, sizeof(p->rel));
-		if (p->found ==
-		    -ESRCH) { /* gone while read: not its program's */
+		/* Gone while read: not its program's answer. Its libraries
+		 * are looked up under its root, which goes with it: a
+		 * lookup that failed then is no "not linked" to keep for
+		 * every later run of the program. */
+		if (p->found == -ESRCH || (p->found && stat(path, &root))) {
 			free(p);
 			return -ESRCH;
 		}
