@@ -7,7 +7,8 @@
  * writes:
  *  - <prefix><group>.span: kmond's tcp records as they are (key: the
  *    trace, 32 hex), and {"kind":"trace_move","from":T,"to":T} (key:
- *    from);
+ *    from); in bundles (bundle.h), one message for what a stage's
+ *    batch sends to a partition;
  *  - <prefix><group>.exchange: {"kind":"exchange_end","key":N,"trace":T,
  *    "resp_seq":N,"client":B}, an end handed over (key: req_seq, sent to
  *    the partition it was read from), then {"kind":"exchange_mark",
@@ -23,6 +24,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "bundle.h"
 #include "consumers/common/kafka_group.h"
 #include "consumers/common/reader_clock.h"
 #include "exchanges.h"
@@ -57,6 +59,7 @@ struct fleet_counts {
 	uint64_t traces_handed_over, spans_handed_over, forwards_handed_over;
 	uint64_t rebalances, produce_failed, rejected;
 	uint64_t spans_repeated; /* read again after a rebalance: dropped */
+	uint64_t bundles_in; /* bundles read (stage 2) */
 	uint64_t marked; /* partitions a mark moved past what was done */
 	uint64_t unmarked; /* partitions taken with no mark in time */
 };
@@ -76,6 +79,9 @@ struct stage {
 	 * co-partitioned) */
 	bool *revoked;
 	int nrevoked;
+	/* what it sends to <prefix><group>.span, until the end of its
+	 * batch (poll_stage) or a rebalance's hand-over */
+	struct bundles *bundles;
 	struct strbuf buf;
 	struct fleet_counts c;
 };
@@ -121,6 +127,10 @@ struct fleet {
 	char name[2048];
 };
 
+/* Topic indexes of the stages' clocks (fleet__open). */
+enum { CLOCK_TCP, CLOCK_EXCHANGE };
+enum { CLOCK_SPAN };
+
 /* --- producing --- */
 
 static void produce(struct stage *st, rd_kafka_topic_t *rkt, int32_t partition,
@@ -148,24 +158,50 @@ static void produce(struct stage *st, rd_kafka_topic_t *rkt, int32_t partition,
 /* The partition of <prefix><group>.span a trace's spans go to: the
  * producer's own partitioner, called here so that stage 2 knows which
  * spans it sends on come back to it. */
+static int32_t key_partition(const struct fleet *f, const char *hex)
+{
+	return rd_kafka_msg_partitioner_consistent_random(
+		f->span_topic, hex, 32, f->span_partitions, NULL, NULL);
+}
+
 static int32_t span_partition(const struct fleet *f, struct trace_id key,
 			      char hex[33])
 {
 	span__hex128(key, hex);
-	return rd_kafka_msg_partitioner_consistent_random(
-		f->span_topic, hex, 32, f->span_partitions, NULL, NULL);
+	return key_partition(f, hex);
+}
+
+/* To <prefix><group>.span under key (a trace, 32 hex): at partition,
+ * or key's (RD_KAFKA_PARTITION_UA); into the stage's bundle, sent at
+ * the end of its batch (poll_stage) or hand-over (on_rebalance). */
+static void produce_to_span(struct stage *st, int32_t partition,
+			    const char *key, const char *val, size_t vlen)
+{
+	struct fleet *f = st->f;
+
+	if (partition == RD_KAFKA_PARTITION_UA)
+		partition = key_partition(f, key);
+	if (!st->bundles ||
+	    !bundles__add(st->bundles, partition, key, 32, val, vlen))
+		produce(st, f->span_topic, partition, key, 32, val, vlen);
+}
+
+static void send_bundle(int32_t partition, const char *value, size_t len,
+			void *ctx)
+{
+	struct stage *st = ctx;
+
+	produce(st, st->f->span_topic, partition, BUNDLE_KEY,
+		sizeof(BUNDLE_KEY) - 1, value, len);
 }
 
 static void produce_span(struct stage *st, int32_t partition,
 			 struct trace_id key, const char *val, size_t vlen)
 {
-	int32_t p;
 	char hex[33];
 
-	p = span_partition(st->f, key, hex);
-	if (partition == RD_KAFKA_PARTITION_UA)
-		partition = p;
-	produce(st, st->f->span_topic, partition, hex, 32, val, vlen);
+	span__hex128(key, hex);
+	produce_to_span(st, partition, hex, val, vlen);
 }
 
 static void produce_move(struct stage *st, int32_t partition,
@@ -178,8 +214,7 @@ static void produce_move(struct stage *st, int32_t partition,
 	strbuf__reset(&st->buf);
 	strbuf__addf(&st->buf, MOVE_PREFIX "\"from\":\"%s\",\"to\":\"%s\"}", a,
 		     b);
-	produce(st, st->f->span_topic, partition, a, 32, st->buf.buf,
-		st->buf.len);
+	produce_to_span(st, partition, a, st->buf.buf, st->buf.len);
 }
 
 /* The move goes to where the caller's trace went as far as this member
@@ -426,6 +461,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	reader_clock__revoked(st->clock);
 	mark_revoked(st, parts);
 	st->hand_over(st);
+	bundles__send(st->bundles);
 	st->nrevoked = 0;
 	if (st == &f->gather)
 		set_gathering(f, parts, false);
@@ -532,7 +568,7 @@ static void send_on(struct span *s, void *ctx)
 		keep(f, s, p, *to);
 		return;
 	}
-	produce(&f->gather, f->span_topic, p, hex, 32, s->raw, s->raw_len);
+	produce_to_span(&f->gather, p, hex, s->raw, s->raw_len);
 	f->gather.c.spans_moved++;
 	span__free(s);
 }
@@ -590,8 +626,8 @@ static uint64_t gather_span(struct fleet *f, const rd_kafka_message_t *m,
 	if (!trace_id__eq(to, routed)) {
 		partition = span_partition(f, to, hex);
 		if (!gathers(f, partition)) {
-			produce(&f->gather, f->span_topic, partition, hex, 32,
-				m->payload, m->len);
+			produce_to_span(&f->gather, partition, hex, m->payload,
+					m->len);
 			c->spans_forwarded++;
 			return 0;
 		}
@@ -633,11 +669,29 @@ static uint64_t gather(struct fleet *f, const rd_kafka_message_t *m,
 	return gather_span(f, m, where);
 }
 
-/* --- reading --- */
+/* Each entry of a bundle as the message it stands for. */
+static void gather_bundle(struct fleet *f, const rd_kafka_message_t *m,
+			  const struct fleet_where *where)
+{
+	const char *at = m->payload, *end = at + m->len;
+	rd_kafka_message_t entry = *m;
+	struct bundle_entry e;
+	int got;
 
-/* Topic indexes of the stages' clocks (fleet__open). */
-enum { CLOCK_TCP, CLOCK_EXCHANGE };
-enum { CLOCK_SPAN };
+	f->gather.c.bundles_in++;
+	while ((got = bundle__next(&at, end, &e)) > 0) {
+		entry.key = (void *)e.key;
+		entry.key_len = e.key_len;
+		entry.payload = (void *)e.value;
+		entry.len = e.len;
+		reader_clock__read(f->gather.clock, CLOCK_SPAN, m->partition,
+				   gather(f, &entry, where));
+	}
+	if (got < 0)
+		f->gather.c.rejected++;
+}
+
+/* --- reading --- */
 
 static void on_message(struct fleet *f, struct stage *st,
 		       const rd_kafka_message_t *m)
@@ -645,7 +699,9 @@ static void on_message(struct fleet *f, struct stage *st,
 	const char *topic = rd_kafka_topic_name(m->rkt);
 	struct fleet_where where = { topic, m->partition, m->offset };
 
-	if (st == &f->gather) {
+	if (st == &f->gather && bundle__is(m->key, m->key_len)) {
+		gather_bundle(f, m, &where);
+	} else if (st == &f->gather) {
 		reader_clock__read(st->clock, CLOCK_SPAN, m->partition,
 				   gather(f, m, &where));
 	} else if (strcmp(topic, f->exchange_name) == 0) {
@@ -691,6 +747,7 @@ static int poll_stage(struct fleet *f, struct stage *st, int timeout_ms,
 	 * need not wait: its next owner starts from its mark (even past a
 	 * refused commit), and waiting a round trip each batch held it to
 	 * the broker's pace. */
+	bundles__send(st->bundles); /* before the offsets' commit */
 	if (st == &f->join && n)
 		rd_kafka_commit(st->rk, NULL, 1);
 	else if (n || st->dirty)
@@ -885,6 +942,10 @@ struct fleet *fleet__open(const struct fleet_opts *o, struct traces *traces,
 	if (!f->producer || check_topics(f))
 		goto fail;
 	f->span_topic = rd_kafka_topic_new(f->producer, f->span_name, NULL);
+	f->join.bundles =
+		bundles__new(f->span_partitions, send_bundle, &f->join);
+	f->gather.bundles =
+		bundles__new(f->span_partitions, send_bundle, &f->gather);
 	f->exchange_topic =
 		rd_kafka_topic_new(f->producer, f->exchange_name, NULL);
 	join_topics[CLOCK_TCP] = f->tcp_name;
@@ -948,6 +1009,8 @@ void fleet__close(struct fleet *f)
 			rd_kafka_topic_destroy(f->exchange_topic);
 		rd_kafka_destroy(f->producer);
 	}
+	bundles__free(f->join.bundles);
+	bundles__free(f->gather.bundles);
 	exchanges__free(f->exchanges);
 	forwards__free(f->forwards);
 	forwards__free(f->routes);
@@ -1012,7 +1075,8 @@ void fleet__counts(struct fleet *f, struct strbuf *sb)
 		"\"forwards\":%zu,\"rebalances\":%llu,"
 		"\"produce_failed\":%llu,\"rejected\":%llu,"
 		"\"ends_repeated\":%llu,\"spans_repeated\":%llu,"
-		"\"partitions_marked\":%llu,\"partitions_unmarked\":%llu}",
+		"\"partitions_marked\":%llu,\"partitions_unmarked\":%llu,"
+		"\"bundles_in\":%llu}",
 		(unsigned long long)x->ends, (unsigned long long)x->joined,
 		(unsigned long long)x->moves, (unsigned long long)x->ambiguous,
 		(unsigned long long)x->mismatched,
@@ -1035,5 +1099,6 @@ void fleet__counts(struct fleet *f, struct strbuf *sb)
 		(unsigned long long)c->rejected,
 		(unsigned long long)x->repeated,
 		(unsigned long long)c->spans_repeated,
-		(unsigned long long)c->marked, (unsigned long long)c->unmarked);
+		(unsigned long long)c->marked, (unsigned long long)c->unmarked,
+		(unsigned long long)c->bundles_in);
 }

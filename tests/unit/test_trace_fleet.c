@@ -2,11 +2,13 @@
 /* kmon-trace --fleet's state: stage 1's ends of exchanges (a join moves
  * the server's trace under its caller's; an end read twice is not a
  * second end; ambiguity, late ends and the bound; hand-over by
- * partition), stage 2's forwards and where a chain of them ends, and
- * traces taken out of traces.h. */
+ * partition), stage 2's forwards and where a chain of them ends,
+ * traces taken out of traces.h, and stage 1's bundles (what they hold
+ * read back in order, sent when full, bytes cut short refused). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumers/kmon-trace/bundle.h"
 #include "consumers/kmon-trace/exchanges.h"
 #include "consumers/kmon-trace/forwards.h"
 #include "consumers/kmon-trace/traces.h"
@@ -212,11 +214,93 @@ static void test_take(void)
 	traces__free(t);
 }
 
+struct sent {
+	char value[4][BUNDLE_BYTES + 64];
+	size_t len[4];
+	int32_t partition[4];
+	int n;
+};
+
+static void keep_sent(int32_t partition, const char *value, size_t len,
+		      void *ctx)
+{
+	struct sent *s = ctx;
+
+	if (s->n < 4 && len <= sizeof(s->value[0])) {
+		memcpy(s->value[s->n], value, len);
+		s->len[s->n] = len;
+		s->partition[s->n++] = partition;
+	}
+}
+
+/* Entries of sent bundle i: their keys' first letters and values'
+ * lengths, joined; -1 when it is cut short. */
+static int read_back(const struct sent *s, int i, char *keys, size_t *lens)
+{
+	const char *at = s->value[i], *end = at + s->len[i];
+	struct bundle_entry e;
+	int got, n = 0;
+
+	while ((got = bundle__next(&at, end, &e)) > 0) {
+		keys[n] = e.key_len ? e.key[0] : '-';
+		lens[n++] = e.len;
+	}
+	keys[n] = '\0';
+	return got < 0 ? -1 : n;
+}
+
+static void test_bundles(void)
+{
+	static struct sent s;
+	static char big[BUNDLE_BYTES / 2];
+	struct bundles *b = bundles__new(3, keep_sent, &s);
+	char keys[8];
+	size_t lens[8];
+
+	CHECK(bundle__is(BUNDLE_KEY, strlen(BUNDLE_KEY)));
+	CHECK(!bundle__is("0123456789abcdef0123456789abcdef", 32));
+	CHECK(!bundles__add(b, 3, "a", 1, "x", 1)); /* no such partition */
+	CHECK(bundles__add(b, 1, "a", 1, "{}", 2));
+	CHECK(bundles__add(b, 2, "b", 1, "{\"k\":1}", 7));
+	CHECK(bundles__add(b, 1, "c", 1, "", 0));
+	bundles__send(b);
+	CHECK(s.n == 2 && s.partition[0] == 1 && s.partition[1] == 2);
+	CHECK(read_back(&s, 0, keys, lens) == 2);
+	CHECK_STR(keys, "ac");
+	CHECK(lens[0] == 2 && lens[1] == 0);
+	CHECK(read_back(&s, 1, keys, lens) == 1 && lens[0] == 7);
+	bundles__send(b); /* nothing held: nothing sent */
+	CHECK(s.n == 2);
+
+	/* the third entry would pass BUNDLE_BYTES: the two before go */
+	memset(big, 'x', sizeof(big));
+	s.n = 0;
+	CHECK(bundles__add(b, 0, "d", 1, big, sizeof(big)));
+	CHECK(bundles__add(b, 0, "e", 1, big, 32));
+	CHECK(s.n == 0);
+	CHECK(bundles__add(b, 0, "f", 1, big, sizeof(big)));
+	CHECK(s.n == 1 && read_back(&s, 0, keys, lens) == 2);
+	CHECK_STR(keys, "de");
+	bundles__send(b);
+	CHECK(s.n == 2 && read_back(&s, 1, keys, lens) == 1);
+	CHECK_STR(keys, "f");
+
+	/* cut short: in the head, in the key, in the value */
+	s.len[1] = 3;
+	CHECK(read_back(&s, 1, keys, lens) == -1);
+	s.len[1] = 6;
+	CHECK(read_back(&s, 1, keys, lens) == -1);
+	s.len[1] = 5 + 1 + sizeof(big) - 1;
+	CHECK(read_back(&s, 1, keys, lens) == -1);
+	bundles__free(b);
+}
+
 int main(void)
 {
 	test_exchanges();
 	test_forwards();
 	test_resolve();
 	test_take();
+	test_bundles();
 	return unit_done("trace_fleet");
 }
