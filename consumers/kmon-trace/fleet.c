@@ -155,9 +155,10 @@ static void produce(struct stage *st, rd_kafka_topic_t *rkt, int32_t partition,
 		st->c.produce_failed++;
 }
 
-/* The partition of <prefix><group>.span a trace's spans go to: the
- * producer's own partitioner, called here so that stage 2 knows which
- * spans it sends on come back to it. */
+/* The partition of <prefix><group>.span a trace's spans go to, by the
+ * trace's 32 hex: the producer's own partitioner, called here so that
+ * stage 2 knows which spans it sends on come back to it, and a bundle
+ * knows its partition. */
 static int32_t key_partition(const struct fleet *f, const char *hex)
 {
 	return rd_kafka_msg_partitioner_consistent_random(
