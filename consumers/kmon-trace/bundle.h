@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* kmon-trace --fleet: what stage 1 sends to one partition of
+/* kmon-trace --fleet: what a stage sends to one partition of
  * <prefix><group>.span in a batch goes as one Kafka message, a bundle,
  * so that a record costs the producer, the broker and stage 2's
  * consumer a share of one message, not a message of its own (each is

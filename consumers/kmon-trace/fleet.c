@@ -700,11 +700,12 @@ static void on_message(struct fleet *f, struct stage *st,
 	const char *topic = rd_kafka_topic_name(m->rkt);
 	struct fleet_where where = { topic, m->partition, m->offset };
 
-	if (st == &f->gather && bundle__is(m->key, m->key_len)) {
-		gather_bundle(f, m, &where);
-	} else if (st == &f->gather) {
-		reader_clock__read(st->clock, CLOCK_SPAN, m->partition,
-				   gather(f, m, &where));
+	if (st == &f->gather) {
+		if (bundle__is(m->key, m->key_len))
+			gather_bundle(f, m, &where);
+		else
+			reader_clock__read(st->clock, CLOCK_SPAN, m->partition,
+					   gather(f, m, &where));
 	} else if (strcmp(topic, f->exchange_name) == 0) {
 		join_handed_over(f, m);
 		reader_clock__read(st->clock, CLOCK_EXCHANGE, m->partition, 0);

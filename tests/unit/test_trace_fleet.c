@@ -3,7 +3,7 @@
  * the server's trace under its caller's; an end read twice is not a
  * second end; ambiguity, late ends and the bound; hand-over by
  * partition), stage 2's forwards and where a chain of them ends,
- * traces taken out of traces.h, and stage 1's bundles (what they hold
+ * traces taken out of traces.h, and the stages' bundles (what they hold
  * read back in order, sent when full, bytes cut short refused). */
 #include <stdlib.h>
 #include <string.h>
