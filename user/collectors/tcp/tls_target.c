@@ -339,7 +339,7 @@ int tls_targets__linked(struct tls_targets *t, uint32_t pid, char *rel,
 		 * are looked up under its root, which goes with it: a
 		 * lookup that failed then is no "not linked" to keep for
 		 * every later run of the program. */
-		if (p->found == -ESRCH || (p->found && stat(path, &root))) {
+		if (p->found == -ESRCH || (p->found && access(path, F_OK))) {
 			free(p);
 			return -ESRCH;
 		}
