@@ -622,15 +622,26 @@ static void tcp_stats_record(void *state, struct record *r)
 	struct tcp_collector *c = state;
 	int fd = bpf_map__fd(c->skel->maps.tcp_stats);
 	__u32 unmonitored = TCP_ACCEPTED_UNMONITORED, steps = TCP_STEPS_LOST;
+	__u32 rb = TCP_RB_LOST, conns = TCP_CONNS_FULL, edges = TCP_EDGES_FULL;
+	__u32 proto = TCP_PROTO_LOST, loads = TCP_LOADS_FULL;
 
 	tcp_links__stats(c->links, bpf_map__fd(c->skel->maps.links),
 			 c->k->provider, r);
 	record__u64(r, "accepted_unmonitored",
 		    map_percpu_sum(fd, &unmonitored));
-	/* of lost: the occupancy targets' steps (their fits then go without
-	 * the sequence) */
+	/* Of lost, each cause (with missed, they add up to it): which one
+	 * tells an operator what to enlarge or what went short. */
+	record__u64(r, "records_lost", map_percpu_sum(fd, &rb));
+	record__u64(r, "conns_full", map_percpu_sum(fd, &conns));
+	record__u64(r, "edges_full", map_percpu_sum(fd, &edges));
+	record__u64(r, "samples_lost", map_percpu_sum(fd, &proto));
+	record__u64(r, "samples_untracked",
+		    c->proto ? proto_track__dropped(c->proto) : 0);
+	record__u64(r, "loads_full", map_percpu_sum(fd, &loads));
+	/* the occupancy targets' steps (their fits then go without the
+	 * sequence) */
 	record__u64(r, "steps_lost", map_percpu_sum(fd, &steps));
-	/* of lost: loads whose sums were not whole, forgotten unreported */
+	/* loads whose sums were not whole, forgotten unreported */
 	record__u64(r, "loads_broken", tcp_loads__broken(c->loads));
 	if (c->cgroups) {
 		record__u64(r, "protocol_cgroups",
