@@ -82,13 +82,18 @@ echo "ok: kmond's records without parents are below target"
 # kmond's links. nginx's, between bodies sent apart, need the messages'
 # heads, which only protocol identification's kernels give (need_protocols,
 # 6.3): elsewhere its recall is reported, not required.
-nginx_recall=0.8
-"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +sock_recv +tp_btf' || nginx_recall=0
+# At 32 requests in flight its recall follows the machine's load: 0.958
+# to 1.0 here, beside two busy loops too, and 0.683 in one CI run on a
+# slower day (38 of 120 calls unlinked, none wrong): 0.6 there.
+nginx_recall=0.8 nginx_recall_32=0.6
+"$KMOND" --probe 2>/dev/null | grep -Eq '^tcp +sock_recv +tp_btf' ||
+	nginx_recall=0 nginx_recall_32=0
 $TRACE_SCORE score "$WORK/truth" "$WORK/out.json" --json "$WORK/score.json" \
 	--target front=0.99,0.99 --target middle-thread=0.99,0.99 \
 	--target middle-pool=0.99,0.99 --target behind-nginx=0.99,0.99 \
 	--target middle-spawn=0.99 --target middle-handoff=0.99 \
-	--target middle-asyncio=0.99 --target nginx=0.99,$nginx_recall --target load=1 ||
+	--target middle-asyncio=0.99 --target nginx=0.99,$nginx_recall \
+	--target nginx@32=0.99,$nginx_recall_32 --target load=1 ||
 	fail "parent links below target (table above)"
 # every call was seen: a missing one would be a lost record, not a link
 expect_eq "calls with no kmond record" "$(/usr/bin/python3 -c 'import json, sys

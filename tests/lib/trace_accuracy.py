@@ -4,7 +4,8 @@
 # harness's application logs (tests/lib/trace_app.py).
 #
 #   trace_accuracy.py score TRUTH_DIR RECORDS [--json OUT]
-#                     [--target SVC=PRECISION[,RECALL]]...
+#                     [--target SVC[@CONC]=PRECISION[,RECALL]]...
+#   (SVC@CONC: that service's rows at that concurrency, before SVC's)
 #   trace_accuracy.py synth TRUTH_DIR OUT [--wrong N] [--drop N] [--seed S]
 #   trace_accuracy.py shape TRUTH_DIR OTLP --monitored SVC,... [--root SVC]
 #
@@ -212,8 +213,9 @@ def cmd_score(a):
               f"{c['correct']:>6} {fmt(prec):>9} {fmt(rec):>7} {c['unlinked']:>8} "
               f"{c['missing']:>7} {c['stray']:>5}  "
               + " ".join(f"{k}:{n}" for k, n in sorted(row["kinds"].items())))
-        if svc in targets:
-            pmin, rmin = targets[svc]
+        target = targets.get(f"{svc}@{info['conc']}", targets.get(svc))
+        if target:
+            pmin, rmin = target
             if prec is not None and prec < pmin:
                 failed.append(f"{run} {svc}: precision {prec:.3f} < {pmin}")
             if rmin is not None and (rec or 0) < rmin:
@@ -233,7 +235,7 @@ def cmd_score(a):
         with open(a.json, "w") as f:
             json.dump({"rows": out, "stats_unlinked": unl}, f)
     for svc in targets:
-        if not any(k[1] == svc for k in rows):
+        if not any(k[1] == svc.partition("@")[0] for k in rows):
             failed.append(f"{svc}: no calls scored")
     if failed:
         sys.exit("below target:\n  " + "\n  ".join(failed))
