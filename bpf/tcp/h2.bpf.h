@@ -19,7 +19,9 @@
  *   response's either; likewise a segment sent, at the egress program,
  *   where no send's entry is hooked (before 6.13, no
  *   tcp_sendmsg_locked), and a send within such a run;
- * - a head starts at the first frame that is not control.
+ * - a head starts at the first frame that is not control; on plain TCP
+ *   only where that frame is HEADERS (or DATA ending before a HEADERS):
+ *   a segment of DATA alone goes on a message (h2_head_may_begin).
  *
  * A connection is HTTP/2's once identified so, or once its client's
  * preface was seen (its first bytes). */
@@ -371,6 +373,45 @@ static __always_inline bool h2_segment(struct __sk_buff *skb,
 		return false;
 	h2_run_add(&c->ctl_run[dir & 1], seq, len);
 	return true;
+}
+
+/* Whether the frame header f is a HEADERS frame's: its type, and a
+ * stream (a segment that starts inside a frame passes the type alone
+ * for 1 byte in 256). */
+static __always_inline bool h2_headers_frame(const __u8 *f)
+{
+	return f[3] == 1 && ((f[5] & 0x7f) | f[6] | f[7] | f[8]);
+}
+
+/* Whether the frames at off in skb's payload, past a segment's control
+ * frames, may begin a message's head on c (plain HTTP/2): a HEADERS
+ * frame, or a DATA frame that ends in the segment before one (a
+ * client's next request behind its last one's body: its method and
+ * route), or a control frame past those h2_control walks. A DATA frame
+ * alone goes on a message whose HEADERS came before, as does a segment
+ * that starts inside a frame: taken as a head, either would push out
+ * the HEADERS kept from an earlier segment (a server's DATA leaving
+ * apart from its HEADERS after its client's SETTINGS ACK moved the
+ * acknowledgement, both read at once). No :status is read without its
+ * HEADERS first (outcome.h). */
+static __always_inline bool
+h2_head_may_begin(struct __sk_buff *skb, const struct tcp_conn *c, __u32 off)
+{
+	__u8 f[H2_FRAME_HEADER];
+	__u32 next;
+
+	if (!c->h2 || c->tls)
+		return true;
+	if (bpf_skb_load_bytes(skb, off, f, sizeof(f)))
+		return false;
+	if (h2_headers_frame(f) || h2_control_frame(f))
+		return true;
+	if (f[3] != 0) /* DATA */
+		return false;
+	next = off + H2_FRAME_HEADER + h2_frame_len(f);
+	return next < skb->len &&
+	       !bpf_skb_load_bytes(skb, next, f, sizeof(f)) &&
+	       h2_headers_frame(f);
 }
 
 /* A read from *seq on begins a message: its first byte is past the

@@ -21,7 +21,9 @@
  * other bytes are not its: the request has no head, and no outcome.
  * A segment (or a send) begins a message when the acknowledgement it
  * carries moved since the last one: its sender has heard from the other
- * end since, an answer in a request-response protocol.
+ * end since, an answer in a request-response protocol (on plain HTTP/2,
+ * and its frames past the control ones are not DATA alone:
+ * h2_head_may_begin).
  *
  * At its end a request of a decided protocol counts on its edge and its
  * load by outcome; one still undecided, or gRPC's (grpc_mark), goes to
@@ -138,6 +140,13 @@ static __always_inline void head_from_skb(struct __sk_buff *skb,
 	/* HTTP/2's control frames begin no message (h2.bpf.h) */
 	if (h2_segment(skb, c, dir, off, len, seq, &skip))
 		return;
+	/* nor does a segment of DATA going on one; its acknowledgement is
+	 * that message's (a trailer's HEADERS at the same one goes on it
+	 * too) */
+	if (!h2_head_may_begin(skb, c, off + skip)) {
+		head_begins(c, dir, ack);
+		return;
+	}
 	if (!head_begins(c, dir, ack))
 		return;
 	off += skip;
