@@ -406,7 +406,7 @@ h2_head_may_begin(struct __sk_buff *skb, const struct tcp_conn *c, __u32 off)
 		return false;
 	if (h2_headers_frame(f) || h2_control_frame(f))
 		return true;
-	if (f[3] != 0) /* DATA */
+	if (f[3] != 0) /* not DATA */
 		return false;
 	next = off + H2_FRAME_HEADER + h2_frame_len(f);
 	return next < skb->len &&

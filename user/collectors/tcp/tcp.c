@@ -26,6 +26,7 @@
 
 #include "collectors/collector.h"
 #include "exporters/exporter.h"
+#include "lib/array.h"
 #include "lib/clock.h"
 #include "lib/hashmap.h"
 #include "lib/xalloc.h"
@@ -592,21 +593,31 @@ static void tcp_collect(void *state, struct kmond *k, uint64_t ts)
 	refresh_listeners(c);
 }
 
+/* The kernel's causes of lost events, each a field of collectors.tcp in
+ * stats: a full ringbuf loses a record (topology still counts it), a
+ * protocol sample or an occupancy target's step (their fits then go
+ * without the sequence); full maps lose connections, requests or their
+ * loads. */
+static const struct {
+	const char *field;
+	__u32 stat;
+} lost_causes[] = {
+	{ "records_lost", TCP_RB_LOST },  { "conns_full", TCP_CONNS_FULL },
+	{ "edges_full", TCP_EDGES_FULL }, { "samples_lost", TCP_PROTO_LOST },
+	{ "loads_full", TCP_LOADS_FULL }, { "steps_lost", TCP_STEPS_LOST },
+};
+
 static void tcp_stats(void *state, struct collector_stats *st)
 {
 	struct tcp_collector *c = state;
 	int fd = bpf_map__fd(c->skel->maps.tcp_stats);
-	__u32 seen = TCP_REQUESTS_SEEN, rb = TCP_RB_LOST;
-	__u32 conns = TCP_CONNS_FULL, edges = TCP_EDGES_FULL;
-	__u32 proto = TCP_PROTO_LOST, loads = TCP_LOADS_FULL;
-	__u32 steps = TCP_STEPS_LOST;
+	__u32 seen = TCP_REQUESTS_SEEN;
+	size_t i;
 
 	st->events = map_percpu_sum(fd, &seen);
-	/* A full ringbuf loses a record (topology still counts it), or an
-	 * occupancy target's step; full maps lose connections or requests. */
-	st->lost = map_percpu_sum(fd, &rb) + map_percpu_sum(fd, &conns) +
-		   map_percpu_sum(fd, &edges) + map_percpu_sum(fd, &proto) +
-		   map_percpu_sum(fd, &loads) + map_percpu_sum(fd, &steps);
+	st->lost = 0;
+	for (i = 0; i < ARRAY_SIZE(lost_causes); i++)
+		st->lost += map_percpu_sum(fd, &lost_causes[i].stat);
 	if (c->proto) /* samples of connections it had no room to follow */
 		st->lost += proto_track__dropped(c->proto);
 	/* a load's interval not reported (its sums not whole) */
@@ -621,9 +632,8 @@ static void tcp_stats_record(void *state, struct record *r)
 {
 	struct tcp_collector *c = state;
 	int fd = bpf_map__fd(c->skel->maps.tcp_stats);
-	__u32 unmonitored = TCP_ACCEPTED_UNMONITORED, steps = TCP_STEPS_LOST;
-	__u32 rb = TCP_RB_LOST, conns = TCP_CONNS_FULL, edges = TCP_EDGES_FULL;
-	__u32 proto = TCP_PROTO_LOST, loads = TCP_LOADS_FULL;
+	__u32 unmonitored = TCP_ACCEPTED_UNMONITORED;
+	size_t i;
 
 	tcp_links__stats(c->links, bpf_map__fd(c->skel->maps.links),
 			 c->k->provider, r);
@@ -631,16 +641,11 @@ static void tcp_stats_record(void *state, struct record *r)
 		    map_percpu_sum(fd, &unmonitored));
 	/* Of lost, each cause (with missed, they add up to it): which one
 	 * tells an operator what to enlarge or what went short. */
-	record__u64(r, "records_lost", map_percpu_sum(fd, &rb));
-	record__u64(r, "conns_full", map_percpu_sum(fd, &conns));
-	record__u64(r, "edges_full", map_percpu_sum(fd, &edges));
-	record__u64(r, "samples_lost", map_percpu_sum(fd, &proto));
+	for (i = 0; i < ARRAY_SIZE(lost_causes); i++)
+		record__u64(r, lost_causes[i].field,
+			    map_percpu_sum(fd, &lost_causes[i].stat));
 	record__u64(r, "samples_untracked",
 		    c->proto ? proto_track__dropped(c->proto) : 0);
-	record__u64(r, "loads_full", map_percpu_sum(fd, &loads));
-	/* the occupancy targets' steps (their fits then go without the
-	 * sequence) */
-	record__u64(r, "steps_lost", map_percpu_sum(fd, &steps));
 	/* loads whose sums were not whole, forgotten unreported */
 	record__u64(r, "loads_broken", tcp_loads__broken(c->loads));
 	if (c->cgroups) {
