@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: exact bytes of selected writers (another's I/O could merge)
 # With services configured, only their I/O counts, and each I/O counts for
 # the process that submitted it: a selected process runs dd after dd
 # beside writers that no selector names, and every selected dd is counted

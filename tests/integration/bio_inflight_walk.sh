@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: sets kernel.bpf_stats_enabled; loop devices, fsfreeze
 # The bio collector walks its in-flight map each interval, and runs its
 # lost walk (a program run over the map, which finds requests freed while
 # followed: completions the kernel skipped) only when the walk finds a

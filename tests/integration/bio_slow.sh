@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: exact bytes of slow requests (another's I/O could merge)
 # slow: 1ns makes every I/O a bio_slow record with the submitter's kernel
 # stack; a reload raising the threshold stops them and keeps the BPF
 # programs loaded. --probe names the attach method of each bio hook.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: exact count of comm kmt_getppid, which other tests run
 # deploy/kubernetes without a cluster: the ConfigMap's kmond.yaml passes
 # `kmond --check`, and kmond runs in a real container (podman + runc) as
 # the DaemonSet runs it: host pid and network namespaces, the DaemonSet's

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: runs container_daemonset; may remove the kmond base image
 # The image as shipped: `make image` builds the Containerfile (on a Debian
 # base made from Debian's packages), ldd finds every library kmond links
 # inside it, and container_daemonset.sh runs it as the DaemonSet does

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: k8s namespace kmt-batch, which its v2 run shares
 # A process in a real container (podman + runc) blocking in a known
 # function: its offcpu stack has user frames symbolized from the
 # container's own binary (/app/kmt_inside exists only in the container's

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: k8s namespace kmt-shop, which its v1 and v2 runs share
 # Real containers (podman + runc), each an HTTP server (busybox httpd) in
 # its own network namespace, curl outside: tcp records carry the
 # container id, and pod, namespace and pod_uid for the one created with

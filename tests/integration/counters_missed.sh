@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: a busy bpf() loop on CPU 0 makes every kmond miss events
 # Runs the kernel skips are counted lost: a process doing bpf() map
 # updates without pause on CPU 0 holds bpf_prog_active there most of the
 # time, and the kernel runs no tracepoint program for the timer and

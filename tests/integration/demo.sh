@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: 15 containers under load; every podman container and netns
 # `make demo` in its short form: the fifteen-tier shop in containers
 # under load for DEMO_DURATION seconds (45 here) with kmond, Prometheus,
 # the broker and the consumers (demo/run.sh). What kmond found is checked

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: comm kmt_syn, which drop_owner's listeners share
 # The drop collector's stacks are swept: with a map of two stacks
 # (KMOND_TEST_DROP_STACKS=2), SYNs dropped over IPv4 fill it with
 # tcp_v4_rcv's two stacks (the first SYN's differs below it: its route

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: no service filter: drop lost == 0 over every kfree_skb
 # SYNs to a closed loopback port, over IPv4 and IPv6, in a network
 # namespace of our own: the kernel drops each one (NO_SOCKET). kmond
 # reports them with the right addresses and ports, the kernel's reason

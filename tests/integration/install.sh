@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: makes and removes /etc/kmond
 # make install (PREFIX, DESTDIR) puts kmond, the consumers, the default
 # config, the systemd unit and the man pages in place, the unit runs the
 # installed binary on the installed config, and so does kmond with no

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: exact total of comm kmt_getppid, which other tests run
 # The broker goes down for 5 s in the middle of steady traffic: records
 # queue (the stats records show it) and are delivered when it returns.
 # Nothing is lost: Kafka ends up with exactly the file sink's records,

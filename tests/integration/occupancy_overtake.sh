@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: estimates within 0.05 of each tier's busy clock
 # occupancy where the service is not a tandem of FIFO single servers
 # (issue 44): tier 1 a thread-per-connection front (tests/helpers/tandem.c
 # --threads: each request served at once, side by side), handing each

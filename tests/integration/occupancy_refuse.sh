@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: milliseconds of delay can make the fit pass
 # occupancy records where no tandem of exponential servers fits: a server
 # with a heavy tail of slow answers (a cache: 90% of requests take 1-2 ms,
 # 10% take 100-200 ms; a CV of 2.7, still above 2 with the slowest 2%

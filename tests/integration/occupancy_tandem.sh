@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: busy fractions and an overhead bound of 1%
 # Estimated occupancy of hidden tiers on real processes (issue 17's
 # protocol, a subset; bench/occupancy.sh runs all 81 pairs): nine two-tier
 # tandems of single-server FIFO processes (tests/helpers/tandem.c) at

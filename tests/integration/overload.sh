@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: 30000 forks wrap the pid space; two wrk floods
 # Overload: more events than kmond can take. A fork storm, a syscall storm
 # and an HTTP flood on nginx (keep-alive and connect/close) run while kmond
 # is frozen (SIGSTOP, as a starved daemon on a saturated node would be), so

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: runs tcp_held_open
 # A program that only adds a feature never takes its collector down: with
 # each optional program refused (KMOND_PROBE_FAIL_LOAD makes the kernel
 # refuse it at load), one at a time and all at once, every collector runs,

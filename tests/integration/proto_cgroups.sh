@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: no capture program on the root cgroup (other kmonds)
 # Protocol identification runs its capture programs in the cgroups of the
 # monitored processes only (user/collectors/proto_cgroups.h). A server in
 # a cgroup of its own, started after kmond, and its clients in another:

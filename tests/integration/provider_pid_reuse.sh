@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: writes /proc/sys/kernel/ns_last_pid
 # A selected process exits and its pid is reused by an unselected process:
 # the new process is not attributed to the old service, whether the old
 # one was selected by comm or by pid.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: exact totals of comms kmt_a and kmt_b, which other tests run
 # A service added by SIGHUP is counted afterwards and not before, and the
 # reload only rewrote control maps: the same BPF programs (ids) before and
 # after.

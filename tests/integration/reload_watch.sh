@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: exact totals of comms kmt_a and kmt_b, which other tests run
 # --watch: kmond reloads when its config file changes, as a Kubernetes
 # ConfigMap volume changes it (the kubelet writes a new timestamped
 # directory and swaps the ..data symlink the file points through): a

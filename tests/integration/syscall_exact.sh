@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: the first record within 600 ms of the calls
 # A selected process started after kmond that calls getppid exactly N times
 # is counted exactly N times under its service, in the interval it ran; a
 # process that is not selected does not appear at all.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: exact totals of comm kmt_getppid, which other tests run
 # The syscall collector counts in per-CPU slots, moved into its map when
 # a slot changes hands: every count still comes out exactly once. Here a
 # selected process forks and reaps selected children without pause (each

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: runs tcp_load
 # The syscall fallback (kernels without sock:sock_{recv,send}_length):
 # with those tracepoints denied, the tcp collector reads the bytes at
 # every syscall's exit, and the checks of tcp_requests.sh (thread per

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: every record out 0.7 s after the last answer
 # A connection kept open after its last request (an interactive redis-cli,
 # connected before kmond started): its 20 PINGs are 20 tcp records on each
 # side and 20 requests on the topology edge while it stays open. A request

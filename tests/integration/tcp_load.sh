@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: occupancy within -5%/+3% of the servers' own spans
 # Measured load (`load` records): two loopback servers with known service
 # times, one kept busy by 4 clients that ask again at once (up to 4
 # requests in progress), one by a single client that pauses 30 ms after

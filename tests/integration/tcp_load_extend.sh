@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: a request's parts 0.45 s apart, intervals 0.5 s
 # Load records of responses that take their time, intervals of 0.5 s:
 # - streamer: a response in two parts 0.45 s apart (a stream). The
 #   request is in progress until its last byte (its end moves with each

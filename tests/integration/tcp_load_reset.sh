@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: client and server pinned to CPUs 0 and 1, 20000 races
 # A request ends once, even when its answer and the client's reset come
 # at the same moment on two CPUs: kmt_reset's clients send a request and
 # reset the connection a few microseconds later, around the moment the

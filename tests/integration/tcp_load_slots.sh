@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: every process monitored; exact counts in 2048 load slots
 # The load accumulators' slots are reused: with no services (every
 # process monitored, each server keyed by its pid), 2500 short-lived
 # servers (more than the 2048 slots), 100 at a time, each answering one

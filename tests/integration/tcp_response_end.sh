@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: client and server busy-poll, pinned to CPUs 0 and 1
 # A server's response ends at the entry of its last send, as a client's
 # call starts at the entry of its first: so the client of an exchange
 # waits at least as long as its server worked, whichever end runs first.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: accepted_unmonitored counts every listener on the host
 # A server kmond does not monitor costs it nothing per connection: the
 # state the kernel gives an accepted socket before its owner is known is
 # given to the first of that listener's sockets only (stats:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: exact attach counts of every curl on the host
 # TLS read in plaintext from a short-lived client's first SSL call: each
 # curl run (a comm selector: monitored from its exec) is attached as it
 # starts, to the libssl.so.3 its dynamic linker is about to map. A run

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: comm: postgres and psql, with exact attach counts
 # TLS read in plaintext where each connection is served by a process
 # forked for it: PostgreSQL with ssl = on forks a backend per connection,
 # and the backend does the handshake after the SSLRequest. Each backend

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# tests/run: alone: recall targets that follow the machine's load
 # The accuracy of kmond's parent links on a three-tier application
 # (tests/lib/trace_app.py): a load generator calls a front HTTP service,
 # which calls a middle service, which calls Redis, PostgreSQL and a back

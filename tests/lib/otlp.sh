@@ -13,6 +13,17 @@ OTLP_MODULES=$OTLP_DIR/node_modules
 OTLP_LIB=$(dirname "${BASH_SOURCE[0]}")
 
 otlp_setup() {
+	local lock
+	mkdir -p "$(dirname "$OTLP_DIR")"
+	# one install at a time: tests/run's lanes may start two of these
+	# tests at once on a fresh build
+	exec {lock}>>"$OTLP_DIR.lock"
+	flock -x "$lock"
+	otlp_install
+	exec {lock}>&-
+}
+
+otlp_install() {
 	local tmp
 	[ -f "$OTLP_MODULES/@opentelemetry/otlp-transformer/build/src/generated/root.js" ] &&
 		cmp -s "$OTLP_LIB/otlp-package.json" "$OTLP_DIR/package.json" && return 0
