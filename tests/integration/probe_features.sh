@@ -1,16 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# tests/run: alone: runs tcp_held_open
 # A program that only adds a feature never takes its collector down: with
 # each optional program refused (KMOND_PROBE_FAIL_LOAD makes the kernel
 # refuse it at load), one at a time and all at once, every collector runs,
 # each feature lost is one warning line naming it and the kernel's answer,
 # libbpf's own lines stay out of the log, --probe says "off (...)", and the
 # stats record lists it. A feature with a second way takes it instead:
-# with iterators refused, tcp flushes quiet connections by a run over its
-# connection hash (tcp_held_open then checks the last request of an idle
-# connection comes within 2 intervals), drop learns the owners of older
-# listeners from /proc (drop_owner), and every collector still counts.
+# probe_no_iter.sh, every iterator refused.
 source "$(dirname "$0")/../lib/kmond.sh"
 
 PORT=$(test_port)
@@ -88,14 +84,3 @@ PROBE=1 run_refused $all tcp:flush tcp:batches tcp:proto_in tcp:tcp_sendmsg \
 features=$($RECORDS "$WORK/out.json" --kind stats --values features_off | tail -1)
 [ "$features" -ge 9 ] || fail "stats count $features features off, want 9 or more"
 echo "ok: stats count $features features off"
-
-# Every iterator refused: the collectors count all the same (their own
-# tests, on the ways left).
-KMOND_PROBE_FAIL_LOAD=iter bash "$(dirname "$0")/tcp_held_open.sh" ||
-	fail "tcp_held_open with iterators refused"
-KMOND_PROBE_FAIL_LOAD=iter bash "$(dirname "$0")/bio_dd.sh" ||
-	fail "bio_dd with iterators refused"
-# the owners of listeners older than kmond, from /proc
-KMOND_PROBE_FAIL_LOAD=iter bash "$(dirname "$0")/drop_owner.sh" ||
-	fail "drop_owner with iterators refused"
-echo "ok: tcp, bio and drop count with every iterator refused"

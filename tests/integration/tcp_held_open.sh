@@ -7,7 +7,7 @@
 # is finished by the next one or the close; the last one, answered and
 # quiet for an interval, is finished by the sweep within 2 intervals (it
 # waited for the close, and was lost when kmond stopped first: 19 of 20).
-# probe_features.sh runs it with iterators refused (the sweep then runs
+# probe_no_iter.sh runs it with iterators refused (the sweep then runs
 # over the connection hash).
 source "$(dirname "$0")/../lib/kmond.sh"
 source "$(dirname "$0")/../lib/servers.sh"
